@@ -1,0 +1,89 @@
+# pg_warp — top-level build.
+#
+#   make            extension (PGXS), the pgwarp tool, unit tests, CUDA code
+#   make install    installs the extension and pgwarp into PostgreSQL's dirs
+#   make test       installs dependencies, builds, runs every test suite
+#   make demo       installs dependencies, builds, runs the demo job
+#
+# The pure-C Arrow library (src/arrow) is compiled twice: into the extension
+# with PGXS's flags (-fPIC), and into build/ for the tool and the tests.
+
+EXTENSION   = pg_warp
+MODULE_big  = pg_warp
+DATA        = $(wildcard sql/pg_warp--*.sql)
+PGFILEDESC  = "pg_warp - GPU-accelerated analytics over Arrow files"
+
+ARROW_SRCS  = $(sort $(wildcard src/arrow/*.c))
+PG_SRCS     = $(sort $(wildcard src/pg/*.c))
+OBJS        = $(PG_SRCS:.c=.o) $(ARROW_SRCS:.c=.o)
+PG_CPPFLAGS = -Isrc -Isrc/arrow
+SHLIB_LINK  = -llz4 -lzstd
+EXTRA_CLEAN = build
+
+PG_CONFIG  ?= pg_config
+PGXS       := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# ---------------------------------------------------------------- tool etc.
+B          := build
+TOOL_CC    ?= gcc
+TOOL_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
+              -Wno-missing-field-initializers -D_GNU_SOURCE -Isrc -Isrc/arrow \
+              -I$(shell $(PG_CONFIG) --includedir)
+TOOL_LIBS   = -L$(shell $(PG_CONFIG) --libdir) -lpq -llz4 -lzstd -lm -lpthread
+
+ARROW_TOBJS = $(patsubst src/%.c,$(B)/obj/%.o,$(ARROW_SRCS))
+TOOL_SRCS   = $(sort $(wildcard src/tool/*.c))
+TOOL_OBJS   = $(patsubst src/%.c,$(B)/obj/%.o,$(TOOL_SRCS))
+UNIT_SRCS   = $(sort $(wildcard test/unit/test_*.c))
+UNIT_BINS   = $(patsubst test/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
+
+$(B)/obj/%.o: src/%.c $(wildcard src/arrow/*.h src/tool/*.h)
+	@mkdir -p $(dir $@)
+	$(TOOL_CC) $(TOOL_CFLAGS) -c -o $@ $<
+
+$(B)/libwarparrow.a: $(ARROW_TOBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/pgwarp: $(TOOL_OBJS) $(B)/libwarparrow.a
+	$(TOOL_CC) -o $@ $(TOOL_OBJS) $(B)/libwarparrow.a $(TOOL_LIBS)
+
+$(B)/unit/%: test/unit/%.c test/unit/unit.h $(B)/libwarparrow.a
+	@mkdir -p $(dir $@)
+	$(TOOL_CC) $(TOOL_CFLAGS) -Itest/unit -o $@ $< $(B)/libwarparrow.a $(TOOL_LIBS)
+
+# CUDA sources must compile everywhere (CI has nvcc but no GPU).
+NVCC       ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
+CUDA_ARCH  ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+CU_SRCS     = $(sort $(wildcard src/gpu/*.cu))
+CU_BINS     = $(patsubst src/gpu/%.cu,$(B)/gpu/%,$(CU_SRCS))
+
+$(B)/gpu/%: src/gpu/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 $(CUDA_ARCH) -Isrc -Isrc/arrow -o $@ $< -cudart static
+
+tool: $(B)/pgwarp
+unit: $(UNIT_BINS)
+gpu: $(CU_BINS)
+all: tool unit gpu
+
+install: install-tool
+install-tool: $(B)/pgwarp
+	$(INSTALL_PROGRAM) $(B)/pgwarp '$(DESTDIR)$(bindir)/pgwarp'
+	$(if $(CU_BINS),$(INSTALL_PROGRAM) $(CU_BINS) '$(DESTDIR)$(bindir)/')
+
+# libFuzzer target for the reader (clang).
+FUZZ_CC    ?= clang
+$(B)/fuzz/fuzz_reader: test/fuzz/fuzz_reader.c $(ARROW_SRCS) src/arrow/arrow.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc/arrow \
+	    -o $@ test/fuzz/fuzz_reader.c $(ARROW_SRCS) -llz4 -lzstd -lm
+fuzz: $(B)/fuzz/fuzz_reader
+
+test:
+	bash scripts/test.sh
+demo:
+	bash scripts/demo.sh
+
+.PHONY: tool unit gpu install-tool test demo fuzz
