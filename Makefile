@@ -21,8 +21,17 @@ SHLIB_LINK  = -llz4 -lzstd
 EXTRA_CLEAN = build
 
 PG_CONFIG  ?= pg_config
+# `make test` and `make demo` install the build dependencies (PGXS among
+# them) before building, so they must not need PGXS themselves.
+ifneq ($(MAKECMDGOALS),)
+ifeq ($(filter-out test demo deps,$(MAKECMDGOALS)),)
+SKIP_PGXS = 1
+endif
+endif
+ifndef SKIP_PGXS
 PGXS       := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+endif
 
 # ---------------------------------------------------------------- tool etc.
 B          := build
@@ -81,9 +90,11 @@ $(B)/fuzz/fuzz_reader: test/fuzz/fuzz_reader.c $(ARROW_SRCS) src/arrow/arrow.h
 	    -o $@ test/fuzz/fuzz_reader.c $(ARROW_SRCS) -llz4 -lzstd -lm
 fuzz: $(B)/fuzz/fuzz_reader
 
+deps:
+	bash scripts/deps.sh
 test:
 	bash scripts/test.sh
 demo:
 	bash scripts/demo.sh
 
-.PHONY: tool unit gpu install-tool test demo fuzz
+.PHONY: tool unit gpu install-tool deps test demo fuzz

@@ -1,0 +1,95 @@
+#!/bin/bash
+# `make test`: installs dependencies, builds everything (extension, pgwarp,
+# unit tests, CUDA sources), installs, starts a throwaway cluster, runs the
+# pg_regress suite, the C unit tests and the Python interop tests, stops the
+# cluster (also on failure) and prints one line "N passed, M failed".
+# Exit status is non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export PATH="$(pg_config --bindir):/usr/local/cuda/bin:$PATH"
+
+bash scripts/deps.sh || { echo "0 passed, 1 failed (dependencies)"; exit 1; }
+# deps.sh may have just installed pg_config's package
+export PATH="$(pg_config --bindir):$PATH"
+
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+
+echo "== build"
+if ! make -s -j2 all >build.log 2>&1; then
+	tail -40 build.log
+	echo "0 passed, 1 failed (build)"
+	exit 1
+fi
+if ! "${sudo_cmd[@]}" make -s install >>build.log 2>&1; then
+	tail -20 build.log
+	echo "0 passed, 1 failed (install)"
+	exit 1
+fi
+
+. scripts/cluster.sh
+trap cluster_stop EXIT
+cluster_start -c shared_preload_libraries=pg_warp || { echo "0 passed, 1 failed (cluster start)"; exit 1; }
+export PGWARP_BIN="$ROOT/build/pgwarp"
+
+passed=0
+failed=0
+
+# ---- pg_regress
+echo "== pg_regress"
+REGRESS_TESTS=$(ls test/regress/sql/*.sql 2>/dev/null | xargs -n1 basename 2>/dev/null | sed 's/\.sql$//' | sort)
+mkdir -p build/regress
+PG_REGRESS="$(dirname "$(pg_config --pgxs)")/../test/regress/pg_regress"
+if [ -n "$REGRESS_TESTS" ]; then
+	"$PG_REGRESS" --use-existing --host="$PGHOST" --port="$PGPORT" --user=postgres \
+		--inputdir=test/regress --outputdir=build/regress --dbname=pg_warp_regress \
+		$REGRESS_TESTS | tee build/regress/summary.out
+	p=$(grep -cE '^(ok|test) .*\.\.\. ok|^ok ' build/regress/summary.out || true)
+	f=$(grep -cE 'FAILED|failed \(ignored\)|^not ok' build/regress/summary.out || true)
+	n=$(echo "$REGRESS_TESTS" | wc -w)
+	[ $((p + f)) -lt "$n" ] && f=$((n - p))
+	[ -f build/regress/regression.diffs ] && [ "$f" -gt 0 ] && head -100 build/regress/regression.diffs
+	passed=$((passed + p)); failed=$((failed + f))
+	echo "pg_regress: $p passed, $f failed"
+fi
+
+# ---- C unit tests
+echo "== unit"
+for t in build/unit/test_*; do
+	[ -x "$t" ] || continue
+	out=$(timeout 300 "$t" 2>&1); rc=$?
+	echo "$out" | grep -E '^(PASS|FAIL):' | sed "s|^|$(basename "$t"): |"
+	p=$(echo "$out" | grep -c '^PASS:' || true)
+	f=$(echo "$out" | grep -c '^FAIL:' || true)
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "$(basename "$t"): exited with status $rc"; echo "$out" | tail -5; f=1
+	fi
+	passed=$((passed + p)); failed=$((failed + f))
+done
+
+# ---- Python interop tests
+echo "== pytest"
+if ls test/python/test_*.py >/dev/null 2>&1; then
+	python3 -m pytest test/python -q -p no:cacheprovider --junitxml=build/pytest.xml \
+		-o junit_family=xunit2 2>&1 | tail -40
+	if [ -f build/pytest.xml ]; then
+		read -r p f s < <(python3 - <<'PY'
+import xml.etree.ElementTree as ET
+r = ET.parse("build/pytest.xml").getroot()
+suites = [r] if r.tag == "testsuite" else list(r)
+t = sum(int(s.get("tests", 0)) for s in suites)
+f = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+k = sum(int(s.get("skipped", 0)) for s in suites)
+print(t - f - k, f, k)
+PY
+)
+		[ "$s" -gt 0 ] && echo "pytest: $s skipped"
+		passed=$((passed + p)); failed=$((failed + f))
+	else
+		failed=$((failed + 1))
+	fi
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

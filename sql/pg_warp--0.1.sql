@@ -1,0 +1,29 @@
+/* pg_warp--0.1.sql */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION pg_warp" to load this file. \quit
+
+CREATE FUNCTION pg_warp_arrow_schema(file text,
+    OUT column_no integer, OUT name text, OUT arrow_type text,
+    OUT nullable boolean, OUT pg_type text, OUT pg_type_metadata text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_warp_arrow_schema'
+LANGUAGE C STRICT VOLATILE;
+
+COMMENT ON FUNCTION pg_warp_arrow_schema(text) IS
+'columns of an Arrow file on the server: Arrow type, the PostgreSQL type it maps to, and its pg_type metadata';
+
+CREATE FUNCTION pg_warp_arrow_batches(file text,
+    OUT batch integer, OUT "offset" bigint, OUT rows bigint,
+    OUT body_bytes bigint, OUT compression text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_warp_arrow_batches'
+LANGUAGE C STRICT VOLATILE;
+
+COMMENT ON FUNCTION pg_warp_arrow_batches(text) IS
+'record batches of an Arrow file on the server';
+
+REVOKE ALL ON FUNCTION pg_warp_arrow_schema(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION pg_warp_arrow_batches(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_warp_arrow_schema(text) TO pg_read_server_files;
+GRANT EXECUTE ON FUNCTION pg_warp_arrow_batches(text) TO pg_read_server_files;

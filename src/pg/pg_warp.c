@@ -1,0 +1,22 @@
+/*
+ * pg_warp.c — module entry point.
+ *
+ * pg_warp works without being preloaded (CPU only); preloading it
+ * (shared_preload_libraries) is what will let it start the GPU daemon.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+
+#include "pg_warp.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	pgwarp_define_gucs();
+}

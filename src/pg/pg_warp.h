@@ -1,0 +1,35 @@
+/*
+ * pg_warp.h — declarations shared by the PostgreSQL-facing code (src/pg).
+ */
+#ifndef PG_WARP_H
+#define PG_WARP_H
+
+#include "postgres.h"
+
+#include "arrow.h"
+
+/* GUCs (guc.c) */
+typedef enum PgWarpMode
+{
+	PGWARP_MODE_AUTO,
+	PGWARP_MODE_GPU,
+	PGWARP_MODE_CPU
+} PgWarpMode;
+
+extern bool pgwarp_enabled;
+extern int	pgwarp_mode;
+
+extern void pgwarp_define_gucs(void);
+
+/* arrow_pg.c: the Arrow library inside a backend */
+extern const ArrowAllocator *pgwarp_arrow_allocator(void);
+extern void pgwarp_arrow_open_file(ArrowFile *file, const char *path, int *fd_out);
+extern void pgwarp_arrow_close_file(ArrowFile *file, int fd);
+extern void pgwarp_report_arrow_error(int elevel, const ArrowError *err) pg_attribute_noreturn();
+extern void pgwarp_check_file_read_privilege(void);
+
+/* arrow_types.c: Arrow → PostgreSQL type mapping (DESIGN.md, read side) */
+extern bool pgwarp_arrow_pg_type_name(const ArrowField *field, char *buf, size_t len,
+									  const char **why_not);
+
+#endif							/* PG_WARP_H */

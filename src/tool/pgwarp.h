@@ -1,0 +1,85 @@
+/*
+ * pgwarp.h — shared declarations of the pgwarp command-line tool.
+ *
+ * Conventions: a command returns its exit status: 0 success, 1 error (one
+ * line "pgwarp: <message>" on stderr), 2 usage error.
+ */
+#ifndef PGWARP_TOOL_H
+#define PGWARP_TOOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "arrow.h"
+
+#define PGWARP_VERSION "0.1"
+
+#define EXIT_USAGE 2
+
+/* commands */
+int			cmd_inspect(int argc, char **argv);
+int			cmd_cat(int argc, char **argv);
+int			cmd_rewrite(int argc, char **argv);
+int			cmd_dump(int argc, char **argv);
+
+/* "pgwarp: <message>" on stderr; returns 1 */
+int			pgw_error(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+/* "pgwarp: <cmd>: <message> (see 'pgwarp <cmd> --help')"; returns 2 */
+int			pgw_usage_error(const char *cmd, const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+/* "pgwarp: warning: <message>" on stderr */
+void		pgw_warning(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+
+/* Parse a positive integer option value; false if malformed. */
+bool		pgw_parse_count(const char *s, int64_t *out);
+/* Parse "lz4" / "zstd" / "none"; false if unknown. */
+bool		pgw_parse_codec(const char *s, ArrowCodec *out);
+const char *pgw_codec_name(ArrowCodec codec);
+
+/*
+ * An Arrow file opened for reading.  If the file ends with an interrupted
+ * append (no trailer at EOF, but an earlier complete footer), and
+ * recover_tail is set, the complete prefix is opened: valid_length < size.
+ */
+typedef struct PgwInput
+{
+	int			fd;
+	ArrowFile	file;
+	int64_t		size;			/* the whole file */
+	int64_t		valid_length;	/* the part that was opened */
+	bool		incomplete_tail;
+} PgwInput;
+
+/* Returns 0, or prints the error and returns 1. */
+int			pgw_open_input(PgwInput *in, const char *path, bool recover_tail);
+void		pgw_close_input(PgwInput *in);
+
+/*
+ * Output file protocol: a new file is written under a temporary name in the
+ * same directory and renamed over the output name only when complete.  On
+ * SIGINT/SIGTERM/SIGHUP the temporary file is removed (or an appended file
+ * cut back to its old length) before exiting.
+ */
+char	   *pgw_temp_path(const char *path);
+void		pgw_cleanup_set_unlink(const char *path);
+void		pgw_cleanup_set_truncate(const char *path, int64_t length);
+void		pgw_cleanup_clear(void);
+void		pgw_install_signal_cleanup(void);
+/* rename temp over path and fsync the directory; 0 or -1 (message printed) */
+int			pgw_commit_temp(const char *temp, const char *path);
+
+/* JSON output helpers */
+void		pgw_json_string(FILE *f, const char *s, size_t len);
+void		pgw_json_cstring(FILE *f, const char *s);
+/* Format a signed 128-bit integer in decimal; returns buf (>= 42 bytes). */
+char	   *pgw_int128_str(__int128 v, char *buf);
+/* Format an unscaled decimal with the given scale (see cat's contract);
+ * buf >= 48 + |scale| bytes if scale < 0. */
+char	   *pgw_decimal_str(__int128 v, int scale, char *buf, size_t buflen);
+/* "%.17g" with ".0" appended when the text looks like an integer */
+char	   *pgw_double_str(double d, char *buf, size_t len);
+
+double		pgw_now(void);
+
+#endif							/* PGWARP_TOOL_H */
