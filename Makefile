@@ -62,6 +62,13 @@ $(B)/unit/%: test/unit/%.c test/unit/unit.h $(B)/libwarparrow.a
 	@mkdir -p $(dir $@)
 	$(TOOL_CC) $(TOOL_CFLAGS) -Itest/unit -o $@ $< $(B)/libwarparrow.a $(TOOL_LIBS)
 
+BENCH_SRCS  = $(sort $(wildcard bench/*.c))
+BENCH_BINS  = $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
+
+$(B)/bench/%: bench/%.c $(B)/libwarparrow.a
+	@mkdir -p $(dir $@)
+	$(TOOL_CC) $(TOOL_CFLAGS) -O3 -march=x86-64-v2 -o $@ $< $(B)/libwarparrow.a $(TOOL_LIBS)
+
 # CUDA sources must compile everywhere (CI has nvcc but no GPU).
 NVCC       ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
 CUDA_ARCH  ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
@@ -75,7 +82,8 @@ $(B)/gpu/%: src/gpu/%.cu
 tool: $(B)/pgwarp
 unit: $(UNIT_BINS)
 gpu: $(CU_BINS)
-all: tool unit gpu
+bench: $(BENCH_BINS)
+all: tool unit gpu bench
 
 install: install-tool
 install-tool: $(B)/pgwarp
@@ -97,4 +105,4 @@ test:
 demo:
 	bash scripts/demo.sh
 
-.PHONY: tool unit gpu install-tool deps test demo fuzz
+.PHONY: bench tool unit gpu install-tool deps test demo fuzz
