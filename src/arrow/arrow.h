@@ -252,6 +252,11 @@ const char *arrow_field_metadata(const ArrowField *field, const char *key);
  * "list<item: utf8>", "dictionary<values=utf8, indices=int8>".  Returns buf. */
 char	   *arrow_type_string(const ArrowField *field, char *buf, size_t len);
 
+/* NULL if a and b have the same column names and types (nullability and
+ * metadata aside), else a description of the first difference, in buf. */
+const char *arrow_schema_diff(const ArrowSchema *a, const ArrowSchema *b,
+							  char *buf, size_t len);
+
 /* Deep copy of a schema into an arena. */
 int			arrow_schema_copy(ArrowArena *arena, ArrowSchema *dst,
 							  const ArrowSchema *src, ArrowError *err);
