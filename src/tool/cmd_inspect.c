@@ -1,0 +1,488 @@
+/*
+ * cmd_inspect.c — pgwarp inspect FILE [--json]
+ *
+ * Shows an Arrow file's layout: format, schema (field tree, types,
+ * nullability, dictionaries, custom metadata), every record batch (offset,
+ * rows, body bytes, codec, per-column bytes, null counts, min/max statistics)
+ * and totals.  A file that ends with an interrupted append is shown up to its
+ * last complete footer, and the tail is reported.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pgwarp.h"
+
+static const char *inspect_usage =
+"Usage: pgwarp inspect FILE [--json]\n"
+"\n"
+"Show the schema, record batches and statistics of an Arrow file (IPC file or\n"
+"stream format).\n"
+"\n"
+"Options:\n"
+"  --json       print one JSON object instead of the human-readable layout\n"
+"  --help       show this help\n";
+
+typedef struct ColumnInfo
+{
+	int64_t		bytes;
+	int64_t		null_count;
+} ColumnInfo;
+
+typedef struct BatchInfo
+{
+	int64_t		offset;
+	int64_t		rows;
+	int64_t		body_bytes;
+	ArrowCodec	codec;
+	ColumnInfo *columns;
+} BatchInfo;
+
+/* the i-th comma-separated entry of s into buf; false if absent */
+static bool
+csv_entry(const char *s, int i, char *buf, size_t len)
+{
+	const char *p = s;
+	const char *e;
+	size_t		n;
+
+	if (s == NULL)
+		return false;
+	for (int k = 0; k < i; k++)
+	{
+		p = strchr(p, ',');
+		if (p == NULL)
+			return false;
+		p++;
+	}
+	e = strchr(p, ',');
+	n = e ? (size_t) (e - p) : strlen(p);
+	if (n == 0 || n >= len)
+		return false;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return true;
+}
+
+static void
+index_type_string(const ArrowType *t, char *buf, size_t len)
+{
+	snprintf(buf, len, "%sint%d", t->is_signed ? "" : "u",
+			 t->bit_width ? t->bit_width : 32);
+}
+
+/* days since 1970-01-01 to y-m-d (proleptic Gregorian) */
+static void
+civil_from_days(int64_t z, int64_t *y, int *m, int *d)
+{
+	int64_t		era,
+				yoe,
+				doy,
+				mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	yoe = z - era * 146097;
+	yoe = (yoe - yoe / 1460 + yoe / 36524 - yoe / 146096) / 365;
+	doy = (z - era * 146097) - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = (int) (doy - (153 * mp + 2) / 5 + 1);
+	*m = (int) (mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
+static int64_t
+floor_div(int64_t a, int64_t b)
+{
+	int64_t		q = a / b;
+
+	if ((a % b != 0) && ((a < 0) != (b < 0)))
+		q--;
+	return q;
+}
+
+/* A human rendering of a statistics value (raw = the stored text). */
+static void
+format_stat(const ArrowField *f, const ArrowStatValue *v, const char *raw,
+			char *buf, size_t len)
+{
+	const ArrowType *t = &f->type;
+
+	if (v == NULL || !v->present)
+	{
+		snprintf(buf, len, "%s", raw);
+		return;
+	}
+	if (t->id == ARROW_TYPE_DECIMAL && !v->is_float)
+	{
+		char		tmp[200];
+
+		pgw_decimal_str(v->i, t->dec_scale, tmp, sizeof(tmp));
+		snprintf(buf, len, "%s", tmp);
+	}
+	else if ((t->id == ARROW_TYPE_DATE || t->id == ARROW_TYPE_TIMESTAMP) &&
+			 !v->is_float && v->i > INT64_MIN / 2 && v->i < INT64_MAX / 2)
+	{
+		int64_t		x = (int64_t) v->i;
+		int64_t		per_sec = 1;
+		int64_t		days,
+					secs,
+					frac,
+					y;
+		int			m,
+					d;
+
+		if (t->id == ARROW_TYPE_DATE && t->unit == ARROW_DATE_DAY)
+		{
+			civil_from_days(x, &y, &m, &d);
+			snprintf(buf, len, "%04" PRId64 "-%02d-%02d", y, m, d);
+			return;
+		}
+		if (t->id == ARROW_TYPE_DATE)
+			per_sec = 1000;
+		else
+			for (int u = 0; u < t->unit; u++)
+				per_sec *= 1000;
+		secs = floor_div(x, per_sec);
+		frac = x - secs * per_sec;
+		days = floor_div(secs, 86400);
+		secs -= days * 86400;
+		civil_from_days(days, &y, &m, &d);
+		if (t->id == ARROW_TYPE_DATE)
+			snprintf(buf, len, "%04" PRId64 "-%02d-%02d", y, m, d);
+		else
+		{
+			int			n = snprintf(buf, len, "%04" PRId64 "-%02d-%02d %02d:%02d:%02d",
+									 y, m, d, (int) (secs / 3600),
+									 (int) (secs / 60 % 60), (int) (secs % 60));
+
+			if (frac != 0 && n > 0 && (size_t) n < len)
+				n += snprintf(buf + n, len - n, ".%0*" PRId64,
+							  t->unit == ARROW_TIME_MILLISECOND ? 3 :
+							  t->unit == ARROW_TIME_MICROSECOND ? 6 : 9, frac);
+			if (t->timezone && n > 0 && (size_t) n < len)
+				snprintf(buf + n, len - n, "%s",
+						 strcmp(t->timezone, "UTC") == 0 ? "Z" : "");
+		}
+	}
+	else
+		snprintf(buf, len, "%s", raw);
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+static void
+json_metadata(FILE *f, int n, const ArrowKeyValue *kv)
+{
+	putc('{', f);
+	for (int i = 0; i < n; i++)
+	{
+		if (i > 0)
+			fputs(", ", f);
+		pgw_json_cstring(f, kv[i].key ? kv[i].key : "");
+		fputs(": ", f);
+		pgw_json_cstring(f, kv[i].value ? kv[i].value : "");
+	}
+	putc('}', f);
+}
+
+static void
+json_field(FILE *f, const ArrowField *field)
+{
+	char		tbuf[1024];
+
+	fputs("{\"name\": ", f);
+	pgw_json_cstring(f, field->name);
+	fputs(", \"type\": ", f);
+	pgw_json_cstring(f, arrow_type_string(field, tbuf, sizeof(tbuf)));
+	fprintf(f, ", \"nullable\": %s, \"dictionary\": ",
+			field->nullable ? "true" : "false");
+	if (field->has_dict)
+	{
+		index_type_string(&field->dict.index_type, tbuf, sizeof(tbuf));
+		fprintf(f, "{\"id\": %" PRId64 ", \"index_type\": \"%s\", \"ordered\": %s}",
+				field->dict.id, tbuf, field->dict.ordered ? "true" : "false");
+	}
+	else
+		fputs("null", f);
+	fputs(", \"metadata\": ", f);
+	json_metadata(f, field->n_metadata, field->metadata);
+	fputs(", \"children\": [", f);
+	for (int i = 0; i < field->n_children; i++)
+	{
+		if (i > 0)
+			fputs(", ", f);
+		json_field(f, &field->children[i]);
+	}
+	fputs("]}", f);
+}
+
+/* ----------------------------------------------------------------- human */
+
+static void
+human_field(FILE *f, const ArrowField *field, int depth)
+{
+	char		tbuf[1024];
+
+	fprintf(f, "%*s%s: %s%s", 2 + depth * 2, "",
+			field->name[0] ? field->name : "\"\"",
+			arrow_type_string(field, tbuf, sizeof(tbuf)),
+			field->nullable ? "" : " not null");
+	if (field->has_dict)
+	{
+		index_type_string(&field->dict.index_type, tbuf, sizeof(tbuf));
+		fprintf(f, "  [dictionary id %" PRId64 ", indices %s%s]",
+				field->dict.id, tbuf, field->dict.ordered ? ", ordered" : "");
+	}
+	for (int i = 0; i < field->n_metadata; i++)
+	{
+		const char *k = field->metadata[i].key;
+
+		if (k && (strcmp(k, "min_values") == 0 || strcmp(k, "max_values") == 0))
+			continue;
+		fprintf(f, "  %s=%s", k ? k : "", field->metadata[i].value ?
+				field->metadata[i].value : "");
+	}
+	if (arrow_field_metadata(field, "min_values"))
+		fputs("  (min/max statistics)", f);
+	putc('\n', f);
+	for (int i = 0; i < field->n_children; i++)
+		human_field(f, &field->children[i], depth + 1);
+}
+
+int
+cmd_inspect(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}
+	};
+	bool		json = false;
+	const char *path;
+	PgwInput	in;
+	ArrowArena	arena;
+	ArrowArena	batch_arena;
+	ArrowError	err;
+	const ArrowSchema *schema;
+	BatchInfo  *batches;
+	ArrowStatValue **mins;
+	ArrowStatValue **maxs;
+	bool	   *has_stats;
+	int64_t		total_rows = 0;
+	int64_t		total_body = 0;
+	int			nb;
+	int			nf;
+	int			c;
+	FILE	   *f = stdout;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+	{
+		switch (c)
+		{
+			case 'j':
+				json = true;
+				break;
+			case 'h':
+				fputs(inspect_usage, stdout);
+				return 0;
+			default:
+				return pgw_usage_error("inspect", "unknown option \"%s\"",
+									   argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return pgw_usage_error("inspect", "missing FILE");
+	if (optind + 1 < argc)
+		return pgw_usage_error("inspect", "unexpected argument \"%s\"",
+							   argv[optind + 1]);
+	path = argv[optind];
+
+	if (pgw_open_input(&in, path, true) != 0)
+		return 1;
+	schema = &in.file.schema;
+	nb = in.file.n_batches;
+	nf = schema->n_fields;
+
+	/* gather everything first, so that an error prints nothing else */
+	arrow_arena_init(&arena, NULL);
+	memset(&err, 0, sizeof(err));
+	batches = arrow_arena_alloc(&arena, sizeof(BatchInfo) * (nb + 1), &err);
+	mins = arrow_arena_alloc(&arena, sizeof(ArrowStatValue *) * (nf + 1), &err);
+	maxs = arrow_arena_alloc(&arena, sizeof(ArrowStatValue *) * (nf + 1), &err);
+	has_stats = arrow_arena_alloc(&arena, sizeof(bool) * (nf + 1), &err);
+	if (!batches || !mins || !maxs || !has_stats)
+		goto fail;
+	for (int col = 0; col < nf; col++)
+		has_stats[col] = arrow_field_stats(&in.file, col, &arena, &mins[col],
+										   &maxs[col]);
+	for (int b = 0; b < nb; b++)
+	{
+		ArrowBatchMeta meta;
+		BatchInfo  *bi = &batches[b];
+
+		arrow_arena_init(&batch_arena, NULL);
+		if (arrow_read_batch_meta(&in.file, b, &batch_arena, &meta, &err) != 0)
+		{
+			arrow_arena_free_all(&batch_arena);
+			goto fail;
+		}
+		bi->offset = in.file.batches[b].offset;
+		bi->rows = meta.length;
+		bi->body_bytes = meta.body_len;
+		bi->codec = meta.codec;
+		bi->columns = arrow_arena_alloc(&arena, sizeof(ColumnInfo) * (nf + 1), &err);
+		if (bi->columns == NULL)
+		{
+			arrow_arena_free_all(&batch_arena);
+			goto fail;
+		}
+		for (int col = 0; col < nf; col++)
+		{
+			const ArrowField *fld = &schema->fields[col];
+			int64_t		bytes = 0;
+
+			for (int k = fld->buffer_index;
+				 k < fld->buffer_index + fld->n_buffers_total && k < meta.n_buffers; k++)
+				bytes += meta.buffers[k].length;
+			bi->columns[col].bytes = bytes;
+			bi->columns[col].null_count =
+				fld->node_index < meta.n_nodes ? meta.nodes[fld->node_index].null_count : 0;
+		}
+		total_rows += meta.length;
+		total_body += meta.body_len;
+		arrow_arena_free_all(&batch_arena);
+	}
+
+	if (json)
+	{
+		fputs("{\"file\": ", f);
+		pgw_json_cstring(f, path);
+		fprintf(f, ", \"format\": \"%s\", \"size\": %" PRId64 ", \"schema\": {\"fields\": [",
+				in.file.format == ARROW_FORMAT_FILE ? "file" : "stream", in.size);
+		for (int col = 0; col < nf; col++)
+		{
+			if (col > 0)
+				fputs(", ", f);
+			json_field(f, &schema->fields[col]);
+		}
+		fputs("], \"metadata\": ", f);
+		json_metadata(f, schema->n_metadata, schema->metadata);
+		fputs("}, \"batches\": [", f);
+		for (int b = 0; b < nb; b++)
+		{
+			BatchInfo  *bi = &batches[b];
+
+			if (b > 0)
+				fputs(", ", f);
+			fprintf(f, "{\"index\": %d, \"offset\": %" PRId64 ", \"rows\": %" PRId64
+					", \"body_bytes\": %" PRId64 ", \"compression\": \"%s\", \"columns\": [",
+					b, bi->offset, bi->rows, bi->body_bytes, pgw_codec_name(bi->codec));
+			for (int col = 0; col < nf; col++)
+			{
+				const ArrowField *fld = &schema->fields[col];
+				char		sbuf[256];
+
+				if (col > 0)
+					fputs(", ", f);
+				fputs("{\"name\": ", f);
+				pgw_json_cstring(f, fld->name);
+				fprintf(f, ", \"bytes\": %" PRId64 ", \"null_count\": %" PRId64 ", \"min\": ",
+						bi->columns[col].bytes, bi->columns[col].null_count);
+				if (has_stats[col] && mins[col][b].present &&
+					csv_entry(arrow_field_metadata(fld, "min_values"), b, sbuf, sizeof(sbuf)))
+					pgw_json_cstring(f, sbuf);
+				else
+					fputs("null", f);
+				fputs(", \"max\": ", f);
+				if (has_stats[col] && maxs[col][b].present &&
+					csv_entry(arrow_field_metadata(fld, "max_values"), b, sbuf, sizeof(sbuf)))
+					pgw_json_cstring(f, sbuf);
+				else
+					fputs("null", f);
+				putc('}', f);
+			}
+			fputs("]}", f);
+		}
+		fprintf(f, "], \"rows\": %" PRId64 ", \"incomplete_tail\": ", total_rows);
+		if (in.incomplete_tail)
+			fprintf(f, "{\"valid_length\": %" PRId64 ", \"tail_bytes\": %" PRId64 "}",
+					in.valid_length, in.size - in.valid_length);
+		else
+			fputs("null", f);
+		fputs("}\n", f);
+	}
+	else
+	{
+		fprintf(f, "file: %s\n", path);
+		fprintf(f, "format: %s, %" PRId64 " bytes\n",
+				in.file.format == ARROW_FORMAT_FILE ? "file (Arrow IPC file)" :
+				"stream (Arrow IPC stream)", in.size);
+		if (in.incomplete_tail)
+			fprintf(f, "incomplete tail: %" PRId64 " bytes after offset %" PRId64
+					" (interrupted append)\n",
+					in.size - in.valid_length, in.valid_length);
+		fprintf(f, "schema: %d field%s\n", nf, nf == 1 ? "" : "s");
+		for (int col = 0; col < nf; col++)
+			human_field(f, &schema->fields[col], 0);
+		if (schema->n_metadata > 0)
+		{
+			fputs("schema metadata:\n", f);
+			for (int i = 0; i < schema->n_metadata; i++)
+				fprintf(f, "  %s=%s\n", schema->metadata[i].key ? schema->metadata[i].key : "",
+						schema->metadata[i].value ? schema->metadata[i].value : "");
+		}
+		fprintf(f, "record batches: %d\n", nb);
+		for (int b = 0; b < nb; b++)
+		{
+			BatchInfo  *bi = &batches[b];
+			int			w = 4;
+
+			for (int col = 0; col < nf; col++)
+			{
+				int			l = (int) strlen(schema->fields[col].name);
+
+				if (l > w)
+					w = l < 40 ? l : 40;
+			}
+			fprintf(f, "  batch %d: offset %" PRId64 ", %" PRId64 " rows, body %" PRId64
+					" bytes, compression %s\n",
+					b, bi->offset, bi->rows, bi->body_bytes, pgw_codec_name(bi->codec));
+			for (int col = 0; col < nf; col++)
+			{
+				const ArrowField *fld = &schema->fields[col];
+				char		raw[256],
+							h[256];
+
+				fprintf(f, "    %-*s %12" PRId64 " bytes  nulls %" PRId64, w,
+						fld->name, bi->columns[col].bytes, bi->columns[col].null_count);
+				if (has_stats[col] && mins[col][b].present &&
+					csv_entry(arrow_field_metadata(fld, "min_values"), b, raw, sizeof(raw)))
+				{
+					format_stat(fld, &mins[col][b], raw, h, sizeof(h));
+					fprintf(f, "  min %s", h);
+				}
+				if (has_stats[col] && maxs[col][b].present &&
+					csv_entry(arrow_field_metadata(fld, "max_values"), b, raw, sizeof(raw)))
+				{
+					format_stat(fld, &maxs[col][b], raw, h, sizeof(h));
+					fprintf(f, "  max %s", h);
+				}
+				putc('\n', f);
+			}
+		}
+		fprintf(f, "total: %" PRId64 " rows in %d batch%s, %" PRId64 " body bytes\n",
+				total_rows, nb, nb == 1 ? "" : "es", total_body);
+	}
+	arrow_arena_free_all(&arena);
+	pgw_close_input(&in);
+	return 0;
+
+fail:
+	arrow_arena_free_all(&arena);
+	pgw_close_input(&in);
+	return pgw_error("%s", err.msg);
+}
