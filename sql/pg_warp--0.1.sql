@@ -27,3 +27,20 @@ REVOKE ALL ON FUNCTION pg_warp_arrow_schema(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION pg_warp_arrow_batches(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pg_warp_arrow_schema(text) TO pg_read_server_files;
 GRANT EXECUTE ON FUNCTION pg_warp_arrow_batches(text) TO pg_read_server_files;
+
+-- arrow_fdw: Arrow files as foreign tables
+CREATE FUNCTION arrow_fdw_handler()
+RETURNS fdw_handler
+AS 'MODULE_PATHNAME', 'arrow_fdw_handler'
+LANGUAGE C STRICT;
+
+CREATE FUNCTION arrow_fdw_validator(text[], oid)
+RETURNS void
+AS 'MODULE_PATHNAME', 'arrow_fdw_validator'
+LANGUAGE C STRICT;
+
+CREATE FOREIGN DATA WRAPPER arrow_fdw
+  HANDLER arrow_fdw_handler
+  VALIDATOR arrow_fdw_validator;
+
+CREATE SERVER arrow_fdw FOREIGN DATA WRAPPER arrow_fdw;

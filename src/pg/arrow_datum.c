@@ -1,0 +1,600 @@
+/*
+ * arrow_datum.c — Arrow values to PostgreSQL Datums, for the declared type
+ * of a foreign table column.
+ *
+ * A conversion is planned once per scan and column (arrow_datum_conv_create)
+ * and applied per value (arrow_datum_get).  What may be declared for an
+ * Arrow type (arrow_datum_check_type) follows DESIGN.md's mapping, widened
+ * where no value can be lost (Int32 into bigint or numeric, Float32 into
+ * float8), plus: Utf8 into any type with a text input function (json, uuid,
+ * varchar(n), enums...: the type's own input function checks each value), and
+ * the Null type into anything.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "datatype/timestamp.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/timestamp.h"
+#include "utils/typcache.h"
+#include "utils/uuid.h"
+
+#include "arrow_fdw.h"
+#include "pg_warp.h"
+
+typedef enum ConvOp
+{
+	CONV_NULL,					/* Arrow Null type: always NULL */
+	CONV_INT2,
+	CONV_INT4,
+	CONV_INT8,
+	CONV_INT_NUMERIC,			/* any Int (incl. uint64) to numeric */
+	CONV_FLOAT4,
+	CONV_FLOAT8,
+	CONV_DECIMAL,
+	CONV_BOOL,
+	CONV_DATE,
+	CONV_TIME,
+	CONV_TIMESTAMP,				/* also timestamptz: same representation */
+	CONV_INTERVAL,
+	CONV_DURATION,
+	CONV_TEXT,					/* Utf8 to text/varchar without typmod */
+	CONV_TEXT_INPUT,			/* Utf8 through the type's input function */
+	CONV_BYTEA,
+	CONV_UUID,
+	CONV_ARRAY,
+	CONV_COMPOSITE,
+	CONV_MAP					/* Map: array of (key, value) composites */
+} ConvOp;
+
+struct ArrowDatumConv
+{
+	ConvOp		op;
+	const ArrowField *field;
+	Oid			typid;
+	int32		typmod;
+	const char *colname;
+	/* CONV_TEXT_INPUT */
+	FmgrInfo	infunc;
+	Oid			ioparam;
+	/* CONV_ARRAY / CONV_MAP: element type and conversion */
+	Oid			elemtype;
+	int16		elemlen;
+	bool		elembyval;
+	char		elemalign;
+	struct ArrowDatumConv *elem;
+	/* CONV_COMPOSITE: tuple descriptor and per-attribute child index/conv */
+	TupleDesc	tupdesc;
+	int		   *child_of_attr;
+	struct ArrowDatumConv **attrs;
+};
+
+static const char *plan_conv(ArrowDatumConv *conv, const ArrowField *field,
+							 Oid typid, int32 typmod);
+
+static bool
+int_fits(const ArrowType *t, int bits)
+{
+	/* signed Int(w) fits in signed bits >= w; unsigned Int(w) needs bits > w */
+	return t->is_signed ? t->bit_width <= bits : t->bit_width < bits;
+}
+
+static const char *
+plan_scalar(ArrowDatumConv *conv, const ArrowType *t, Oid typid, int32 typmod)
+{
+	switch (t->id)
+	{
+		case ARROW_TYPE_NULL:
+			conv->op = CONV_NULL;
+			return NULL;
+		case ARROW_TYPE_INT:
+			if (typid == INT2OID && int_fits(t, 16))
+				conv->op = CONV_INT2;
+			else if (typid == INT4OID && int_fits(t, 32))
+				conv->op = CONV_INT4;
+			else if (typid == INT8OID && int_fits(t, 64))
+				conv->op = CONV_INT8;
+			else if (typid == NUMERICOID && typmod < 0)
+				conv->op = CONV_INT_NUMERIC;
+			else
+				return "the declared type cannot hold every value of this integer type";
+			return NULL;
+		case ARROW_TYPE_FLOAT:
+			if (typid == FLOAT8OID)
+				conv->op = CONV_FLOAT8;
+			else if (typid == FLOAT4OID && t->precision != ARROW_PRECISION_DOUBLE)
+				conv->op = CONV_FLOAT4;
+			else
+				return "the declared type cannot hold every value of this floating-point type";
+			return NULL;
+		case ARROW_TYPE_DECIMAL:
+			if (t->bit_width != 128)
+				return "only 128-bit decimals are supported";
+			if (typid != NUMERICOID)
+				return "decimals map to numeric";
+			if (typmod >= 0)
+			{
+				int			p = ((typmod - VARHDRSZ) >> 16) & 0xffff;
+				int			s = (((typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024;
+
+				if (s != t->dec_scale || p - s < t->dec_precision - t->dec_scale)
+					return "the declared numeric precision or scale cannot hold the file's decimal values exactly";
+			}
+			conv->op = CONV_DECIMAL;
+			return NULL;
+		case ARROW_TYPE_BOOL:
+			if (typid != BOOLOID)
+				return "Bool maps to boolean";
+			conv->op = CONV_BOOL;
+			return NULL;
+		case ARROW_TYPE_DATE:
+			if (typid != DATEOID)
+				return "Date maps to date";
+			conv->op = CONV_DATE;
+			return NULL;
+		case ARROW_TYPE_TIME:
+			if (typid != TIMEOID)
+				return "Time maps to time";
+			conv->op = CONV_TIME;
+			return NULL;
+		case ARROW_TYPE_TIMESTAMP:
+			if (typid != (t->timezone ? TIMESTAMPTZOID : TIMESTAMPOID))
+				return t->timezone ? "a Timestamp with a time zone maps to timestamptz"
+					: "a Timestamp without time zone maps to timestamp";
+			conv->op = CONV_TIMESTAMP;
+			return NULL;
+		case ARROW_TYPE_INTERVAL:
+		case ARROW_TYPE_DURATION:
+			if (typid != INTERVALOID)
+				return "Interval and Duration map to interval";
+			conv->op = t->id == ARROW_TYPE_INTERVAL ? CONV_INTERVAL : CONV_DURATION;
+			return NULL;
+		case ARROW_TYPE_UTF8:
+		case ARROW_TYPE_LARGE_UTF8:
+			if ((typid == TEXTOID || typid == VARCHAROID) && typmod < 0)
+				conv->op = CONV_TEXT;
+			else
+			{
+				Oid			infunc;
+
+				getTypeInputInfo(typid, &infunc, &conv->ioparam);
+				fmgr_info(infunc, &conv->infunc);
+				conv->op = CONV_TEXT_INPUT;
+			}
+			return NULL;
+		case ARROW_TYPE_BINARY:
+		case ARROW_TYPE_LARGE_BINARY:
+		case ARROW_TYPE_FIXED_SIZE_BINARY:
+			if (typid == BYTEAOID)
+				conv->op = CONV_BYTEA;
+			else if (typid == UUIDOID && t->id == ARROW_TYPE_FIXED_SIZE_BINARY &&
+					 t->fixed_size == UUID_LEN)
+				conv->op = CONV_UUID;
+			else
+				return "binary types map to bytea (FixedSizeBinary(16) also to uuid)";
+			return NULL;
+		default:
+			return "this Arrow type has no PostgreSQL equivalent";
+	}
+}
+
+static const char *
+plan_array(ArrowDatumConv *conv, const ArrowField *field, Oid typid)
+{
+	Oid			elemtype = get_element_type(typid);
+
+	if (!OidIsValid(elemtype))
+		return "a list maps to an array type";
+	if (field->n_children != 1)
+		return "malformed list type";
+	conv->elemtype = elemtype;
+	get_typlenbyvalalign(elemtype, &conv->elemlen, &conv->elembyval, &conv->elemalign);
+	conv->elem = palloc0(sizeof(ArrowDatumConv));
+	conv->elem->colname = conv->colname;
+	conv->op = field->type.id == ARROW_TYPE_MAP ? CONV_MAP : CONV_ARRAY;
+	/* a Map's child is the entries struct, which maps to the composite */
+	return plan_conv(conv->elem, &field->children[0], elemtype, -1);
+}
+
+static const char *
+plan_composite(ArrowDatumConv *conv, const ArrowField *field, Oid typid, int32 typmod)
+{
+	TupleDesc	td;
+	int			a;
+
+	if (get_typtype(typid) != TYPTYPE_COMPOSITE)
+		return "a struct maps to a composite type";
+	td = lookup_rowtype_tupdesc_copy(typid, typmod);
+	conv->tupdesc = BlessTupleDesc(td);
+	conv->child_of_attr = palloc(sizeof(int) * td->natts);
+	conv->attrs = palloc0(sizeof(ArrowDatumConv *) * td->natts);
+	for (a = 0; a < td->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(td, a);
+		int			c;
+		const char *why;
+
+		conv->child_of_attr[a] = -1;
+		if (att->attisdropped)
+			continue;
+		for (c = 0; c < field->n_children; c++)
+			if (strcmp(field->children[c].name, NameStr(att->attname)) == 0)
+				break;
+		/* Map entries are matched by position (key, value) */
+		if (c == field->n_children && field->n_children == td->natts)
+			c = a;
+		if (c == field->n_children)
+			return psprintf("the struct has no field \"%s\"", NameStr(att->attname));
+		conv->child_of_attr[a] = c;
+		conv->attrs[a] = palloc0(sizeof(ArrowDatumConv));
+		conv->attrs[a]->colname = conv->colname;
+		why = plan_conv(conv->attrs[a], &field->children[c], att->atttypid, att->atttypmod);
+		if (why)
+			return psprintf("field \"%s\": %s", field->children[c].name, why);
+	}
+	conv->op = CONV_COMPOSITE;
+	return NULL;
+}
+
+static const char *
+plan_conv(ArrowDatumConv *conv, const ArrowField *field, Oid typid, int32 typmod)
+{
+	Oid			base = getBaseTypeAndTypmod(typid, &typmod);
+
+	conv->field = field;
+	conv->typid = base;
+	conv->typmod = typmod;
+	switch (field->type.id)
+	{
+		case ARROW_TYPE_LIST:
+		case ARROW_TYPE_LARGE_LIST:
+		case ARROW_TYPE_FIXED_SIZE_LIST:
+		case ARROW_TYPE_MAP:
+			return plan_array(conv, field, base);
+		case ARROW_TYPE_STRUCT:
+			return plan_composite(conv, field, base, typmod);
+		default:
+			return plan_scalar(conv, &field->type, base, typmod);
+	}
+}
+
+const char *
+arrow_datum_check_type(const ArrowField *field, Oid typid, int32 typmod)
+{
+	ArrowDatumConv conv = {0};
+
+	return plan_conv(&conv, field, typid, typmod);
+}
+
+ArrowDatumConv *
+arrow_datum_conv_create(const ArrowField *field, Oid typid, int32 typmod,
+						const char *colname)
+{
+	ArrowDatumConv *conv = palloc0(sizeof(ArrowDatumConv));
+	const char *why;
+
+	conv->colname = colname;
+	why = plan_conv(conv, field, typid, typmod);
+	if (why)
+	{
+		char		tbuf[256];
+
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+				 errmsg("column \"%s\" of type %s cannot read Arrow field \"%s\" of type %s",
+						colname, format_type_with_typemod(typid, typmod),
+						field->name, arrow_type_string(field, tbuf, sizeof(tbuf))),
+				 errdetail("%s", why)));
+	}
+	return conv;
+}
+
+/* ------------------------------------------------------------ conversion */
+
+static Datum
+int128_to_numeric(__int128 v, int scale)
+{
+	char		buf[64];
+	char	   *p = buf + sizeof(buf);
+	bool		neg = v < 0;
+	unsigned __int128 u = neg ? -(unsigned __int128) v : (unsigned __int128) v;
+	int			digits = 0;
+
+	*--p = '\0';
+	do
+	{
+		*--p = '0' + (int) (u % 10);
+		u /= 10;
+		digits++;
+		if (digits == scale)
+			*--p = '.';
+	} while (u != 0 || digits < scale);
+	if (*p == '.')
+		*--p = '0';
+	if (neg)
+		*--p = '-';
+	if (scale < 0)
+	{
+		/* negative scale: value * 10^-scale */
+		char	   *s = psprintf("%se%d", p, -scale);
+
+		return DirectFunctionCall3(numeric_in, CStringGetDatum(s),
+								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	}
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(p),
+							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+}
+
+/* value in `unit` (0 s, 1 ms, 2 us, 3 ns) to microseconds, or false on overflow */
+static bool
+to_usec(int64 v, int unit, int64 *out)
+{
+	switch (unit)
+	{
+		case ARROW_TIME_SECOND:
+			return !__builtin_mul_overflow(v, (int64) 1000000, out);
+		case ARROW_TIME_MILLISECOND:
+			return !__builtin_mul_overflow(v, (int64) 1000, out);
+		case ARROW_TIME_MICROSECOND:
+			*out = v;
+			return true;
+		default:
+			/* nanoseconds: round half away from zero, like PostgreSQL's input */
+			*out = v >= 0 ? (v + 500) / 1000 : -((-(v + 1) + 501) / 1000);
+			return true;
+	}
+}
+
+static void
+out_of_range(ArrowDatumConv *conv, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+			 errmsg("%s out of range in column \"%s\"", what, conv->colname)));
+}
+
+static Datum
+convert_value(ArrowDatumConv *conv, const ArrowArray *a, int64 i, bool *isnull);
+
+static Datum
+convert_array(ArrowDatumConv *conv, const ArrowArray *a, int64 i)
+{
+	const ArrowArray *child = &a->children[0];
+	int64		start;
+	int64		end;
+	int			n;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			dims[1];
+	int			lbs[1] = {1};
+	int64		k;
+
+	if (a->field->type.id == ARROW_TYPE_FIXED_SIZE_LIST)
+	{
+		start = (a->offset + i) * (int64) a->field->type.fixed_size;
+		end = start + a->field->type.fixed_size;
+	}
+	else
+	{
+		start = arrow_offset_at(a, i);
+		end = arrow_offset_at(a, i + 1);
+	}
+	if (end - start > (int64) MaxArraySize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("list in column \"%s\" has too many elements for an array", conv->colname)));
+	n = (int) (end - start);
+	if (n == 0)
+		return PointerGetDatum(construct_empty_array(conv->elemtype));
+	elems = palloc(sizeof(Datum) * n);
+	nulls = palloc(sizeof(bool) * n);
+	for (k = 0; k < n; k++)
+		elems[k] = convert_value(conv->elem, child, start + k, &nulls[k]);
+	dims[0] = n;
+	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, conv->elemtype,
+											  conv->elemlen, conv->elembyval,
+											  conv->elemalign));
+}
+
+static Datum
+convert_composite(ArrowDatumConv *conv, const ArrowArray *a, int64 i)
+{
+	TupleDesc	td = conv->tupdesc;
+	Datum	   *values = palloc(sizeof(Datum) * td->natts);
+	bool	   *nulls = palloc(sizeof(bool) * td->natts);
+	int			k;
+
+	for (k = 0; k < td->natts; k++)
+	{
+		int			c = conv->child_of_attr[k];
+
+		if (c < 0)
+		{
+			nulls[k] = true;
+			values[k] = (Datum) 0;
+			continue;
+		}
+		values[k] = convert_value(conv->attrs[k], &a->children[c], a->offset + i, &nulls[k]);
+	}
+	return HeapTupleGetDatum(heap_form_tuple(td, values, nulls));
+}
+
+static Datum
+convert_value(ArrowDatumConv *conv, const ArrowArray *a, int64 i, bool *isnull)
+{
+	const ArrowType *t = &conv->field->type;
+
+	if (conv->op == CONV_NULL || arrow_is_null(a, i))
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	*isnull = false;
+	if (a->dictionary)
+	{
+		int64		j = arrow_get_dict_index(a, i);
+
+		return convert_value(conv, a->dictionary, j, isnull);
+	}
+	switch (conv->op)
+	{
+		case CONV_INT2:
+			return Int16GetDatum((int16) arrow_get_int(a, i));
+		case CONV_INT4:
+			return Int32GetDatum((int32) arrow_get_int(a, i));
+		case CONV_INT8:
+			return Int64GetDatum(arrow_get_int(a, i));
+		case CONV_INT_NUMERIC:
+			if (!t->is_signed && t->bit_width == 64)
+				return int128_to_numeric((__int128) arrow_get_uint64(a, i), 0);
+			return int128_to_numeric((__int128) arrow_get_int(a, i), 0);
+		case CONV_FLOAT4:
+			return Float4GetDatum((float4) arrow_get_double(a, i));
+		case CONV_FLOAT8:
+			return Float8GetDatum(arrow_get_double(a, i));
+		case CONV_DECIMAL:
+			{
+				int64		len;
+				const uint8 *p = arrow_get_bytes(a, i, &len);
+				__int128	v;
+
+				memcpy(&v, p, sizeof(v));
+				return int128_to_numeric(v, t->dec_scale);
+			}
+		case CONV_BOOL:
+			return BoolGetDatum(arrow_get_bit(a->values, a->offset + i));
+		case CONV_DATE:
+			{
+				int64		days = arrow_get_int(a, i);
+
+				if (t->unit == ARROW_DATE_MILLISECOND)
+					days = days >= 0 ? days / 86400000 : -((-(days + 1)) / 86400000) - 1;
+				days -= POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE;
+				if (days < (int64) (DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE) ||
+					days >= (int64) (DATE_END_JULIAN - POSTGRES_EPOCH_JDATE))
+					out_of_range(conv, "date");
+				return DateADTGetDatum((DateADT) days);
+			}
+		case CONV_TIME:
+			{
+				int64		us;
+
+				if (!to_usec(arrow_get_int(a, i), t->unit, &us) || us < 0 || us > USECS_PER_DAY)
+					out_of_range(conv, "time");
+				return TimeADTGetDatum(us);
+			}
+		case CONV_TIMESTAMP:
+			{
+				int64		us;
+
+				if (!to_usec(arrow_get_int(a, i), t->unit, &us) ||
+					__builtin_sub_overflow(us, (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY, &us) ||
+					!IS_VALID_TIMESTAMP(us))
+					out_of_range(conv, "timestamp");
+				return TimestampGetDatum(us);
+			}
+		case CONV_INTERVAL:
+			{
+				Interval   *iv = palloc(sizeof(Interval));
+				const uint8 *p = a->values;
+				int64		k = a->offset + i;
+
+				switch (t->unit)
+				{
+					case ARROW_INTERVAL_YEAR_MONTH:
+						iv->month = ((const int32 *) p)[k];
+						iv->day = 0;
+						iv->time = 0;
+						break;
+					case ARROW_INTERVAL_DAY_TIME:
+						iv->month = 0;
+						iv->day = ((const int32 *) p)[2 * k];
+						iv->time = (int64) ((const int32 *) p)[2 * k + 1] * 1000;
+						break;
+					default:
+						{
+							int64		ns;
+
+							memcpy(&iv->month, p + 16 * k, 4);
+							memcpy(&iv->day, p + 16 * k + 4, 4);
+							memcpy(&ns, p + 16 * k + 8, 8);
+							to_usec(ns, ARROW_TIME_NANOSECOND, &iv->time);
+						}
+						break;
+				}
+				return IntervalPGetDatum(iv);
+			}
+		case CONV_DURATION:
+			{
+				Interval   *iv = palloc0(sizeof(Interval));
+
+				if (!to_usec(arrow_get_int(a, i), t->unit, &iv->time))
+					out_of_range(conv, "interval");
+				return IntervalPGetDatum(iv);
+			}
+		case CONV_TEXT:
+		case CONV_TEXT_INPUT:
+			{
+				int64		len;
+				const char *p = (const char *) arrow_get_bytes(a, i, &len);
+
+				if (len >= (int64) MaxAllocSize - VARHDRSZ)
+					ereport(ERROR,
+							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							 errmsg("string in column \"%s\" is too long (%lld bytes)",
+									conv->colname, (long long) len)));
+				pg_verify_mbstr(GetDatabaseEncoding(), p, (int) len, false);
+				if (conv->op == CONV_TEXT)
+					return PointerGetDatum(cstring_to_text_with_len(p, (int) len));
+				return InputFunctionCall(&conv->infunc, pnstrdup(p, len), conv->ioparam,
+										 conv->typmod);
+			}
+		case CONV_BYTEA:
+			{
+				int64		len;
+				const uint8 *p = arrow_get_bytes(a, i, &len);
+				bytea	   *b;
+
+				if (len >= (int64) MaxAllocSize - VARHDRSZ)
+					ereport(ERROR,
+							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							 errmsg("binary value in column \"%s\" is too long", conv->colname)));
+				b = palloc(VARHDRSZ + len);
+				SET_VARSIZE(b, VARHDRSZ + len);
+				memcpy(VARDATA(b), p, len);
+				return PointerGetDatum(b);
+			}
+		case CONV_UUID:
+			{
+				int64		len;
+				const uint8 *p = arrow_get_bytes(a, i, &len);
+				pg_uuid_t  *u = palloc(sizeof(pg_uuid_t));
+
+				memcpy(u->data, p, UUID_LEN);
+				return UUIDPGetDatum(u);
+			}
+		case CONV_ARRAY:
+		case CONV_MAP:
+			return convert_array(conv, a, i);
+		case CONV_COMPOSITE:
+			return convert_composite(conv, a, i);
+		case CONV_NULL:
+			break;
+	}
+	*isnull = true;
+	return (Datum) 0;
+}
+
+Datum
+arrow_datum_get(ArrowDatumConv *conv, const ArrowArray *a, int64 i, bool *isnull)
+{
+	return convert_value(conv, a, i, isnull);
+}

@@ -1,0 +1,47 @@
+/*
+ * arrow_fdw.h — the arrow_fdw foreign data wrapper: shared declarations.
+ */
+#ifndef ARROW_FDW_H
+#define ARROW_FDW_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "nodes/pg_list.h"
+#include "utils/relcache.h"
+
+#include "arrow.h"
+
+/* Table options, parsed (arrow_fdw_options.c) */
+typedef struct ArrowFdwOptions
+{
+	List	   *files;			/* absolute paths (char *), in scan order */
+	char	   *dir;			/* the dir option, or NULL */
+	int			parallel_workers;	/* -1 = not set */
+	bool		writable;
+} ArrowFdwOptions;
+
+extern void arrow_fdw_get_options(Oid foreigntableid, ArrowFdwOptions *opts);
+extern void arrow_fdw_check_files(List *files);
+extern void arrow_fdw_parse_options(List *options, ArrowFdwOptions *opts);
+extern Datum arrow_fdw_validator(PG_FUNCTION_ARGS);
+
+/* arrow_fdw_import.c */
+struct ImportForeignSchemaStmt;
+extern List *arrowImportForeignSchema(struct ImportForeignSchemaStmt *stmt, Oid serverOid);
+
+/*
+ * Map a file's field to the declared column type.  Returns NULL if they are
+ * compatible, else a reason ("integer cannot hold Arrow int64").
+ */
+extern const char *arrow_datum_check_type(const ArrowField *field, Oid typid,
+										  int32 typmod);
+/* Convert value i of a loaded array to a Datum of the declared type. */
+typedef struct ArrowDatumConv ArrowDatumConv;
+extern ArrowDatumConv *arrow_datum_conv_create(const ArrowField *field,
+											   Oid typid, int32 typmod,
+											   const char *colname);
+extern Datum arrow_datum_get(ArrowDatumConv *conv, const ArrowArray *a,
+							 int64 i, bool *isnull);
+
+#endif							/* ARROW_FDW_H */

@@ -1,0 +1,491 @@
+/*
+ * arrow_skip.c — skipping record batches whose min/max statistics
+ * (docs/arrow-statistics.md) show that no row can pass a WHERE clause.
+ *
+ * Usable clauses are "column OP value" (either way round) where OP is a
+ * btree comparison of the integer, float or datetime operator families and
+ * value is a constant or a parameter (evaluated once per scan or rescan).
+ * Statistics are converted into PostgreSQL's value domain per file (Date32
+ * days since 1970 to DateADT, Timestamp units to microseconds since 2000,
+ * ...), so one comparison serves every file.  Floats compare as PostgreSQL
+ * does: NaN equals NaN and sorts above every other value.  A NULL value
+ * makes a strict comparison false everywhere: every batch is skipped.
+ *
+ * The statistics are trusted: a file whose min_values/max_values lie gives
+ * wrong answers, as with pg2arrow/PG-Strom files.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/stratnum.h"
+#include "catalog/pg_opfamily.h"
+#include "catalog/pg_type.h"
+#include "datatype/timestamp.h"
+#include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "arrow_skip.h"
+
+/* btree float_ops and datetime_ops (pg_opfamily.dat gives them no macro) */
+#define FLOAT_BTREE_FAM_OID		1970
+#define DATETIME_BTREE_FAM_OID	434
+
+typedef enum SkipDomain
+{
+	DOM_INT,
+	DOM_FLOAT,
+	DOM_DATE,					/* DateADT */
+	DOM_TIMESTAMP				/* microseconds since 2000-01-01 */
+} SkipDomain;
+
+typedef struct SkipQual
+{
+	int			attno;			/* 0-based */
+	int			strategy;		/* BT*StrategyNumber, for "column OP value" */
+	SkipDomain	domain;
+	Expr	   *value_expr;
+	ExprState  *value_state;	/* for parameters */
+	bool		have_value;
+	bool		value_null;
+	__int128	ivalue;
+	double		dvalue;
+	const char *opname;
+} SkipQual;
+
+struct ArrowSkipQuals
+{
+	int			n;
+	SkipQual   *q;
+};
+
+typedef struct SkipColStats
+{
+	bool		usable;
+	ArrowStatValue *mins;
+	ArrowStatValue *maxs;
+} SkipColStats;
+
+struct ArrowSkipStats
+{
+	int			nbatches;
+	SkipColStats *col;			/* per qual */
+};
+
+static bool
+domain_of(Oid typid, SkipDomain *dom)
+{
+	switch (typid)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+			*dom = DOM_INT;
+			return true;
+		case FLOAT4OID:
+		case FLOAT8OID:
+			*dom = DOM_FLOAT;
+			return true;
+		case DATEOID:
+			*dom = DOM_DATE;
+			return true;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			*dom = DOM_TIMESTAMP;
+			return true;
+	}
+	return false;
+}
+
+static int
+commute_strategy(int s)
+{
+	switch (s)
+	{
+		case BTLessStrategyNumber:
+			return BTGreaterStrategyNumber;
+		case BTLessEqualStrategyNumber:
+			return BTGreaterEqualStrategyNumber;
+		case BTGreaterEqualStrategyNumber:
+			return BTLessEqualStrategyNumber;
+		case BTGreaterStrategyNumber:
+			return BTLessStrategyNumber;
+	}
+	return s;
+}
+
+static const char *
+strategy_name(int s)
+{
+	static const char *const names[] = {"?", "<", "<=", "=", ">=", ">"};
+
+	return (s >= 1 && s <= 5) ? names[s] : "?";
+}
+
+static Expr *
+strip(Expr *e)
+{
+	while (e && IsA(e, RelabelType))
+		e = ((RelabelType *) e)->arg;
+	return e;
+}
+
+/* Is opno a btree comparison of a family whose values we can compare? */
+static int
+btree_strategy(Oid opno, SkipDomain var_dom, Oid value_type)
+{
+	List	   *interps = get_op_btree_interpretation(opno);
+	ListCell   *lc;
+	SkipDomain	vdom;
+
+	if (!domain_of(value_type, &vdom))
+		return 0;
+	/* dates and timestamps compare only with their own type here */
+	if (vdom != var_dom)
+		return 0;
+	foreach(lc, interps)
+	{
+		OpBtreeInterpretation *bi = lfirst(lc);
+
+		if (bi->opfamily_id == INTEGER_BTREE_FAM_OID ||
+			bi->opfamily_id == FLOAT_BTREE_FAM_OID ||
+			bi->opfamily_id == DATETIME_BTREE_FAM_OID)
+		{
+			if (bi->strategy >= BTLessStrategyNumber &&
+				bi->strategy <= BTGreaterStrategyNumber)
+				return bi->strategy;
+		}
+	}
+	return 0;
+}
+
+ArrowSkipQuals *
+arrow_skip_quals_build(List *quals, Index scanrelid, TupleDesc tupdesc, PlanState *ps)
+{
+	ArrowSkipQuals *sq = palloc0(sizeof(ArrowSkipQuals));
+	ListCell   *lc;
+
+	sq->q = palloc0(sizeof(SkipQual) * Max(list_length(quals), 1));
+	foreach(lc, quals)
+	{
+		OpExpr	   *op = (OpExpr *) lfirst(lc);
+		Expr	   *l;
+		Expr	   *r;
+		Var		   *var;
+		Expr	   *val;
+		bool		var_left;
+		SkipDomain	dom;
+		int			strategy;
+		SkipQual   *q;
+
+		if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+			continue;
+		l = strip(linitial(op->args));
+		r = strip(lsecond(op->args));
+		if (IsA(l, Var) && (IsA(r, Const) || IsA(r, Param)))
+		{
+			var = (Var *) l;
+			val = r;
+			var_left = true;
+		}
+		else if (IsA(r, Var) && (IsA(l, Const) || IsA(l, Param)))
+		{
+			var = (Var *) r;
+			val = l;
+			var_left = false;
+		}
+		else
+			continue;
+		if (var->varno != scanrelid || var->varlevelsup != 0 || var->varattno <= 0 ||
+			var->varattno > tupdesc->natts)
+			continue;
+		if (!domain_of(TupleDescAttr(tupdesc, var->varattno - 1)->atttypid, &dom))
+			continue;
+		strategy = btree_strategy(op->opno, dom, exprType((Node *) val));
+		if (strategy == 0)
+			continue;
+		q = &sq->q[sq->n++];
+		q->attno = var->varattno - 1;
+		q->strategy = var_left ? strategy : commute_strategy(strategy);
+		q->domain = dom;
+		q->value_expr = val;
+		if (IsA(val, Param))
+			q->value_state = ExecInitExpr(val, ps);
+	}
+	if (sq->n == 0)
+		return NULL;
+	return sq;
+}
+
+void
+arrow_skip_quals_rescan(ArrowSkipQuals *sq)
+{
+	int			i;
+
+	if (sq == NULL)
+		return;
+	for (i = 0; i < sq->n; i++)
+		if (sq->q[i].value_state)
+			sq->q[i].have_value = false;
+}
+
+const char *
+arrow_skip_quals_describe(ArrowSkipQuals *sq, TupleDesc tupdesc)
+{
+	StringInfoData buf;
+	int			i;
+
+	initStringInfo(&buf);
+	for (i = 0; i < sq->n; i++)
+	{
+		SkipQual   *q = &sq->q[i];
+		char	   *v;
+
+		if (IsA(q->value_expr, Const))
+		{
+			Const	   *c = (Const *) q->value_expr;
+			Oid			out;
+			bool		varlena;
+
+			if (c->constisnull)
+				v = "NULL";
+			else
+			{
+				getTypeOutputInfo(c->consttype, &out, &varlena);
+				v = OidOutputFunctionCall(out, c->constvalue);
+			}
+		}
+		else
+			v = psprintf("$%d", ((Param *) q->value_expr)->paramid);
+		appendStringInfo(&buf, "%s%s %s %s", i ? ", " : "",
+						 quote_identifier(NameStr(TupleDescAttr(tupdesc, q->attno)->attname)),
+						 strategy_name(q->strategy), v);
+	}
+	return buf.data;
+}
+
+/* ------------------------------------------------------------- values */
+
+static void
+set_value(SkipQual *q, Datum d, Oid typid)
+{
+	switch (typid)
+	{
+		case INT2OID:
+			q->ivalue = DatumGetInt16(d);
+			break;
+		case INT4OID:
+			q->ivalue = DatumGetInt32(d);
+			break;
+		case INT8OID:
+			q->ivalue = DatumGetInt64(d);
+			break;
+		case FLOAT4OID:
+			q->dvalue = DatumGetFloat4(d);
+			break;
+		case FLOAT8OID:
+			q->dvalue = DatumGetFloat8(d);
+			break;
+		case DATEOID:
+			q->ivalue = DatumGetDateADT(d);
+			break;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			q->ivalue = DatumGetTimestamp(d);
+			break;
+	}
+}
+
+static void
+eval_value(SkipQual *q, ExprContext *econtext)
+{
+	if (q->have_value)
+		return;
+	if (IsA(q->value_expr, Const))
+	{
+		Const	   *c = (Const *) q->value_expr;
+
+		q->value_null = c->constisnull;
+		if (!c->constisnull)
+			set_value(q, c->constvalue, c->consttype);
+	}
+	else
+	{
+		bool		isnull;
+		Datum		d = ExecEvalExprSwitchContext(q->value_state, econtext, &isnull);
+
+		q->value_null = isnull;
+		if (!isnull)
+			set_value(q, d, exprType((Node *) q->value_expr));
+	}
+	q->have_value = true;
+}
+
+/* ------------------------------------------------------------ statistics */
+
+static __int128
+floor_div(__int128 a, __int128 b)
+{
+	__int128	q = a / b;
+
+	if ((a % b != 0) && ((a < 0) != (b < 0)))
+		q--;
+	return q;
+}
+
+/* Convert a file statistic to the PostgreSQL domain of the column. */
+static bool
+convert_stat(const ArrowType *t, SkipDomain dom, ArrowStatValue *v)
+{
+	if (!v->present)
+		return true;
+	switch (dom)
+	{
+		case DOM_INT:
+			return t->id == ARROW_TYPE_INT && !v->is_float;
+		case DOM_FLOAT:
+			if (t->id == ARROW_TYPE_FLOAT)
+			{
+				if (!v->is_float)
+				{
+					v->d = (double) v->i;
+					v->is_float = true;
+				}
+				return true;
+			}
+			return false;
+		case DOM_DATE:
+			if (t->id != ARROW_TYPE_DATE || v->is_float)
+				return false;
+			if (t->unit == ARROW_DATE_MILLISECOND)
+				v->i = floor_div(v->i, 86400000);
+			v->i -= POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE;
+			return true;
+		case DOM_TIMESTAMP:
+			if (t->id != ARROW_TYPE_TIMESTAMP || v->is_float)
+				return false;
+			switch (t->unit)
+			{
+				case ARROW_TIME_SECOND:
+					v->i *= 1000000;
+					break;
+				case ARROW_TIME_MILLISECOND:
+					v->i *= 1000;
+					break;
+				case ARROW_TIME_MICROSECOND:
+					break;
+				default:
+					/* the reader rounds half away from zero; monotonic */
+					v->i = v->i >= 0 ? (v->i + 500) / 1000 : -((-v->i + 500) / 1000);
+					break;
+			}
+			v->i -= (__int128) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+			return true;
+	}
+	return false;
+}
+
+ArrowSkipStats *
+arrow_skip_stats_load(ArrowFile *file, ArrowSkipQuals *sq, const int *field_of_attr)
+{
+	ArrowSkipStats *st;
+	int			i;
+	bool		any = false;
+
+	if (sq == NULL || file->n_batches == 0)
+		return NULL;
+	st = palloc0(sizeof(ArrowSkipStats));
+	st->nbatches = file->n_batches;
+	st->col = palloc0(sizeof(SkipColStats) * sq->n);
+	for (i = 0; i < sq->n; i++)
+	{
+		SkipQual   *q = &sq->q[i];
+		int			f = field_of_attr[q->attno];
+		SkipColStats *c = &st->col[i];
+		int			b;
+
+		if (f < 0 || file->schema.fields[f].has_dict)
+			continue;
+		if (!arrow_field_stats(file, f, &file->arena, &c->mins, &c->maxs))
+			continue;
+		c->usable = true;
+		for (b = 0; b < file->n_batches && c->usable; b++)
+			if (!convert_stat(&file->schema.fields[f].type, q->domain, &c->mins[b]) ||
+				!convert_stat(&file->schema.fields[f].type, q->domain, &c->maxs[b]))
+				c->usable = false;
+		any |= c->usable;
+	}
+	return any ? st : NULL;
+}
+
+/* PostgreSQL's float order: NaN = NaN, NaN above everything else. */
+static int
+cmp_float(double a, double b)
+{
+	if (isnan(a))
+		return isnan(b) ? 0 : 1;
+	if (isnan(b))
+		return -1;
+	return a < b ? -1 : (a > b ? 1 : 0);
+}
+
+static int
+cmp_stat(const SkipQual *q, const ArrowStatValue *v)
+{
+	if (q->domain == DOM_FLOAT)
+		return cmp_float(v->d, q->dvalue);
+	return v->i < q->ivalue ? -1 : (v->i > q->ivalue ? 1 : 0);
+}
+
+bool
+arrow_skip_batch(ArrowSkipQuals *sq, ArrowSkipStats *st, int batch, ExprContext *econtext)
+{
+	int			i;
+
+	if (sq == NULL)
+		return false;
+	for (i = 0; i < sq->n; i++)
+	{
+		SkipQual   *q = &sq->q[i];
+		const ArrowStatValue *mn;
+		const ArrowStatValue *mx;
+
+		eval_value(q, econtext);
+		if (q->value_null)
+			return true;		/* strict comparison with NULL: no row passes */
+		if (st == NULL || !st->col[i].usable || batch >= st->nbatches)
+			continue;
+		mn = &st->col[i].mins[batch];
+		mx = &st->col[i].maxs[batch];
+		if (!mn->present || !mx->present)
+			continue;
+		switch (q->strategy)
+		{
+			case BTLessStrategyNumber:
+				if (cmp_stat(q, mn) >= 0)
+					return true;
+				break;
+			case BTLessEqualStrategyNumber:
+				if (cmp_stat(q, mn) > 0)
+					return true;
+				break;
+			case BTEqualStrategyNumber:
+				if (cmp_stat(q, mn) > 0 || cmp_stat(q, mx) < 0)
+					return true;
+				break;
+			case BTGreaterEqualStrategyNumber:
+				if (cmp_stat(q, mx) < 0)
+					return true;
+				break;
+			case BTGreaterStrategyNumber:
+				if (cmp_stat(q, mx) <= 0)
+					return true;
+				break;
+		}
+	}
+	return false;
+}

@@ -1,0 +1,35 @@
+/*
+ * arrow_skip.h — skipping record batches with min/max statistics.
+ */
+#ifndef ARROW_SKIP_H
+#define ARROW_SKIP_H
+
+#include "postgres.h"
+
+#include "access/tupdesc.h"
+#include "nodes/execnodes.h"
+
+#include "arrow.h"
+
+typedef struct ArrowSkipQuals ArrowSkipQuals;
+typedef struct ArrowSkipStats ArrowSkipStats;
+
+/* Quals "column OP constant-or-parameter" usable for skipping; NULL if none. */
+extern ArrowSkipQuals *arrow_skip_quals_build(List *quals, Index scanrelid,
+											  TupleDesc tupdesc, PlanState *ps);
+/* Parameters may change on rescan. */
+extern void arrow_skip_quals_rescan(ArrowSkipQuals *sq);
+/* e.g. "lo_quantity < 25, lo_orderdate >= $1" */
+extern const char *arrow_skip_quals_describe(ArrowSkipQuals *sq, TupleDesc tupdesc);
+
+/* A file's statistics for the columns the quals use, in PostgreSQL's value
+ * domain; NULL if the file has none usable.  field_of_attr maps attno-1 to
+ * field index. */
+extern ArrowSkipStats *arrow_skip_stats_load(ArrowFile *file, ArrowSkipQuals *sq,
+											 const int *field_of_attr);
+
+/* True if no row of the batch can satisfy all the quals. */
+extern bool arrow_skip_batch(ArrowSkipQuals *sq, ArrowSkipStats *st, int batch,
+							 ExprContext *econtext);
+
+#endif							/* ARROW_SKIP_H */
