@@ -71,7 +71,7 @@ void		fb_add_struct(FbBuilder *fb, int slot, const void *data,
 FbRef		fb_table_end(FbBuilder *fb);
 
 /*
- * Finish with `root` as the root table.  *data/*len: the finished buffer
+ * Finish with `root` as the root table.  *data and *len: the finished buffer
  * (inside the builder, valid until the next reset/free); its length is a
  * multiple of 8.  Returns -1 with err set (NOMEM) if anything failed.
  */
