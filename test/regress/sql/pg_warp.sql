@@ -31,7 +31,7 @@ SELECT i % 2 = 0, i, i * 1000, i::int8 << 40, i / 3.0, i / 7.0,
 FROM generate_series(1, 2500) i;
 INSERT INTO regress_types DEFAULT VALUES;   -- a row of NULLs
 
-\! pgwarp dump --quiet -t regress_types -o "$PGWARP_TEST_DIR/regress_types.arrow" --batch-rows 1000
+\! pgwarp dump -d dbname=pg_warp_regress --quiet -t regress_types -o "$PGWARP_TEST_DIR/regress_types.arrow" --batch-rows 1000
 
 SELECT column_no, name, arrow_type, nullable, pg_type, pg_type_metadata
 FROM pg_warp_arrow_schema(current_setting('regress.dir') || '/regress_types.arrow');
@@ -40,7 +40,7 @@ SELECT batch, rows, compression, body_bytes > 0 AS has_body
 FROM pg_warp_arrow_batches(current_setting('regress.dir') || '/regress_types.arrow');
 
 -- compressed
-\! pgwarp dump --quiet -c 'SELECT i4, t FROM regress_types' -o "$PGWARP_TEST_DIR/regress_zstd.arrow" --compress zstd
+\! pgwarp dump -d dbname=pg_warp_regress --quiet -c 'SELECT i4, t FROM regress_types' -o "$PGWARP_TEST_DIR/regress_zstd.arrow" --compress zstd
 SELECT count(*) AS batches, sum(rows) AS rows, min(compression) AS compression
 FROM pg_warp_arrow_batches(current_setting('regress.dir') || '/regress_zstd.arrow');
 

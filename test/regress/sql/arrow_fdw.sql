@@ -1,0 +1,166 @@
+--
+-- arrow_fdw: foreign tables over Arrow files written by `pgwarp dump`.
+-- Every answer is compared with the heap table the file came from.
+--
+CREATE EXTENSION IF NOT EXISTS pg_warp;
+\getenv dir PGWARP_TEST_DIR
+SELECT set_config('regress.dir', :'dir', false) IS NOT NULL AS dir_set;
+
+CREATE TYPE regress_pair AS (a integer, b text);
+CREATE TABLE fdw_src (
+    id integer, b boolean, i2 smallint, i8 bigint, f4 real, f8 float8,
+    n numeric(12,2), t text, v varchar(10), by bytea, d date, tm time,
+    ts timestamp, tstz timestamptz, iv interval, u uuid, ia integer[],
+    ta text[], js json, p regress_pair);
+INSERT INTO fdw_src
+SELECT i, i % 3 = 0, (i % 30000)::int2, (i::int8 * 1000003) << 20, i / 3.0, i / 7.0,
+       i * 1.25, 'row ' || i, 'v' || (i % 1000), decode(md5(i::text), 'hex'),
+       date '1960-01-01' + i * 7, time '00:00' + i * interval '1 second',
+       timestamp '1950-02-28 10:00' + i * interval '1 hour 1 minute',
+       timestamptz '2020-02-29 10:00+00' + i * interval '1 day 1 second',
+       make_interval(months => i % 25, days => i % 40, secs => i / 1000.0),
+       md5(i::text)::uuid, ARRAY[i, NULL, -i], ARRAY['x' || i, NULL, ''],
+       json_build_object('k', i), ROW(i, 'p' || i)::regress_pair
+FROM generate_series(1, 20000) i;
+INSERT INTO fdw_src (id) VALUES (0);   -- NULL in every other column
+INSERT INTO fdw_src VALUES (-1, false, -32768, -9223372036854775808, 'NaN', '-Infinity',
+    -9999999999.99, '', '', '', '4713-01-01 BC', '24:00', '294276-12-31 23:59:59.999999',
+    '1901-12-13 20:45:52+00', '-178000000 years', '00000000-0000-0000-0000-000000000000',
+    '{}', '{}', '[]', ROW(NULL, NULL));
+
+-- batches of 4096 rows, ordered by id so batch skipping has something to skip
+\! pgwarp dump -d dbname=pg_warp_regress --quiet -c 'SELECT * FROM fdw_src ORDER BY id' -o "$PGWARP_TEST_DIR/fdw_src.arrow" --batch-rows 4096
+
+SELECT format($$CREATE FOREIGN TABLE fdw_t (
+    id integer, b boolean, i2 smallint, i8 bigint, f4 real, f8 float8,
+    n numeric(12,2), t text, v varchar(10), by bytea, d date, tm time,
+    ts timestamp, tstz timestamptz, iv interval, u uuid, ia integer[],
+    ta text[], js json, p regress_pair)
+  SERVER arrow_fdw OPTIONS (file %L)$$, current_setting('regress.dir') || '/fdw_src.arrow') \gexec
+
+-- every value equal (json compared as text: it has no equality operator)
+SELECT count(*) AS rows FROM fdw_t;
+SELECT count(*) AS differing FROM (
+  (SELECT id, b, i2, i8, f4, f8, n, t, v, by, d, tm, ts, tstz, iv, u, ia, ta, js::text, p FROM fdw_t
+   EXCEPT ALL
+   SELECT id, b, i2, i8, f4, f8, n, t, v, by, d, tm, ts, tstz, iv, u, ia, ta, js::text, p FROM fdw_src)
+  UNION ALL
+  (SELECT id, b, i2, i8, f4, f8, n, t, v, by, d, tm, ts, tstz, iv, u, ia, ta, js::text, p FROM fdw_src
+   EXCEPT ALL
+   SELECT id, b, i2, i8, f4, f8, n, t, v, by, d, tm, ts, tstz, iv, u, ia, ta, js::text, p FROM fdw_t)) x;
+SELECT sum(i8) = (SELECT sum(i8) FROM fdw_src) AS sum_i8,
+       sum(n) = (SELECT sum(n) FROM fdw_src) AS sum_n,
+       max(tstz) = (SELECT max(tstz) FROM fdw_src) AS max_tstz
+FROM fdw_t;
+
+-- projection: fewer columns, fewer bytes; batch skipping on id
+EXPLAIN (COSTS OFF) SELECT sum(i2) FROM fdw_t WHERE id < 5000;
+CREATE FUNCTION explain_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF l ~ 'Batches|Columns Read|Batch Skipping' THEN RETURN NEXT trim(l); END IF;
+  END LOOP;
+END $$;
+SELECT * FROM explain_lines('SELECT sum(i2) FROM fdw_t WHERE id < 5000');
+SELECT (SELECT sum(i2) FROM fdw_t WHERE id < 5000) = (SELECT sum(i2) FROM fdw_src WHERE id < 5000) AS same;
+SELECT * FROM explain_lines('SELECT count(*) FROM fdw_t WHERE id >= 19000 AND id <= 19100');
+SELECT (SELECT count(*) FROM fdw_t WHERE id >= 19000 AND id <= 19100) AS n;
+SELECT * FROM explain_lines('SELECT count(*) FROM fdw_t WHERE 12288 = id');
+SELECT * FROM explain_lines('SELECT count(*) FROM fdw_t WHERE id = NULL::int');
+CREATE FUNCTION bytes_read(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF l ~ 'Bytes Read' THEN RETURN substring(l from '(\d+)')::bigint; END IF;
+  END LOOP;
+END $$;
+SELECT bytes_read('SELECT count(i2) FROM fdw_t') * 10 < bytes_read('SELECT count(t) FROM fdw_t') AS int2_reads_less_than_text,
+       bytes_read('SELECT count(*) FROM fdw_t WHERE id > 100000') < 1000000 AS skipped_reads_little;
+-- a prepared statement: the parameter is used for skipping
+PREPARE q(int) AS SELECT count(*), sum(i8) FROM fdw_t WHERE id > $1;
+EXECUTE q(15000);
+SELECT count(*), sum(i8) FROM fdw_src WHERE id > 15000;
+
+-- parallel scan
+SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+ALTER FOREIGN TABLE fdw_t OPTIONS (ADD parallel_workers '2');
+EXPLAIN (COSTS OFF) SELECT count(*), sum(f8) FROM fdw_t WHERE id > 100;
+SELECT count(*), sum(i2), sum(n), min(d), max(ts) FROM fdw_t WHERE id > 100;
+SELECT count(*), sum(i2), sum(n), min(d), max(ts) FROM fdw_src WHERE id > 100;
+RESET parallel_setup_cost; RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
+-- ANALYZE: row estimate within 2x on a skewed column
+ANALYZE fdw_t;
+SELECT reltuples FROM pg_class WHERE relname = 'fdw_t';
+CREATE FUNCTION est_rows(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN ' || q LOOP
+    RETURN substring(l from 'rows=(\d+)')::bigint;
+  END LOOP;
+END $$;
+SELECT est_rows('SELECT * FROM fdw_t WHERE v = ''v1''') BETWEEN 10 AND 40 AS eq_estimate_ok,
+       est_rows('SELECT * FROM fdw_t WHERE b') BETWEEN 3333 AND 13334 AS bool_estimate_ok;
+
+-- IMPORT FOREIGN SCHEMA restores types from pg_type metadata
+CREATE SCHEMA imp;
+SELECT format($$IMPORT FOREIGN SCHEMA fdw_imported FROM SERVER arrow_fdw INTO imp OPTIONS (file %L)$$,
+              current_setting('regress.dir') || '/fdw_src.arrow') \gexec
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+WHERE attrelid = 'imp.fdw_imported'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT count(*) AS differing FROM (
+  SELECT id, n, v, u, ia, p::text FROM imp.fdw_imported
+  EXCEPT ALL SELECT id, n, v, u, ia, p::text FROM fdw_src) x;
+
+-- errors
+CREATE FUNCTION try_sql(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE q;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ': ' || replace(SQLERRM, current_setting('regress.dir'), '$DIR');
+END $$;
+SELECT try_sql('CREATE FOREIGN TABLE e1 (a int) SERVER arrow_fdw');
+SELECT try_sql('CREATE FOREIGN TABLE e2 (a int) SERVER arrow_fdw OPTIONS (file ''relative.arrow'')');
+SELECT try_sql('CREATE FOREIGN TABLE e3 (a int) SERVER arrow_fdw OPTIONS (file ''/nonexistent/x.arrow'')');
+SELECT try_sql('CREATE FOREIGN TABLE e4 (a int) SERVER arrow_fdw OPTIONS (file ''/x.arrow'', dir ''/tmp'')');
+SELECT try_sql('CREATE FOREIGN TABLE e5 (a int) SERVER arrow_fdw OPTIONS (filename ''/x.arrow'')');
+SELECT try_sql('CREATE FOREIGN TABLE e6 (a int) SERVER arrow_fdw OPTIONS (dir ''/tmp'', parallel_workers ''many'')');
+\! pgwarp dump -d dbname=pg_warp_regress --quiet -c 'SELECT id, t FROM fdw_src LIMIT 10' -o "$PGWARP_TEST_DIR/other_schema.arrow"
+SELECT try_sql(format('CREATE FOREIGN TABLE e7 (id int) SERVER arrow_fdw OPTIONS (files %L)',
+    current_setting('regress.dir') || '/fdw_src.arrow,' || current_setting('regress.dir') || '/other_schema.arrow'));
+-- a declared type that cannot hold the file's type
+SELECT try_sql(format('CREATE FOREIGN TABLE e8 (i8 integer) SERVER arrow_fdw OPTIONS (file %L)',
+    current_setting('regress.dir') || '/fdw_src.arrow'));
+SELECT try_sql('SELECT * FROM e8');
+SELECT try_sql(format('CREATE FOREIGN TABLE e9 (nosuch integer) SERVER arrow_fdw OPTIONS (file %L)',
+    current_setting('regress.dir') || '/fdw_src.arrow'));
+SELECT try_sql('SELECT * FROM e9');
+-- ordinary roles may not name server files
+CREATE ROLE regress_fdw_user;
+GRANT USAGE ON FOREIGN SERVER arrow_fdw TO regress_fdw_user;
+GRANT CREATE ON SCHEMA public TO regress_fdw_user;
+SET ROLE regress_fdw_user;
+SELECT try_sql(format('CREATE FOREIGN TABLE e10 (id int) SERVER arrow_fdw OPTIONS (file %L)',
+    current_setting('regress.dir') || '/fdw_src.arrow'));
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM regress_fdw_user;
+REVOKE USAGE ON FOREIGN SERVER arrow_fdw FROM regress_fdw_user;
+DROP ROLE regress_fdw_user;
+
+-- a file truncated after the table was created: a clean error
+\! cp "$PGWARP_TEST_DIR/fdw_src.arrow" "$PGWARP_TEST_DIR/trunc.arrow"
+SELECT format($$CREATE FOREIGN TABLE fdw_trunc (id int, t text) SERVER arrow_fdw OPTIONS (file %L)$$,
+              current_setting('regress.dir') || '/trunc.arrow') \gexec
+SELECT count(*) FROM fdw_trunc;
+\! truncate -s 100000 "$PGWARP_TEST_DIR/trunc.arrow"
+SELECT try_sql('SELECT count(*) FROM fdw_trunc') ~ '^XX001: ' AS truncated_is_corrupt;
+
+DROP SCHEMA imp CASCADE;
+DROP FOREIGN TABLE fdw_t, e8, e9, fdw_trunc;
+DROP TABLE fdw_src;
+DROP FUNCTION explain_lines(text), bytes_read(text), est_rows(text), try_sql(text);
+DROP TYPE regress_pair;
