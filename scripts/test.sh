@@ -42,7 +42,7 @@ REGRESS_TESTS=$(ls test/regress/sql/*.sql 2>/dev/null | xargs -n1 basename 2>/de
 mkdir -p build/regress
 PG_REGRESS="$(dirname "$(pg_config --pgxs)")/../test/regress/pg_regress"
 if [ -n "$REGRESS_TESTS" ]; then
-	"$PG_REGRESS" --use-existing --host="$PGHOST" --port="$PGPORT" --user=postgres \
+	"$PG_REGRESS" --host="$PGHOST" --port="$PGPORT" --user=postgres \
 		--inputdir=test/regress --outputdir=build/regress --dbname=pg_warp_regress \
 		$REGRESS_TESTS | tee build/regress/summary.out
 	p=$(grep -cE '^(ok|test) .*\.\.\. ok|^ok ' build/regress/summary.out || true)
