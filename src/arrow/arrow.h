@@ -603,6 +603,12 @@ int			arrow_builder_append_array(ArrowBuilder *b, const ArrowArray *a,
 
 /* End of one row: flushes a batch when a threshold is reached. */
 int			arrow_writer_end_row(ArrowWriter *w, ArrowError *err);
+/* End of n rows appended column by column (arrow_builder_append_array on
+ * every top-level builder): every column must have exactly n new values.
+ * Flushes when a threshold is reached (the batch may then exceed batch_rows
+ * or the buffer cap by part of these n rows; arrow_writer_append_batch
+ * re-batches exactly). */
+int			arrow_writer_end_rows(ArrowWriter *w, int64_t n, ArrowError *err);
 /* Append rows [start,start+len) of a record batch whose schema matches;
  * flushes at the thresholds (re-batching as needed). */
 int			arrow_writer_append_batch(ArrowWriter *w, const ArrowRecordBatch *rb,

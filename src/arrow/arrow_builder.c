@@ -1599,14 +1599,6 @@ types_compatible(const ArrowField *x, const ArrowField *y)
 	return true;
 }
 
-/* Exported for arrow_write.c's schema check (declared there). */
-bool		arrow_write_types_compatible(const ArrowField *x, const ArrowField *y);
-bool
-arrow_write_types_compatible(const ArrowField *x, const ArrowField *y)
-{
-	return types_compatible(x, y);
-}
-
 /* Validity of a's rows [start, start+len) onto b. */
 static int
 validity_range(ArrowBuilder *b, const ArrowArray *a, int64_t start, int64_t len,

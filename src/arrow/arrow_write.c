@@ -811,7 +811,9 @@ arrow_writer_flush(ArrowWriter *w, ArrowError *err)
 	w->rows_written += w->rows_buffered;
 	w->rows_buffered = 0;
 	w->batches_written++;
-	return 0;
+	/* hand the batch to the kernel: the write buffer only coalesces the
+	 * small pieces of one batch */
+	return out_flush(w, err);
 }
 
 /* Bits a top-level column's fixed-width buffer takes per row (0: none). */
@@ -856,6 +858,23 @@ arrow_writer_end_row(ArrowWriter *w, ArrowError *err)
 		return -1;
 	w->rows_buffered++;
 	if (batch_full(w))
+		return arrow_writer_flush(w, err);
+	return 0;
+}
+
+int
+arrow_writer_end_rows(ArrowWriter *w, int64_t n, ArrowError *err)
+{
+	if (w->failed)
+		return arrow_error(err, ARROW_ERR_INVALID, -1,
+						   "%s: writer failed earlier; abort it", writer_path(w));
+	if (n < 0 || n > INT64_MAX - w->rows_buffered)
+		return arrow_error(err, ARROW_ERR_INVALID, -1, "%s: bad row count %lld",
+						   writer_path(w), (long long) n);
+	if (check_rows_complete(w, w->rows_buffered + n, err) < 0)
+		return -1;
+	w->rows_buffered += n;
+	if (n > 0 && batch_full(w))
 		return arrow_writer_flush(w, err);
 	return 0;
 }
@@ -965,6 +984,41 @@ collect_dict_fields(ArrowField *f, ArrowField **out, int n, int max)
 	return n;
 }
 
+/*
+ * Fill in what callers may leave zero: a dictionary's index type (int32),
+ * Time's bit width (from the unit), Decimal's bit width (128).  Applied to
+ * the writer's copy and to a schema compared against a file's.
+ */
+static void
+normalize_field(ArrowField *f)
+{
+	int			i;
+
+	if (f->has_dict && (f->dict.index_type.id != ARROW_TYPE_INT ||
+						f->dict.index_type.bit_width == 0))
+	{
+		memset(&f->dict.index_type, 0, sizeof(f->dict.index_type));
+		f->dict.index_type.id = ARROW_TYPE_INT;
+		f->dict.index_type.bit_width = 32;
+		f->dict.index_type.is_signed = true;
+	}
+	if (f->type.id == ARROW_TYPE_TIME && f->type.bit_width == 0)
+		f->type.bit_width = f->type.unit <= ARROW_TIME_MILLISECOND ? 32 : 64;
+	if (f->type.id == ARROW_TYPE_DECIMAL && f->type.bit_width == 0)
+		f->type.bit_width = 128;
+	for (i = 0; i < f->n_children; i++)
+		normalize_field(&f->children[i]);
+}
+
+static void
+normalize_schema(ArrowSchema *s)
+{
+	int			i;
+
+	for (i = 0; i < s->n_fields; i++)
+		normalize_field(&s->fields[i]);
+}
+
 static void
 writer_free(ArrowWriter *w)
 {
@@ -1038,7 +1092,9 @@ writer_init(ArrowWriter **wp, const char *path, const ArrowSchema *schema,
 	if (arrow_schema_copy(&w->arena, &w->schema, schema, err) < 0)
 		return -1;
 
-	/* dictionaries: the index type defaults to int32; ids must be unique */
+	normalize_schema(&w->schema);
+
+	/* dictionaries: ids must be unique */
 	n_df = 0;
 	for (i = 0; i < w->schema.n_fields; i++)
 		n_df = collect_dict_fields(&w->schema.fields[i], NULL, n_df, 0);
@@ -1054,15 +1110,6 @@ writer_init(ArrowWriter **wp, const char *path, const ArrowSchema *schema,
 			n_df = collect_dict_fields(&w->schema.fields[i], dfields, n_df, INT32_MAX);
 		for (i = 0; i < n_df; i++)
 		{
-			ArrowType  *it = &dfields[i]->dict.index_type;
-
-			if (it->id != ARROW_TYPE_INT)
-			{
-				memset(it, 0, sizeof(*it));
-				it->id = ARROW_TYPE_INT;
-				it->bit_width = 32;
-				it->is_signed = true;
-			}
 			for (j = 0; j < i; j++)
 				if (dfields[j]->dict.id == dfields[i]->dict.id)
 					dup = true;
@@ -1290,11 +1337,19 @@ arrow_writer_append(ArrowWriter **wp, const char *path,
 					"%s: can only append to the Arrow file format, not a stream", path);
 		goto fail;
 	}
-	if (schema && arrow_schema_diff(schema, &file.schema, diff, sizeof(diff)) != NULL)
+	if (schema)
 	{
-		arrow_error(err, ARROW_ERR_INVALID, -1,
-					"%s: rows to append do not match the file: %s", path, diff);
-		goto fail;
+		ArrowSchema norm;
+
+		if (arrow_schema_copy(&tmp, &norm, schema, err) < 0)
+			goto fail;
+		normalize_schema(&norm);
+		if (arrow_schema_diff(&norm, &file.schema, diff, sizeof(diff)) != NULL)
+		{
+			arrow_error(err, ARROW_ERR_INVALID, -1,
+						"%s: rows to append do not match the file: %s", path, diff);
+			goto fail;
+		}
 	}
 	if (writer_init(&w, path, &file.schema, opts, err) < 0)
 		goto fail;
