@@ -158,7 +158,15 @@ arrow_arena_alloc(ArrowArena *arena, size_t size, ArrowError *err)
 			return ptr;
 		}
 	}
-	c = arena_new_chunk(arena, ARENA_CHUNK_SIZE, err);
+	{
+		/* a small limit shrinks the chunks too (size <= max_alloc here) */
+		size_t		csize = ARENA_CHUNK_SIZE;
+
+		if (arena->allocator->max_alloc != 0 &&
+			csize > arena->allocator->max_alloc)
+			csize = arena->allocator->max_alloc;
+		c = arena_new_chunk(arena, csize, err);
+	}
 	if (c == NULL)
 		return NULL;
 	c->next = arena->chunks;

@@ -1,0 +1,163 @@
+/*
+ * arrow_compress.c — LZ4 frame and Zstandard codecs for Arrow IPC buffer
+ * compression (BodyCompression method BUFFER).
+ *
+ * Decompression must produce exactly the number of bytes the buffer's
+ * length prefix claimed: anything else (short output, trailing data, a frame
+ * that wants to produce more) is reported as CORRUPT.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include <lz4frame.h>
+#include <zstd.h>
+
+#include "arrow.h"
+
+static int
+lz4_decompress(const uint8_t *src, size_t src_len, uint8_t *dst,
+			   size_t dst_len, ArrowError *err)
+{
+	LZ4F_dctx  *dctx;
+	LZ4F_errorCode_t e;
+	size_t		in = 0,
+				out = 0,
+				ret = 1;
+	uint8_t		dummy;
+
+	e = LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION);
+	if (LZ4F_isError(e))
+		return arrow_error(err, ARROW_ERR_NOMEM, -1,
+						   "could not create an LZ4 decompression context: %s",
+						   LZ4F_getErrorName(e));
+	while (in < src_len)
+	{
+		size_t		dsize = dst_len - out;
+		size_t		ssize = src_len - in;
+
+		ret = LZ4F_decompress(dctx, dst_len > 0 ? dst + out : &dummy, &dsize,
+							  src + in, &ssize, NULL);
+		if (LZ4F_isError(ret))
+		{
+			LZ4F_freeDecompressionContext(dctx);
+			return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+							   "LZ4 decompression failed: %s",
+							   LZ4F_getErrorName(ret));
+		}
+		out += dsize;
+		in += ssize;
+		if (ret == 0)
+			break;				/* frame complete */
+		if (dsize == 0 && ssize == 0)
+			break;				/* no progress: output full */
+	}
+	LZ4F_freeDecompressionContext(dctx);
+	if (ret != 0)
+		return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+						   "LZ4 frame is truncated or holds more than the %zu bytes claimed",
+						   dst_len);
+	if (out != dst_len)
+		return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+						   "LZ4 frame holds %zu bytes, %zu were claimed",
+						   out, dst_len);
+	if (in != src_len)
+		return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+						   "%zu bytes of trailing data after the LZ4 frame",
+						   src_len - in);
+	return 0;
+}
+
+static int
+zstd_decompress(const uint8_t *src, size_t src_len, uint8_t *dst,
+				size_t dst_len, ArrowError *err)
+{
+	uint8_t		dummy;
+	size_t		n = ZSTD_decompress(dst_len > 0 ? dst : &dummy, dst_len, src, src_len);
+
+	if (ZSTD_isError(n))
+		return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+						   "ZSTD decompression failed: %s", ZSTD_getErrorName(n));
+	if (n != dst_len)
+		return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+						   "ZSTD data holds %zu bytes, %zu were claimed",
+						   n, dst_len);
+	return 0;
+}
+
+int
+arrow_decompress(ArrowCodec codec, const uint8_t *src, size_t src_len,
+				 uint8_t *dst, size_t dst_len, ArrowError *err)
+{
+	switch (codec)
+	{
+		case ARROW_CODEC_LZ4_FRAME:
+			return lz4_decompress(src, src_len, dst, dst_len, err);
+		case ARROW_CODEC_ZSTD:
+			return zstd_decompress(src, src_len, dst, dst_len, err);
+		case ARROW_CODEC_NONE:
+			if (src_len != dst_len)
+				return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+								   "uncompressed buffer of %zu bytes, %zu expected",
+								   src_len, dst_len);
+			if (dst_len > 0)
+				memcpy(dst, src, dst_len);
+			return 0;
+	}
+	return arrow_error(err, ARROW_ERR_INVALID, -1, "unknown codec %d", (int) codec);
+}
+
+size_t
+arrow_compress_bound(ArrowCodec codec, size_t src_len)
+{
+	switch (codec)
+	{
+		case ARROW_CODEC_LZ4_FRAME:
+			return LZ4F_compressFrameBound(src_len, NULL);
+		case ARROW_CODEC_ZSTD:
+			return ZSTD_compressBound(src_len);
+		default:
+			return src_len;
+	}
+}
+
+int
+arrow_compress(ArrowCodec codec, int level, const uint8_t *src,
+			   size_t src_len, uint8_t *dst, size_t *out_len, ArrowError *err)
+{
+	size_t		n;
+
+	switch (codec)
+	{
+		case ARROW_CODEC_LZ4_FRAME:
+			{
+				LZ4F_preferences_t prefs;
+
+				memset(&prefs, 0, sizeof(prefs));
+				prefs.compressionLevel = level;
+				prefs.frameInfo.contentSize = src_len;
+				n = LZ4F_compressFrame(dst, LZ4F_compressFrameBound(src_len, NULL),
+									   src, src_len, &prefs);
+				if (LZ4F_isError(n))
+					return arrow_error(err, ARROW_ERR_INVALID, -1,
+									   "LZ4 compression failed: %s",
+									   LZ4F_getErrorName(n));
+				*out_len = n;
+				return 0;
+			}
+		case ARROW_CODEC_ZSTD:
+			n = ZSTD_compress(dst, ZSTD_compressBound(src_len), src, src_len,
+							  level);
+			if (ZSTD_isError(n))
+				return arrow_error(err, ARROW_ERR_INVALID, -1,
+								   "ZSTD compression failed: %s",
+								   ZSTD_getErrorName(n));
+			*out_len = n;
+			return 0;
+		case ARROW_CODEC_NONE:
+			if (src_len > 0)
+				memcpy(dst, src, src_len);
+			*out_len = src_len;
+			return 0;
+	}
+	return arrow_error(err, ARROW_ERR_INVALID, -1, "unknown codec %d", (int) codec);
+}
