@@ -100,6 +100,8 @@ wbuf_free(ArrowWriter *w, WBuf *b)
 static inline int
 wbuf_push(ArrowWriter *w, WBuf *b, const void *p, size_t n, ArrowError *err)
 {
+	if (n == 0)
+		return 0;
 	if (b->cap - b->len < n && wbuf_reserve(w, b, n, err) < 0)
 		return -1;
 	memcpy(b->data + b->len, p, n);

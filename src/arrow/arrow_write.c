@@ -19,6 +19,9 @@
  * prefix remains a complete Arrow file until the new footer is in place (and
  * the caller, e.g. the FDW, publishes the new length).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE				/* pwrite, ftruncate, O_CLOEXEC even under -std=c11 */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
