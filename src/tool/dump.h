@@ -38,6 +38,7 @@ typedef struct PgNode
 {
 	PgKind		kind;
 	Oid			oid;			/* as declared (a domain stays a domain) */
+	Oid			base_oid;		/* after domains */
 	int32_t		typmod;
 	char	   *pg_type;		/* format_type(oid, typmod) */
 	char	   *name;			/* attribute name (composites) or "item" */

@@ -44,6 +44,7 @@
 #define NUMERICOID		1700
 #define UUIDOID			2950
 #define JSONBOID		3802
+#define INETOID			869
 
 typedef struct TypeInfo
 {
@@ -393,6 +394,7 @@ build_node(PgNode *n, Oid oid, int32_t typmod, const char *name, int depth)
 	}
 	if (t == NULL || !t->found || depth > MAX_TYPE_DEPTH)
 		return;
+	n->base_oid = t->oid;
 
 	switch (t->oid)
 	{
@@ -682,7 +684,8 @@ format_types(PGconn *conn, DumpSchema *ds)
 	params[1] = mods.s;
 	res = PQexecParams(conn,
 					   "SELECT pg_catalog.format_type(u.o, u.m) "
-					   "FROM pg_catalog.unnest($1::pg_catalog.oid[], $2::pg_catalog.int4[]) "
+					   "FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.oid[]), "
+					   "pg_catalog.unnest($2::pg_catalog.int4[])) "
 					   "WITH ORDINALITY AS u(o, m, i) ORDER BY u.i",
 					   2, NULL, params, NULL, NULL, 0);
 	free(oids.s);
@@ -789,8 +792,15 @@ dump_copy_query(const char *query, const DumpSchema *ds)
 	str_add(&b, "SELECT ");
 	for (int i = 0; i < ds->n_columns; i++)
 	{
-		str_addf_int(&b, i ? ", q.c%lld" : "q.c%lld", i + 1);
-		if (ds->columns[i].as_text)
+		if (i > 0)
+			str_add(&b, ", ");
+		/* inet's text cast adds the netmask; abbrev() is its output form */
+		if (ds->columns[i].as_text && ds->columns[i].node.base_oid == INETOID)
+			str_add(&b, "pg_catalog.abbrev(");
+		str_addf_int(&b, "q.c%lld", i + 1);
+		if (ds->columns[i].as_text && ds->columns[i].node.base_oid == INETOID)
+			str_add(&b, ")");
+		else if (ds->columns[i].as_text)
 			str_add(&b, "::pg_catalog.text");
 	}
 	str_add(&b, " FROM (");
