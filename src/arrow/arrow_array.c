@@ -166,8 +166,9 @@ compressed_buffer(LoadCtx *lc, int idx, const ArrowBufferRef *ref,
 	const ArrowAllocator *al = lc->arena->allocator;
 	uint8_t		hdr[8];
 	int64_t		ulen,
-				bound,
+				out_len,
 				clen;
+	bool		prefix_only;
 	uint8_t    *dst;
 	const uint8_t *in;
 	void	   *tmp = NULL;
@@ -197,13 +198,21 @@ compressed_buffer(LoadCtx *lc, int idx, const ArrowBufferRef *ref,
 		return plain_buffer(lc, ref->offset + 8, clen, need, ptr, avail);
 	}
 
-	/* writers size buffers to the data (at most padded to 64 bytes) */
-	bound = need + 128;
-	if (ulen < need || ulen > bound)
+	/*
+	 * A buffer may hold more than the array uses (writers store the whole
+	 * buffer of a sliced array); beyond padding, only the used prefix is
+	 * decompressed, so the claim never sizes an allocation by itself.
+	 */
+	if (ulen < need)
 		return lc_corrupt(lc, ref->offset,
 						  "compressed buffer %d (offset %" PRId64 ", length %" PRId64 ") claims %" PRId64 " uncompressed bytes, the array needs %" PRId64,
 						  idx, ref->offset, ref->length, ulen, need);
-	dst = arrow_arena_alloc(lc->arena, (size_t) ulen, lc->err);
+	prefix_only = ulen > need + 64;
+	if (prefix_only)
+		out_len = need;
+	else
+		out_len = ulen;
+	dst = arrow_arena_alloc(lc->arena, (size_t) out_len, lc->err);
 	if (dst == NULL)
 		return -1;
 	if (src->map)
@@ -233,8 +242,12 @@ compressed_buffer(LoadCtx *lc, int idx, const ArrowBufferRef *ref,
 		}
 		in = tmp;
 	}
-	rc = arrow_decompress(lc->meta->codec, in, (size_t) clen, dst, (size_t) ulen,
-						  lc->err);
+	if (prefix_only)
+		rc = arrow_decompress_prefix(lc->meta->codec, in, (size_t) clen, dst,
+									 (size_t) out_len, (uint64_t) ulen, lc->err);
+	else
+		rc = arrow_decompress(lc->meta->codec, in, (size_t) clen, dst,
+							  (size_t) out_len, lc->err);
 	if (tmp)
 		al->free(al->ctx, tmp);
 	if (rc < 0)
@@ -251,7 +264,7 @@ compressed_buffer(LoadCtx *lc, int idx, const ArrowBufferRef *ref,
 		return -1;
 	}
 	*ptr = dst;
-	*avail = ulen;
+	*avail = out_len;
 	return 0;
 }
 

@@ -12,7 +12,7 @@
 #include <lz4frame.h>
 #include <zstd.h>
 
-#include "arrow.h"
+#include "arrow_read_internal.h"
 
 static int
 lz4_decompress(const uint8_t *src, size_t src_len, uint8_t *dst,
@@ -82,6 +82,145 @@ zstd_decompress(const uint8_t *src, size_t src_len, uint8_t *dst,
 						   "ZSTD data holds %zu bytes, %zu were claimed",
 						   n, dst_len);
 	return 0;
+}
+
+/*
+ * Prefix decompression: the first dst_len bytes of a buffer whose claimed
+ * uncompressed size (claimed) is larger.  Writers (pyarrow among them) store
+ * the whole underlying buffer of a sliced array, so a buffer may hold more
+ * than the array uses; decompressing only what is used bounds the memory by
+ * the array's needs, whatever the length prefix says.  A frame that declares
+ * its content size must agree with the claim.
+ */
+static int
+lz4_decompress_prefix(const uint8_t *src, size_t src_len, uint8_t *dst,
+					  size_t dst_len, uint64_t claimed, ArrowError *err)
+{
+	LZ4F_dctx  *dctx;
+	LZ4F_errorCode_t e;
+	LZ4F_frameInfo_t info;
+	size_t		in = 0,
+				out = 0,
+				n;
+	uint8_t		dummy;
+
+	e = LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION);
+	if (LZ4F_isError(e))
+		return arrow_error(err, ARROW_ERR_NOMEM, -1,
+						   "could not create an LZ4 decompression context: %s",
+						   LZ4F_getErrorName(e));
+	n = src_len;
+	memset(&info, 0, sizeof(info));
+	e = LZ4F_getFrameInfo(dctx, &info, src, &n);
+	if (LZ4F_isError(e))
+	{
+		LZ4F_freeDecompressionContext(dctx);
+		return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+						   "bad LZ4 frame header: %s", LZ4F_getErrorName(e));
+	}
+	in = n;
+	if (info.contentSize != 0 && info.contentSize != claimed)
+	{
+		LZ4F_freeDecompressionContext(dctx);
+		return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+						   "LZ4 frame holds %llu bytes, %llu were claimed",
+						   (unsigned long long) info.contentSize,
+						   (unsigned long long) claimed);
+	}
+	while (out < dst_len && in < src_len)
+	{
+		size_t		dsize = dst_len - out;
+		size_t		ssize = src_len - in;
+		size_t		ret;
+
+		ret = LZ4F_decompress(dctx, dst_len > 0 ? dst + out : &dummy, &dsize,
+							  src + in, &ssize, NULL);
+		if (LZ4F_isError(ret))
+		{
+			LZ4F_freeDecompressionContext(dctx);
+			return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+							   "LZ4 decompression failed: %s",
+							   LZ4F_getErrorName(ret));
+		}
+		out += dsize;
+		in += ssize;
+		if (ret == 0 || (dsize == 0 && ssize == 0))
+			break;
+	}
+	LZ4F_freeDecompressionContext(dctx);
+	if (out != dst_len)
+		return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+						   "LZ4 frame holds fewer than the %zu bytes needed",
+						   dst_len);
+	return 0;
+}
+
+static int
+zstd_decompress_prefix(const uint8_t *src, size_t src_len, uint8_t *dst,
+					   size_t dst_len, uint64_t claimed, ArrowError *err)
+{
+	ZSTD_DStream *ds;
+	ZSTD_inBuffer in;
+	ZSTD_outBuffer out;
+	unsigned long long csize = ZSTD_getFrameContentSize(src, src_len);
+	size_t		fsize = ZSTD_findFrameCompressedSize(src, src_len);
+	int			rc = 0;
+
+	/* a single frame that states its size must state the claimed one */
+	if (!ZSTD_isError(fsize) && fsize == src_len &&
+		csize != ZSTD_CONTENTSIZE_UNKNOWN && csize != ZSTD_CONTENTSIZE_ERROR &&
+		csize != claimed)
+		return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+						   "ZSTD frame holds %llu bytes, %llu were claimed",
+						   csize, (unsigned long long) claimed);
+	ds = ZSTD_createDStream();
+	if (ds == NULL)
+		return arrow_error(err, ARROW_ERR_NOMEM, -1,
+						   "could not create a ZSTD decompression context");
+	in.src = src;
+	in.size = src_len;
+	in.pos = 0;
+	out.dst = dst;
+	out.size = dst_len;
+	out.pos = 0;
+	while (out.pos < out.size)
+	{
+		size_t		before_in = in.pos,
+					before_out = out.pos;
+		size_t		r = ZSTD_decompressStream(ds, &out, &in);
+
+		if (ZSTD_isError(r))
+		{
+			rc = arrow_error(err, ARROW_ERR_CORRUPT, -1,
+							 "ZSTD decompression failed: %s", ZSTD_getErrorName(r));
+			break;
+		}
+		if (in.pos == before_in && out.pos == before_out)
+			break;				/* input exhausted */
+	}
+	ZSTD_freeDStream(ds);
+	if (rc == 0 && out.pos != dst_len)
+		rc = arrow_error(err, ARROW_ERR_CORRUPT, -1,
+						 "ZSTD data holds fewer than the %zu bytes needed",
+						 dst_len);
+	return rc;
+}
+
+int
+arrow_decompress_prefix(ArrowCodec codec, const uint8_t *src, size_t src_len,
+						uint8_t *dst, size_t dst_len, uint64_t claimed,
+						ArrowError *err)
+{
+	switch (codec)
+	{
+		case ARROW_CODEC_LZ4_FRAME:
+			return lz4_decompress_prefix(src, src_len, dst, dst_len, claimed, err);
+		case ARROW_CODEC_ZSTD:
+			return zstd_decompress_prefix(src, src_len, dst, dst_len, claimed, err);
+		default:
+			return arrow_decompress(codec, src, dst_len <= src_len ? dst_len : src_len,
+									dst, dst_len, err);
+	}
 }
 
 int

@@ -45,6 +45,14 @@ int			arrow_read_message_meta(ArrowFile *file, const ArrowBlock *blk,
 									ArrowArena *arena, ArrowBatchMeta *meta,
 									const char *label, ArrowError *err);
 
+/*
+ * Decompress the first dst_len bytes of a compressed buffer whose claimed
+ * uncompressed size `claimed` exceeds dst_len (see arrow_compress.c).
+ */
+int			arrow_decompress_prefix(ArrowCodec codec, const uint8_t *src,
+									size_t src_len, uint8_t *dst, size_t dst_len,
+									uint64_t claimed, ArrowError *err);
+
 /* Prefix err->msg with "name: " (for errors from name-less helpers). */
 void		arrow_error_prefix(ArrowError *err, const char *name);
 

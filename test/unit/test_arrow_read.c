@@ -325,6 +325,61 @@ TEST(test_types_compressed)
 	check_types_fixture("types_zstd.arrow", SRC_MAPPED, ARROW_FORMAT_FILE);
 }
 
+/* Batches that are slices of a bigger one, compressed (prefix decoding). */
+TEST(test_sliced_compressed)
+{
+	static const char *const names[] = {"sliced_lz4.arrow", "sliced_zstd.arrow"};
+	int			k;
+
+	for (k = 0; k < 4; k++)
+	{
+		Opened		o;
+		ArrowError	err;
+		ArrowArena	arena;
+		ArrowRecordBatch rb;
+		int			b;
+
+		CHECK_MSG(open_fixture(&o, names[k / 2], k & 1 ? SRC_MAPPED : SRC_UNMAPPED,
+							   &err) == 0, err.msg);
+		if (unit_current_failed)
+			return;
+		CHECK(o.file.n_batches == 2);
+		for (b = 0; b < 2; b++)
+		{
+			int64_t		first = b == 0 ? 7 : 290,
+						i;
+			const ArrowArray *ia,
+					   *sa,
+					   *la;
+
+			arrow_arena_init(&arena, NULL);
+			CHECK_MSG(arrow_load_batch(&o.file, b, &arena, &rb, &err) == 0, err.msg);
+			if (unit_current_failed)
+				return;
+			CHECK(rb.length == (b == 0 ? 100 : 10));
+			ia = &rb.columns[0];
+			sa = &rb.columns[1];
+			la = &rb.columns[2];
+			for (i = 0; i < rb.length; i++)
+			{
+				int64_t		v = first + i;
+				char		s[32];
+				int64_t		lo;
+
+				snprintf(s, sizeof(s), "%" PRId64, v);
+				CHECK(v % 5 == 0 ? arrow_is_null(ia, i) : arrow_get_int(ia, i) == v);
+				CHECK(bytes_eq(sa, i, s));
+				lo = arrow_offset_at(la, i);
+				CHECK(arrow_offset_at(la, i + 1) == lo + 2);
+				CHECK(arrow_get_int(&la->children[0], lo) == v &&
+					  arrow_get_int(&la->children[0], lo + 1) == v + 1);
+			}
+			arrow_arena_free_all(&arena);
+		}
+		close_fixture(&o);
+	}
+}
+
 TEST(test_schema_strings)
 {
 	Opened		o;
@@ -781,8 +836,12 @@ TEST(test_damaged_buffers)
 		memcpy(&saved, zb + off, 8);
 		memcpy(zb + off, &huge, 8);
 		CHECK(try_read(zb, zlen, true, false, &err) == -1);
-		CHECK_MSG(err.code == ARROW_ERR_CORRUPT && strstr(err.msg, "uncompressed"), err.msg);
+		CHECK_MSG(err.code == ARROW_ERR_CORRUPT && strstr(err.msg, "claimed"), err.msg);
 		huge = saved - 1;
+		memcpy(zb + off, &huge, 8);
+		CHECK(try_read(zb, zlen, false, false, &err) == -1);
+		CHECK_MSG(err.code == ARROW_ERR_CORRUPT && strstr(err.msg, "uncompressed"), err.msg);
+		huge = -2;
 		memcpy(zb + off, &huge, 8);
 		CHECK(try_read(zb, zlen, false, false, &err) == -1);
 		CHECK_MSG(err.code == ARROW_ERR_CORRUPT, err.msg);
@@ -948,6 +1007,7 @@ main(void)
 	RUN(test_types_file);
 	RUN(test_types_stream);
 	RUN(test_types_compressed);
+	RUN(test_sliced_compressed);
 	RUN(test_schema_strings);
 	RUN(test_dictionary_delta);
 	RUN(test_stats);
