@@ -299,8 +299,8 @@ cmd_cat(int argc, char **argv)
 		int			n = in.file.n_batches;
 
 		pgw_close_input(&in);
-		return pgw_error("%s: no batch %lld (the file has %d)", path,
-						 (long long) only_batch, n);
+		return pgw_error("%s: no batch %lld (the file has %d batch%s)", path,
+						 (long long) only_batch, n, n == 1 ? "" : "es");
 	}
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 

@@ -670,7 +670,7 @@ cmd_dump(int argc, char **argv)
 			goto done_arena;
 		}
 		pgw_cleanup_set_unlink(temp);
-		if (arrow_writer_create(&w, temp, &schema, false, &wopts, &cx.err) != 0)
+		if (arrow_writer_create(&w, outpath, &schema, true, &wopts, &cx.err) != 0)
 		{
 			w = NULL;
 			pgw_cleanup_clear();
@@ -845,30 +845,22 @@ cmd_dump(int argc, char **argv)
 	res = PQexec(conn, "COMMIT");
 	PQclear(res);
 
-	if (arrow_writer_close(w, &cx.err) != 0)
+	/* close: on failure it removes the temporary file / cuts the append */
+	pgw_block_signals(true);
+	rc = arrow_writer_close(w, &cx.err);
+	w = NULL;
+	pgw_cleanup_clear();
+	pgw_block_signals(false);
+	if (rc != 0)
 	{
-		w = NULL;
-		if (temp)
-			unlink(temp);
-		else
-			(void) truncate(outpath, old_length);
-		pgw_cleanup_clear();
-		pgw_error("%s", cx.err.msg);
+		rc = pgw_error("%s", cx.err.msg);
 		goto done_arena;
 	}
-	w = NULL;
 	{
 		struct stat st;
 
-		progress_report(&pr, stat(temp ? temp : outpath, &st) == 0 ? st.st_size : 0,
-						rows, true);
+		progress_report(&pr, stat(outpath, &st) == 0 ? st.st_size : 0, rows, true);
 	}
-	if (temp && pgw_commit_temp(temp, outpath) != 0)
-	{
-		pgw_cleanup_clear();
-		goto done_arena;
-	}
-	pgw_cleanup_clear();
 	rc = 0;
 	goto done_arena;
 

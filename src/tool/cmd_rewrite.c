@@ -5,7 +5,7 @@
  * Reads IN with our reader and writes OUT with our writer, re-batching into
  * large record batches and adding min/max statistics: the fix for files with
  * small batches from other writers.  A new OUT is written under a temporary
- * name and renamed when complete; with --append the batches are appended to
+ * name and renamed when complete (replacing an existing OUT); with --append the batches are appended to
  * an existing OUT (schemas must match) and an error cuts it back.
  */
 #include <errno.h>
@@ -149,7 +149,7 @@ cmd_rewrite(int argc, char **argv)
 			goto fail;
 		}
 		pgw_cleanup_set_unlink(temp);
-		if (arrow_writer_create(&w, temp, &schema, false, &wopts, &err) != 0)
+		if (arrow_writer_create(&w, outpath, &schema, true, &wopts, &err) != 0)
 		{
 			pgw_cleanup_clear();
 			goto fail;
@@ -170,25 +170,17 @@ cmd_rewrite(int argc, char **argv)
 		/* the writer copies what it needs before returning */
 		arrow_arena_free_all(&batch_arena);
 	}
+	/* close: on failure it removes the temporary file / cuts the append */
+	pgw_block_signals(true);
 	if (arrow_writer_close(w, &err) != 0)
 	{
 		w = NULL;
-		if (temp)
-			unlink(temp);
-		else
-			(void) truncate(outpath, old_length);
+		pgw_block_signals(false);
 		goto fail;
 	}
 	w = NULL;
-	if (temp && pgw_commit_temp(temp, outpath) != 0)
-	{
-		pgw_cleanup_clear();
-		free(temp);
-		arrow_arena_free_all(&arena);
-		pgw_close_input(&in);
-		return 1;
-	}
 	pgw_cleanup_clear();
+	pgw_block_signals(false);
 	free(temp);
 	arrow_arena_free_all(&arena);
 	pgw_close_input(&in);

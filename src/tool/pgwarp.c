@@ -265,19 +265,16 @@ static char cleanup_path[PATH_MAX];
 static volatile sig_atomic_t cleanup_mode = CLEANUP_NONE;
 static int64_t cleanup_length;
 
+/* The writer's temporary file in create mode (see arrow_write.c). */
 char *
 pgw_temp_path(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	size_t		dirlen = slash ? (size_t) (slash - path + 1) : 0;
-	const char *base = path + dirlen;
-	size_t		len = strlen(path) + 64;
+	size_t		len = strlen(path) + 32;
 	char	   *t = malloc(len);
 
 	if (t == NULL)
 		return NULL;
-	snprintf(t, len, "%.*s.%s.pgwarp-tmp-%ld", (int) dirlen, path, base,
-			 (long) getpid());
+	snprintf(t, len, "%s.tmp.%ld", path, (long) getpid());
 	return t;
 }
 
@@ -317,6 +314,18 @@ cleanup_signal_handler(int sig)
 }
 
 void
+pgw_block_signals(bool block)
+{
+	sigset_t	set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
+void
 pgw_install_signal_cleanup(void)
 {
 	struct sigaction sa;
@@ -328,43 +337,6 @@ pgw_install_signal_cleanup(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-}
-
-int
-pgw_commit_temp(const char *temp, const char *path)
-{
-	char	   *dir;
-	char	   *slash;
-	int			fd;
-
-	if (rename(temp, path) != 0)
-	{
-		int			e = errno;
-
-		unlink(temp);
-		pgw_error("could not rename \"%s\" to \"%s\": %s", temp, path,
-				  strerror(e));
-		return -1;
-	}
-	dir = strdup(path);
-	if (dir)
-	{
-		slash = strrchr(dir, '/');
-		if (slash == NULL)
-			strcpy(dir, ".");
-		else if (slash == dir)
-			dir[1] = '\0';
-		else
-			*slash = '\0';
-		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd >= 0)
-		{
-			(void) fsync(fd);
-			close(fd);
-		}
-		free(dir);
-	}
-	return 0;
 }
 
 /* ---------------------------------------------------------------- JSON */

@@ -56,18 +56,18 @@ int			pgw_open_input(PgwInput *in, const char *path, bool recover_tail);
 void		pgw_close_input(PgwInput *in);
 
 /*
- * Output file protocol: a new file is written under a temporary name in the
- * same directory and renamed over the output name only when complete.  On
- * SIGINT/SIGTERM/SIGHUP the temporary file is removed (or an appended file
- * cut back to its old length) before exiting.
+ * Output files: the writer writes a new file under a temporary name
+ * (pgw_temp_path) and renames it over the output name at close; on errors
+ * arrow_writer_abort removes it, or cuts an appended file back.  On
+ * SIGINT/SIGTERM/SIGHUP the handler does the same before exiting.
  */
 char	   *pgw_temp_path(const char *path);
 void		pgw_cleanup_set_unlink(const char *path);
 void		pgw_cleanup_set_truncate(const char *path, int64_t length);
 void		pgw_cleanup_clear(void);
 void		pgw_install_signal_cleanup(void);
-/* rename temp over path and fsync the directory; 0 or -1 (message printed) */
-int			pgw_commit_temp(const char *temp, const char *path);
+/* hold off those signals around arrow_writer_close + pgw_cleanup_clear */
+void		pgw_block_signals(bool block);
 
 /* JSON output helpers */
 void		pgw_json_string(FILE *f, const char *s, size_t len);
