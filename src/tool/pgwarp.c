@@ -104,9 +104,23 @@ pgw_error(const char *fmt,...)
 	n = strlen(buf);
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
 		buf[--n] = '\0';
-	for (size_t i = 0; i < n; i++)
-		if (buf[i] == '\n')
-			buf[i] = ' ';
+	{
+		size_t		j = 0;
+
+		for (size_t i = 0; i < n; i++)
+		{
+			if (buf[i] == '\n' || buf[i] == '\r')
+			{
+				buf[j++] = ' ';
+				while (i + 1 < n && (buf[i + 1] == ' ' || buf[i + 1] == '\t' ||
+									 buf[i + 1] == '\n'))
+					i++;
+			}
+			else
+				buf[j++] = buf[i];
+		}
+		buf[j] = '\0';
+	}
 	fflush(stdout);
 	fprintf(stderr, "pgwarp: %s\n", buf);
 	return 1;
