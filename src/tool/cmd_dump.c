@@ -56,7 +56,10 @@ static const char *dump_usage =
 "fixed_size_binary(16), date, time(us), timestamp(us), timestamptz as\n"
 "timestamp(us, UTC), interval as month_day_nano, one-dimensional arrays as\n"
 "lists, composites as structs, domains as their base type; other types are\n"
-"cast to text by the server.  Every field records metadata pg_type.\n";
+"cast to text by the server.  Every field records metadata pg_type.\n"
+"Unconstrained numeric columns cost one extra pass of the query (to find the\n"
+"largest scale).  NaN/Infinity numerics, infinite dates and timestamps and\n"
+"multi-dimensional arrays are errors naming the column and row.\n";
 
 /* ------------------------------------------------------------ decoding */
 
