@@ -221,6 +221,10 @@ typedef struct ArrowField
 	 * FixedSizeList 1; Bool, Int, Float, Decimal, Date, Time, Timestamp,
 	 * Interval, Duration, FixedSizeBinary, and every dictionary-encoded field
 	 * 2; Utf8, Binary and their Large variants 3; List, LargeList, Map 2.
+	 * A dictionary-encoded field counts 1 node and 2 buffers (validity,
+	 * indices) in record batches; its children describe the dictionary's
+	 * values and carry positions within a dictionary batch, whose single
+	 * column is the value field at node 0, buffer 0.
 	 */
 	int			node_index;
 	int			buffer_index;
@@ -489,7 +493,11 @@ int64_t		arrow_get_dict_index(const ArrowArray *a, int64_t i);
 /* Pointer and length of Utf8/Binary/FixedSizeBinary/Decimal value bytes */
 const uint8_t *arrow_get_bytes(const ArrowArray *a, int64_t i, int64_t *len);
 
-/* A view of rows [start, start+len) of an array (shares buffers). */
+/* A view of rows [start, start+len) of an array (shares buffers; its
+ * null_count is recounted).  Children are not sliced: as in Arrow, row i of
+ * a sliced Struct is row offset+i of its children, and a sliced
+ * FixedSizeList's row i starts at child row (offset+i)*size; List offsets
+ * are read at offset+i and point into the child directly. */
 void		arrow_array_slice(const ArrowArray *src, int64_t start, int64_t len,
 							  ArrowArray *dst);
 

@@ -921,7 +921,20 @@ arrow_load_column(ArrowFile *file, int batch, const ArrowBatchMeta *meta,
 		meta->nodes[f->node_index].length != meta->length)
 		return lc_corrupt(&lc, -1, "column \"%s\" has %" PRId64 " rows, the batch %" PRId64,
 						  f->name, meta->nodes[f->node_index].length, meta->length);
-	return load_field(&lc, f, 1, out);
+	if (load_field(&lc, f, 1, out) < 0)
+	{
+		/* allocation and codec errors do not know where they happened */
+		if (err && strstr(err->msg, lc.name) == NULL)
+		{
+			char		where[512];
+
+			snprintf(where, sizeof(where), "%.200s: %.96s: column \"%.60s\"",
+					 lc.name, lc.label, f->name);
+			arrow_error_prefix(err, where);
+		}
+		return -1;
+	}
+	return 0;
 }
 
 int

@@ -80,6 +80,18 @@ arrow_error_prefix(ArrowError *err, const char *name)
 	err->msg[nlen + 2 + mlen] = '\0';
 }
 
+/*
+ * Errors from helpers that do not know the source (allocation failures,
+ * codecs) get its name at the public entry points.
+ */
+int
+arrow_error_named(ArrowError *err, const char *name)
+{
+	if (err != NULL && name != NULL && strstr(err->msg, name) == NULL)
+		arrow_error_prefix(err, name);
+	return -1;
+}
+
 /* ---------------------------------------------------------------- sources */
 
 static int
@@ -460,10 +472,12 @@ arrow_read_batch_meta(ArrowFile *file, int batch, ArrowArena *arena,
 						   "%s: record batch %d does not exist (the file has %d)",
 						   src_name(&file->src), batch, file->n_batches);
 	snprintf(label, sizeof(label), "record batch %d", batch);
-	return arrow_read_message_meta(file, &file->batches[batch],
-								   ARROW_MSG_RECORD_BATCH,
-								   file->schema.n_nodes, file->schema.n_buffers,
-								   arena, meta, label, err);
+	if (arrow_read_message_meta(file, &file->batches[batch],
+								ARROW_MSG_RECORD_BATCH,
+								file->schema.n_nodes, file->schema.n_buffers,
+								arena, meta, label, err) < 0)
+		return arrow_error_named(err, src_name(&file->src));
+	return 0;
 }
 
 /* ------------------------------------------------------------ file format */
@@ -922,12 +936,10 @@ arrow_open(ArrowFile *file, const ArrowSource *src,
 		rc = open_stream_format(file, err);
 	}
 	if (rc == 0 && arrow_schema_layout(&file->schema, err) < 0)
-	{
-		arrow_error_prefix(err, file->src.name);
 		rc = -1;
-	}
 	if (rc < 0)
 	{
+		arrow_error_named(err, file->src.name);
 		arrow_arena_free_all(&file->arena);
 		memset(file, 0, sizeof(*file));
 		return -1;

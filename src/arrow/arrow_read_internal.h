@@ -55,5 +55,8 @@ int			arrow_decompress_prefix(ArrowCodec codec, const uint8_t *src,
 
 /* Prefix err->msg with "name: " (for errors from name-less helpers). */
 void		arrow_error_prefix(ArrowError *err, const char *name);
+/* Prefix err->msg with "name: " unless it names the source already;
+ * returns -1. */
+int			arrow_error_named(ArrowError *err, const char *name);
 
 #endif							/* PGWARP_ARROW_READ_INTERNAL_H */
