@@ -201,25 +201,20 @@ compressed_buffer(LoadCtx *lc, int idx, const ArrowBufferRef *ref,
 	/*
 	 * A buffer may hold more than the array uses (writers store the whole
 	 * buffer of a sliced array); beyond padding, only the used prefix is
-	 * decompressed, so the claim never sizes an allocation by itself.
+	 * decompressed.
 	 */
 	if (ulen < need)
 		return lc_corrupt(lc, ref->offset,
 						  "compressed buffer %d (offset %" PRId64 ", length %" PRId64 ") claims %" PRId64 " uncompressed bytes, the array needs %" PRId64,
 						  idx, ref->offset, ref->length, ulen, need);
 	prefix_only = ulen > need + 64;
-	if (prefix_only)
-		out_len = need;
-	else
-		out_len = ulen;
-	dst = arrow_arena_alloc(lc->arena, (size_t) out_len, lc->err);
-	if (dst == NULL)
-		return -1;
+	out_len = prefix_only ? need : ulen;
+
+	/* the compressed bytes: in place, or read into transient memory */
 	if (src->map)
 		in = src->map + ref->offset + 8;
 	else
 	{
-		/* compressed input is transient: allocate outside the arena */
 		if (al->max_alloc != 0 && (uint64_t) clen > al->max_alloc)
 			return arrow_error(lc->err, ARROW_ERR_NOMEM, ref->offset,
 							   "%s: %s: compressed buffer %d of %" PRId64 " bytes exceeds the allocation limit",
@@ -242,12 +237,31 @@ compressed_buffer(LoadCtx *lc, int idx, const ArrowBufferRef *ref,
 		}
 		in = tmp;
 	}
-	if (prefix_only)
-		rc = arrow_decompress_prefix(lc->meta->codec, in, (size_t) clen, dst,
-									 (size_t) out_len, (uint64_t) ulen, lc->err);
-	else
-		rc = arrow_decompress(lc->meta->codec, in, (size_t) clen, dst,
-							  (size_t) out_len, lc->err);
+
+	/*
+	 * Before allocating for the claim, check it against what the compressed
+	 * bytes can possibly hold (and what their frame header says).
+	 */
+	dst = NULL;
+	rc = arrow_check_claim(lc->meta->codec, in, (size_t) clen, (uint64_t) ulen,
+						   lc->err);
+	if (rc == 0)
+	{
+		dst = arrow_arena_alloc(lc->arena, (size_t) out_len, lc->err);
+		if (dst == NULL)
+		{
+			if (tmp)
+				al->free(al->ctx, tmp);
+			return -1;
+		}
+		if (prefix_only)
+			rc = arrow_decompress_prefix(lc->meta->codec, in, (size_t) clen, dst,
+										 (size_t) out_len, (uint64_t) ulen,
+										 lc->err);
+		else
+			rc = arrow_decompress(lc->meta->codec, in, (size_t) clen, dst,
+								  (size_t) out_len, lc->err);
+	}
 	if (tmp)
 		al->free(al->ctx, tmp);
 	if (rc < 0)

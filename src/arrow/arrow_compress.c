@@ -206,6 +206,69 @@ zstd_decompress_prefix(const uint8_t *src, size_t src_len, uint8_t *dst,
 	return rc;
 }
 
+/*
+ * Largest expansion of one compressed byte: a Zstandard RLE block turns 4
+ * bytes into up to 128 KB (32768x); LZ4 sequences grow by at most 255 bytes
+ * per byte of match length.  Rounded up generously: this only stops claims
+ * no data could back, before anything is allocated for them.
+ */
+#define ZSTD_MAX_RATIO	65536
+#define LZ4_MAX_RATIO	1024
+#define CLAIM_SLACK		(1 << 20)
+
+int
+arrow_check_claim(ArrowCodec codec, const uint8_t *src, size_t src_len,
+				  uint64_t claimed, ArrowError *err)
+{
+	uint64_t	ratio = codec == ARROW_CODEC_ZSTD ? ZSTD_MAX_RATIO : LZ4_MAX_RATIO;
+
+	if (codec == ARROW_CODEC_NONE)
+		return claimed == src_len ? 0 :
+			arrow_error(err, ARROW_ERR_CORRUPT, -1,
+						"%zu stored bytes, %llu claimed", src_len,
+						(unsigned long long) claimed);
+	if (src_len < (UINT64_MAX - CLAIM_SLACK) / ratio &&
+		claimed > (uint64_t) src_len * ratio + CLAIM_SLACK)
+		return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+						   "%zu compressed bytes cannot hold the %llu bytes claimed",
+						   src_len, (unsigned long long) claimed);
+	if (codec == ARROW_CODEC_ZSTD)
+	{
+		unsigned long long csize = ZSTD_getFrameContentSize(src, src_len);
+		size_t		fsize = ZSTD_findFrameCompressedSize(src, src_len);
+
+		if (!ZSTD_isError(fsize) && fsize == src_len &&
+			csize != ZSTD_CONTENTSIZE_UNKNOWN && csize != ZSTD_CONTENTSIZE_ERROR &&
+			csize != claimed)
+			return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+							   "ZSTD frame holds %llu bytes, %llu were claimed",
+							   csize, (unsigned long long) claimed);
+	}
+	else if (codec == ARROW_CODEC_LZ4_FRAME)
+	{
+		LZ4F_dctx  *dctx;
+		LZ4F_frameInfo_t info;
+		size_t		n = src_len;
+		LZ4F_errorCode_t e;
+
+		if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)))
+			return arrow_error(err, ARROW_ERR_NOMEM, -1,
+							   "could not create an LZ4 decompression context");
+		memset(&info, 0, sizeof(info));
+		e = LZ4F_getFrameInfo(dctx, &info, src, &n);
+		LZ4F_freeDecompressionContext(dctx);
+		if (LZ4F_isError(e))
+			return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+							   "bad LZ4 frame header: %s", LZ4F_getErrorName(e));
+		if (info.contentSize != 0 && info.contentSize != claimed)
+			return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+							   "LZ4 frame holds %llu bytes, %llu were claimed",
+							   (unsigned long long) info.contentSize,
+							   (unsigned long long) claimed);
+	}
+	return 0;
+}
+
 int
 arrow_decompress_prefix(ArrowCodec codec, const uint8_t *src, size_t src_len,
 						uint8_t *dst, size_t dst_len, uint64_t claimed,

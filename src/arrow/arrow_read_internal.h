@@ -53,6 +53,14 @@ int			arrow_decompress_prefix(ArrowCodec codec, const uint8_t *src,
 									size_t src_len, uint8_t *dst, size_t dst_len,
 									uint64_t claimed, ArrowError *err);
 
+/*
+ * Is `claimed` a plausible uncompressed size for these compressed bytes?
+ * CORRUPT if it exceeds what the codec can expand them to, or contradicts
+ * the content size the frame header declares.
+ */
+int			arrow_check_claim(ArrowCodec codec, const uint8_t *src,
+							  size_t src_len, uint64_t claimed, ArrowError *err);
+
 /* Prefix err->msg with "name: " (for errors from name-less helpers). */
 void		arrow_error_prefix(ArrowError *err, const char *name);
 /* Prefix err->msg with "name: " unless it names the source already;
