@@ -24,19 +24,19 @@ SELECT i, i % 3 = 0, (i % 30000)::int2, (i::int8 * 1000003) << 20, i / 3.0, i / 
 FROM generate_series(1, 20000) i;
 INSERT INTO fdw_src (id) VALUES (0);   -- NULL in every other column
 INSERT INTO fdw_src VALUES (-1, false, -32768, -9223372036854775808, 'NaN', '-Infinity',
-    -9999999999.99, '', '', '', '4713-01-01 BC', '24:00', '294276-12-31 23:59:59.999999',
+    -9999999999.99, '', '', '', '4713-01-01 BC', '24:00', '200000-12-31 23:59:59.999999',
     '1901-12-13 20:45:52+00', '-178000000 years', '00000000-0000-0000-0000-000000000000',
     '{}', '{}', '[]', ROW(NULL, NULL));
 
 -- batches of 4096 rows, ordered by id so batch skipping has something to skip
 \! pgwarp dump -d dbname=pg_warp_regress --quiet -c 'SELECT * FROM fdw_src ORDER BY id' -o "$PGWARP_TEST_DIR/fdw_src.arrow" --batch-rows 4096
 
-SELECT format($$CREATE FOREIGN TABLE fdw_t (
+DO $do$ BEGIN EXECUTE format($$CREATE FOREIGN TABLE fdw_t (
     id integer, b boolean, i2 smallint, i8 bigint, f4 real, f8 float8,
     n numeric(12,2), t text, v varchar(10), by bytea, d date, tm time,
     ts timestamp, tstz timestamptz, iv interval, u uuid, ia integer[],
     ta text[], js json, p regress_pair)
-  SERVER arrow_fdw OPTIONS (file %L)$$, current_setting('regress.dir') || '/fdw_src.arrow') \gexec
+  SERVER arrow_fdw OPTIONS (file %L)$$, current_setting('regress.dir') || '/fdw_src.arrow'); END $do$;
 
 -- every value equal (json compared as text: it has no equality operator)
 SELECT count(*) AS rows FROM fdw_t;
@@ -67,7 +67,14 @@ SELECT (SELECT sum(i2) FROM fdw_t WHERE id < 5000) = (SELECT sum(i2) FROM fdw_sr
 SELECT * FROM explain_lines('SELECT count(*) FROM fdw_t WHERE id >= 19000 AND id <= 19100');
 SELECT (SELECT count(*) FROM fdw_t WHERE id >= 19000 AND id <= 19100) AS n;
 SELECT * FROM explain_lines('SELECT count(*) FROM fdw_t WHERE 12288 = id');
-SELECT * FROM explain_lines('SELECT count(*) FROM fdw_t WHERE id = NULL::int');
+-- a NULL parameter: a strict comparison is false everywhere, nothing is read
+SET plan_cache_mode = force_generic_plan;
+PREPARE qn(int) AS SELECT count(*) FROM fdw_t WHERE id = $1;
+SELECT * FROM explain_lines('EXECUTE qn(NULL)');
+EXECUTE qn(NULL);
+SELECT * FROM explain_lines('EXECUTE qn(20000)');
+EXECUTE qn(20000);
+RESET plan_cache_mode;
 CREATE FUNCTION bytes_read(q text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE l text;
 BEGIN
@@ -75,7 +82,7 @@ BEGIN
     IF l ~ 'Bytes Read' THEN RETURN substring(l from '(\d+)')::bigint; END IF;
   END LOOP;
 END $$;
-SELECT bytes_read('SELECT count(i2) FROM fdw_t') * 10 < bytes_read('SELECT count(t) FROM fdw_t') AS int2_reads_less_than_text,
+SELECT bytes_read('SELECT count(i2) FROM fdw_t') * 3 < bytes_read('SELECT count(t) FROM fdw_t') AS int2_reads_less_than_text,
        bytes_read('SELECT count(*) FROM fdw_t WHERE id > 100000') < 1000000 AS skipped_reads_little;
 -- a prepared statement: the parameter is used for skipping
 PREPARE q(int) AS SELECT count(*), sum(i8) FROM fdw_t WHERE id > $1;
@@ -107,8 +114,8 @@ SELECT est_rows('SELECT * FROM fdw_t WHERE v = ''v1''') BETWEEN 10 AND 40 AS eq_
 
 -- IMPORT FOREIGN SCHEMA restores types from pg_type metadata
 CREATE SCHEMA imp;
-SELECT format($$IMPORT FOREIGN SCHEMA fdw_imported FROM SERVER arrow_fdw INTO imp OPTIONS (file %L)$$,
-              current_setting('regress.dir') || '/fdw_src.arrow') \gexec
+DO $do$ BEGIN EXECUTE format($$IMPORT FOREIGN SCHEMA fdw_imported FROM SERVER arrow_fdw INTO imp OPTIONS (file %L)$$,
+              current_setting('regress.dir') || '/fdw_src.arrow'); END $do$;
 SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
 WHERE attrelid = 'imp.fdw_imported'::regclass AND attnum > 0 ORDER BY attnum;
 SELECT count(*) AS differing FROM (
@@ -153,14 +160,29 @@ DROP ROLE regress_fdw_user;
 
 -- a file truncated after the table was created: a clean error
 \! cp "$PGWARP_TEST_DIR/fdw_src.arrow" "$PGWARP_TEST_DIR/trunc.arrow"
-SELECT format($$CREATE FOREIGN TABLE fdw_trunc (id int, t text) SERVER arrow_fdw OPTIONS (file %L)$$,
-              current_setting('regress.dir') || '/trunc.arrow') \gexec
+DO $do$ BEGIN EXECUTE format($$CREATE FOREIGN TABLE fdw_trunc (id int, t text) SERVER arrow_fdw OPTIONS (file %L)$$,
+              current_setting('regress.dir') || '/trunc.arrow'); END $do$;
 SELECT count(*) FROM fdw_trunc;
 \! truncate -s 100000 "$PGWARP_TEST_DIR/trunc.arrow"
 SELECT try_sql('SELECT count(*) FROM fdw_trunc') ~ '^XX001: ' AS truncated_is_corrupt;
 
+-- a file truncated in the middle of a scan: a clean error, not garbage
+\! cp "$PGWARP_TEST_DIR/fdw_src.arrow" "$PGWARP_TEST_DIR/trunc2.arrow" && chmod 666 "$PGWARP_TEST_DIR/trunc2.arrow"
+DO $do$ BEGIN EXECUTE format($$CREATE FOREIGN TABLE fdw_trunc2 (id int, t text) SERVER arrow_fdw OPTIONS (file %L)$$,
+              current_setting('regress.dir') || '/trunc2.arrow'); END $do$;
+CREATE FUNCTION truncate_at(i int, at int) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+  IF i = at THEN
+    EXECUTE format('COPY (SELECT 1) TO PROGRAM %L',
+                   'truncate -s 200000 ' || current_setting('regress.dir') || '/trunc2.arrow');
+  END IF;
+  RETURN true;
+END $$;
+SELECT try_sql('SELECT count(*) FROM fdw_trunc2 WHERE truncate_at(id, 10)');
+
 DROP SCHEMA imp CASCADE;
-DROP FOREIGN TABLE fdw_t, e8, e9, fdw_trunc;
+DROP FOREIGN TABLE fdw_t, e8, e9, fdw_trunc, fdw_trunc2;
+DROP FUNCTION truncate_at(int, int);
 DROP TABLE fdw_src;
 DROP FUNCTION explain_lines(text), bytes_read(text), est_rows(text), try_sql(text);
 DROP TYPE regress_pair;
