@@ -29,6 +29,10 @@ static const char *cat_usage =
 
 static void print_value(FILE *f, const ArrowArray *a, int64_t i);
 
+/* a value that cannot be printed faithfully (reported after its row) */
+static const char *bad_value;
+static const char *bad_column;
+
 static inline int64_t
 load_le64(const uint8_t *p)
 {
@@ -112,6 +116,13 @@ print_plain(FILE *f, const ArrowArray *a, int64_t i)
 				__int128	v;
 				char		dbuf[2200];
 
+				if (t->dec_scale > 1000 || t->dec_scale < -1000)
+				{
+					bad_value = "decimal scale out of range";
+					bad_column = a->field->name;
+					fputs_unlocked("null", f);
+					break;
+				}
 				memcpy(&lo, p, 8);
 				memcpy(&hi, p + 8, 8);
 				v = (__int128) (((unsigned __int128) (uint64_t) hi << 64) | lo);
@@ -136,6 +147,13 @@ print_plain(FILE *f, const ArrowArray *a, int64_t i)
 				int64_t		len;
 				const uint8_t *p = arrow_get_bytes(a, i, &len);
 
+				if (!pgw_utf8_valid((const char *) p, (size_t) len))
+				{
+					bad_value = "invalid UTF-8 in a utf8 value";
+					bad_column = a->field->name;
+					fputs_unlocked("null", f);
+					break;
+				}
 				pgw_json_string(f, (const char *) p, (size_t) len);
 			}
 			break;
@@ -327,8 +345,14 @@ cmd_cat(int argc, char **argv)
 				print_value(stdout, &rb.columns[col], r);
 			}
 			fputs_unlocked("]\n", stdout);
+			if (bad_value)
+			{
+				rc = pgw_error("%s: record batch %d, row %lld, column \"%s\": %s",
+							   path, b, (long long) r, bad_column, bad_value);
+				break;
+			}
 		}
-		if (ferror(stdout))
+		if (rc == 0 && ferror(stdout))
 		{
 			rc = pgw_error("could not write to standard output");
 			break;

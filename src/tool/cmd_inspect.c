@@ -8,6 +8,7 @@
  * last complete footer, and the tail is reported.
  */
 #include <getopt.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,164 @@ format_stat(const ArrowField *f, const ArrowStatValue *v, const char *raw,
 		snprintf(buf, len, "%s", raw);
 }
 
+/* ------------------------------------------------------------ checking */
+
+/*
+ * inspect reads no column data, so it checks what the batch headers claim
+ * against the schema and the buffer sizes (uncompressed sizes from the
+ * 8-byte prefix of compressed buffers): a corrupt file is an error, not a
+ * plausible-looking report.
+ */
+typedef struct CheckCtx
+{
+	ArrowFile  *file;
+	const ArrowBatchMeta *meta;
+	int			batch;
+	const char *col;
+	ArrowError *err;
+} CheckCtx;
+
+static int
+check_fail(CheckCtx *cx, const char *what)
+{
+	return arrow_error(cx->err, ARROW_ERR_CORRUPT, -1,
+					   "%s: record batch %d, column \"%s\": %s",
+					   cx->file->src.name, cx->batch, cx->col, what);
+}
+
+/* bytes available in buffer k once decompressed; -1 on error (err set) */
+static int64_t
+buffer_size(CheckCtx *cx, int k)
+{
+	const ArrowBufferRef *b = &cx->meta->buffers[k];
+	uint8_t		pre[8];
+	int64_t		n;
+	int			e;
+
+	if (cx->meta->codec == ARROW_CODEC_NONE || b->length == 0)
+		return b->length;
+	if (b->length < 8)
+		return check_fail(cx, "compressed buffer shorter than its length prefix");
+	if (cx->file->src.map)
+		memcpy(pre, cx->file->src.map + b->offset, 8);
+	else if ((e = cx->file->src.read(cx->file->src.ctx, pre, 8, (uint64_t) b->offset)) != 0)
+		return arrow_error(cx->err, ARROW_ERR_IO, b->offset, "%s: could not read: %s",
+						   cx->file->src.name, strerror(e));
+	memcpy(&n, pre, 8);
+	if (n == -1)
+		return b->length - 8;
+	if (n < 0)
+		return check_fail(cx, "negative uncompressed buffer length");
+	return n;
+}
+
+static bool
+mul_ok(int64_t a, int64_t b, int64_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
+/* expected < 0: the length is not implied by the parent (list children) */
+static int
+check_field(CheckCtx *cx, const ArrowField *f, int64_t expected)
+{
+	const ArrowFieldNode *node;
+	const ArrowType *t = &f->type;
+	int64_t		len;
+	int64_t		need;
+	int64_t		have;
+	int			b = f->buffer_index;
+
+	if (f->node_index >= cx->meta->n_nodes ||
+		f->buffer_index + f->n_buffers > cx->meta->n_buffers)
+		return check_fail(cx, "fewer field nodes or buffers than the schema needs");
+	node = &cx->meta->nodes[f->node_index];
+	len = node->length;
+	if (len < 0 || (expected >= 0 && len != expected))
+		return check_fail(cx, "field node length does not match its parent");
+	if (node->null_count < 0 || node->null_count > len)
+		return check_fail(cx, "null count out of range");
+	if (t->id == ARROW_TYPE_DECIMAL && (t->dec_scale > 1000 || t->dec_scale < -1000))
+		return check_fail(cx, "decimal scale out of range");
+	if (t->id == ARROW_TYPE_NULL)
+		return 0;
+	/* validity bitmap */
+	if (node->null_count > 0 && f->n_buffers > 0)
+	{
+		if ((have = buffer_size(cx, b)) < 0)
+			return -1;
+		if (have < (len + 7) / 8)
+			return check_fail(cx, "validity bitmap shorter than the length");
+	}
+	if (f->has_dict || arrow_type_byte_width(t) > 0 || t->id == ARROW_TYPE_BOOL)
+	{
+		int			w = f->has_dict ? (f->dict.index_type.bit_width > 0 ?
+									   f->dict.index_type.bit_width / 8 : 4) :
+			arrow_type_byte_width(t);
+
+		if (f->has_dict && w <= 0)
+			return check_fail(cx, "bad dictionary index width");
+		if (t->id == ARROW_TYPE_BOOL && !f->has_dict)
+			need = (len + 7) / 8;
+		else if (!mul_ok(len, w, &need))
+			return check_fail(cx, "values buffer size overflows");
+		if ((have = buffer_size(cx, b + 1)) < 0)
+			return -1;
+		if (have < need)
+			return check_fail(cx, "values buffer shorter than the length");
+		if (f->has_dict)
+			return 0;
+	}
+	else if (t->id == ARROW_TYPE_UTF8 || t->id == ARROW_TYPE_BINARY ||
+			 t->id == ARROW_TYPE_LARGE_UTF8 || t->id == ARROW_TYPE_LARGE_BINARY ||
+			 t->id == ARROW_TYPE_LIST || t->id == ARROW_TYPE_LARGE_LIST ||
+			 t->id == ARROW_TYPE_MAP)
+	{
+		int			w = (t->id == ARROW_TYPE_LARGE_UTF8 || t->id == ARROW_TYPE_LARGE_BINARY ||
+						 t->id == ARROW_TYPE_LARGE_LIST) ? 8 : 4;
+
+		if (len > 0)
+		{
+			if (!mul_ok(len + 1, w, &need))
+				return check_fail(cx, "offsets buffer size overflows");
+			if ((have = buffer_size(cx, b + 1)) < 0)
+				return -1;
+			if (have < need)
+				return check_fail(cx, "offsets buffer shorter than the length");
+		}
+	}
+	for (int i = 0; i < f->n_children; i++)
+	{
+		int64_t		child_len = -1;
+
+		if (t->id == ARROW_TYPE_STRUCT)
+			child_len = len;
+		else if (t->id == ARROW_TYPE_FIXED_SIZE_LIST &&
+				 !mul_ok(len, t->fixed_size, &child_len))
+			return check_fail(cx, "fixed size list length overflows");
+		if (check_field(cx, &f->children[i], child_len) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+check_batch(ArrowFile *file, int batch, const ArrowBatchMeta *meta, ArrowError *err)
+{
+	CheckCtx	cx = {file, meta, batch, "", err};
+
+	if (meta->length < 0)
+		return arrow_error(err, ARROW_ERR_CORRUPT, -1, "%s: record batch %d: negative length",
+						   file->src.name, batch);
+	for (int col = 0; col < file->schema.n_fields; col++)
+	{
+		cx.col = file->schema.fields[col].name;
+		if (check_field(&cx, &file->schema.fields[col], meta->length) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ JSON */
 
 static void
@@ -326,6 +485,11 @@ cmd_inspect(int argc, char **argv)
 
 		arrow_arena_init(&batch_arena, NULL);
 		if (arrow_read_batch_meta(&in.file, b, &batch_arena, &meta, &err) != 0)
+		{
+			arrow_arena_free_all(&batch_arena);
+			goto fail;
+		}
+		if (check_batch(&in.file, b, &meta, &err) != 0)
 		{
 			arrow_arena_free_all(&batch_arena);
 			goto fail;

@@ -237,7 +237,13 @@ pgw_open_input(PgwInput *in, const char *path, bool recover_tail)
 	}
 	if (arrow_open(&in->file, &src, NULL, &err) == 0)
 		return 0;
-	if (err.code == ARROW_ERR_INCOMPLETE && recover_tail)
+	/*
+	 * No valid trailer at EOF (missing, or a fake/corrupt one): an
+	 * interrupted append leaves the file readable up to its last complete
+	 * footer.
+	 */
+	if ((err.code == ARROW_ERR_INCOMPLETE || err.code == ARROW_ERR_CORRUPT) &&
+		recover_tail)
 	{
 		ArrowError	err2;
 		int64_t		length = -1;
@@ -355,17 +361,96 @@ pgw_install_signal_cleanup(void)
 
 /* ---------------------------------------------------------------- JSON */
 
+/* length of the valid UTF-8 sequence at s (RFC 3629), 0 if invalid */
+static size_t
+utf8_seq(const unsigned char *s, size_t avail)
+{
+	unsigned char c = s[0];
+	size_t		n;
+	unsigned char lo = 0x80,
+				hi = 0xBF;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+	{
+		n = 3;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F;
+	}
+	else if (c >= 0xF0 && c <= 0xF4)
+	{
+		n = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+	}
+	else
+		return 0;
+	if (avail < n || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t k = 2; k < n; k++)
+		if ((s[k] & 0xC0) != 0x80)
+			return 0;
+	return n;
+}
+
+bool
+pgw_utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *) s;
+	size_t		i = 0;
+
+	while (i < len)
+	{
+		size_t		n;
+
+		if (p[i] < 0x80)
+		{
+			i++;
+			continue;
+		}
+		n = utf8_seq(p + i, len - i);
+		if (n == 0)
+			return false;
+		i += n;
+	}
+	return true;
+}
+
 void
 pgw_json_string(FILE *f, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *) s;
 	size_t		start = 0;
 
 	putc_unlocked('"', f);
 	for (size_t i = 0; i < len; i++)
 	{
-		unsigned char c = (unsigned char) s[i];
+		unsigned char c = u[i];
 
+		if (c >= 0x80)
+		{
+			size_t		n = utf8_seq(u + i, len - i);
+
+			if (n > 0)
+			{
+				i += n - 1;
+				continue;
+			}
+			/* invalid UTF-8: U+FFFD, so that the output stays valid */
+			if (i > start)
+				fwrite_unlocked(s + start, 1, i - start, f);
+			start = i + 1;
+			fputs_unlocked("\\ufffd", f);
+			continue;
+		}
 		if (c == '"' || c == '\\' || c < 0x20)
 		{
 			if (i > start)

@@ -69,7 +69,8 @@ void		pgw_install_signal_cleanup(void);
 /* hold off those signals around arrow_writer_close + pgw_cleanup_clear */
 void		pgw_block_signals(bool block);
 
-/* JSON output helpers */
+/* JSON output helpers (strings: invalid UTF-8 bytes become U+FFFD) */
+bool		pgw_utf8_valid(const char *s, size_t len);
 void		pgw_json_string(FILE *f, const char *s, size_t len);
 void		pgw_json_cstring(FILE *f, const char *s);
 /* Format a signed 128-bit integer in decimal; returns buf (>= 42 bytes). */
