@@ -143,6 +143,8 @@ CASES = [value_case(n, t, v) for n, t, v in INT_CASES] + [
                 D("0.01"), D("-1.00")]),
     value_case("decimal128_5_5", pa.decimal128(5, 5), [D("0.12345"), D("-0.00001"), None, D("0")]),
     value_case("decimal128_1_0", pa.decimal128(1, 0), [D("9"), D("-9"), D("0"), None]),
+    value_case("decimal128_5_neg2", pa.decimal128(5, -2),
+               [D("1.2345E+6"), D("-9.9999E+6"), D("0E+2"), None, D("1E+2")]),
     value_case("decimal128_19_0", pa.decimal128(19, 0),
                [D("9999999999999999999"), D("-9999999999999999999"), D("9223372036854775808"),
                 D("-9223372036854775809"), None]),

@@ -84,12 +84,23 @@ def pg_dsn():
     return " ".join(parts)
 
 
-def check_error_message(res, path=None):
-    """An error exit: status 1, stderr starts with 'pgwarp: ', names the file."""
+def error_lines(res):
+    """The lines of stderr that are pgwarp error messages."""
+    return [l for l in res.err.splitlines() if l.startswith("pgwarp: ")]
+
+
+def check_error_message(res, path=None, names=()):
+    """An error exit: status 1 and a message on stderr that starts with
+    'pgwarp: ' and names the file (for file errors) and anything in
+    `names` (a column, ...)."""
     assert res.rc == 1, res.describe()
-    assert res.err.startswith("pgwarp: "), res.describe()
+    lines = error_lines(res)
+    assert lines, "no 'pgwarp: ' message\n" + res.describe()
     if path is not None:
-        assert str(path) in res.err or os.path.basename(str(path)) in res.err, res.describe()
+        assert any(str(path) in l or os.path.basename(str(path)) in l for l in lines), \
+            res.describe()
+    for n in names:
+        assert any(n in l for l in lines), "message does not name %r\n%s" % (n, res.describe())
 
 
 # ------------------------------------------------------------------ cat form
@@ -714,9 +725,10 @@ class IpcLayout:
             for k in range(n):
                 p = s + 24 * k
                 self.footer_blocks[which].append((fb.i64(p), fb.i32(p + 8), fb.i64(p + 16)))
-                sites.append(Site("block_offset", p, "<q", fb.i64(p), region))
-                sites.append(Site("block_meta_length", p + 8, "<i", fb.i32(p + 8), region))
-                sites.append(Site("block_body_length", p + 16, "<q", fb.i64(p + 16), region))
+                breg = "footer_" + which
+                sites.append(Site("block_offset", p, "<q", fb.i64(p), breg))
+                sites.append(Site("block_meta_length", p + 8, "<i", fb.i32(p + 8), breg))
+                sites.append(Site("block_body_length", p + 16, "<q", fb.i64(p + 16), breg))
 
     # -- conveniences
     def batch_messages(self):
@@ -758,3 +770,87 @@ def buffer_owners(fields, prefix=""):
         out.extend((path, k) for k in range(n))
         out.extend(buffer_owners(f["children"], path + "."))
     return out
+
+
+# ------------------------------------------------------------- statistics
+
+def read_file(path):
+    """pyarrow's view of an Arrow IPC file: (reader, table) after full validation."""
+    reader = ipc.open_file(path)
+    table = reader.read_all()
+    table.validate(full=True)
+    return reader, table
+
+
+def stat_kind(t):
+    if pat.is_integer(t) or pat.is_date(t) or pat.is_time(t) or pat.is_timestamp(t):
+        return "int"
+    if pat.is_decimal(t):
+        return "decimal"
+    if pat.is_floating(t):
+        return "float"
+    return None
+
+
+def expected_stat(arr):
+    """(min, max) pyarrow computes for one column of one batch, as Python
+    numbers (ints, unscaled decimals, floats with NaN above +Infinity), or
+    (None, None) when the batch has no non-null value."""
+    t = arr.type
+    kind = stat_kind(t)
+    if kind == "decimal":
+        vals = [decimal_unscaled(v, t.scale) for v in arr.to_pylist() if v is not None]
+    elif kind == "float":
+        vals = [float(v) for v in arr.to_pylist() if v is not None]
+    elif pat.is_integer(t):
+        vals = [v for v in arr.to_pylist() if v is not None]
+    else:
+        vals = [v for v in cat_values(arr) if v is not None]   # raw storage integers
+    if not vals:
+        return None, None
+    if kind == "float":
+        non_nan = [v for v in vals if not math.isnan(v)]
+        mx = float("nan") if len(non_nan) < len(vals) else max(non_nan)
+        mn = min(non_nan) if non_nan else float("nan")
+        return mn, mx
+    return min(vals), max(vals)
+
+
+def same_stat(kind, entry, want):
+    if want is None:
+        return entry == ""
+    if entry == "":
+        return False
+    if kind == "float":
+        try:
+            got = float(entry)
+        except ValueError:
+            return False
+        return (math.isnan(got) and math.isnan(want)) or got == want
+    return entry == str(want)
+
+
+def check_statistics(path):
+    reader, table = read_file(path)
+    schema = reader.schema        # the footer's schema
+    nb = reader.num_record_batches
+    batches = [reader.get_batch(i) for i in range(nb)]
+    checked = 0
+    problems = []
+    for ci, field in enumerate(schema):
+        kind = stat_kind(field.type)
+        if kind is None:
+            continue
+        md = field.metadata or {}
+        assert b"min_values" in md and b"max_values" in md, (field.name, md)
+        mins = md[b"min_values"].decode().split(",")
+        maxs = md[b"max_values"].decode().split(",")
+        assert len(mins) == nb and len(maxs) == nb, (field.name, nb, mins, maxs)
+        for bi, b in enumerate(batches):
+            mn, mx = expected_stat(b.column(ci))
+            if not (same_stat(kind, mins[bi], mn) and same_stat(kind, maxs[bi], mx)):
+                problems.append("%s batch %d: min %r max %r, pyarrow says %r %r"
+                                % (field.name, bi, mins[bi], maxs[bi], mn, mx))
+        checked += 1
+    assert not problems, "\n".join(problems[:20])
+    return checked

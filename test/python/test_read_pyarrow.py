@@ -11,7 +11,7 @@ import pytest
 
 from cases import ALL_CASES, CASES_BY_NAME, wide_case
 from pwhelpers import (IpcLayout, assert_rows_match, assert_same_expected, cat_rows,
-                       check_error_message, parse_cat)
+                       check_error_message, error_lines, parse_cat)
 
 COMPRESSIONS = [None, "lz4", "zstd"]
 CODEC_NAMES = {None: "none", 0: "lz4_frame", 1: "zstd"}
@@ -139,7 +139,11 @@ def check_inspect(j, path, fmt, case, layout):
     assert j["rows"] == sum(b.num_rows for b in batches)
 
 
-@pytest.mark.parametrize("name,fmt,comp", PARAMS)
+INSPECT_COMBOS = {("file", None), ("file", "lz4"), ("stream", "zstd")}
+INSPECT_PARAMS = [p for p in PARAMS if (p.values[1], p.values[2]) in INSPECT_COMBOS]
+
+
+@pytest.mark.parametrize("name,fmt,comp", INSPECT_PARAMS)
 def test_inspect(pgwarp, scratch, name, fmt, comp):
     case, path = write_case(scratch, name, fmt, comp)
     res = pgwarp("inspect", path, "--json")
@@ -170,7 +174,7 @@ def test_cat_one_batch(pgwarp, scratch, name, fmt):
                           "cat --batch %d" % n)
     res = pgwarp("cat", path, "--batch", len(case.batches()) + 5)
     assert res.rc in (1, 2), res.describe()
-    assert res.err.startswith("pgwarp: "), res.describe()
+    assert error_lines(res), res.describe()
 
 
 @pytest.mark.parametrize("fmt", ["file", "stream"])

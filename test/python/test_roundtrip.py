@@ -14,8 +14,8 @@ import pyarrow.types as pat
 import pytest
 
 from cases import ALL_CASES, CASES_BY_NAME, wide_case
-from pwhelpers import (assert_same_expected, cat_rows, cat_values, check_error_message,
-                       decimal_unscaled)
+from pwhelpers import (assert_same_expected, cat_rows, check_error_message, check_statistics,
+                       read_file, stat_kind)
 
 WIDE = wide_case()
 CASES = dict(CASES_BY_NAME)
@@ -40,14 +40,6 @@ def write_input(case, scratch, fmt, name="in"):
 
 def decoded_type(t):
     return t.value_type if pat.is_dictionary(t) else t
-
-
-def read_file(path):
-    """pyarrow's view of an Arrow IPC file: (reader, table) after full validation."""
-    reader = ipc.open_file(path)
-    table = reader.read_all()
-    table.validate(full=True)
-    return reader, table
 
 
 def check_same_data(case_batches, expected_rows, wrappable, table, in_schema):
@@ -99,80 +91,6 @@ def test_rewrite_keeps_metadata(pgwarp, scratch):
 
 
 # ------------------------------------------------------------- statistics
-
-def stat_kind(t):
-    if pat.is_integer(t) or pat.is_date(t) or pat.is_time(t) or pat.is_timestamp(t):
-        return "int"
-    if pat.is_decimal(t):
-        return "decimal"
-    if pat.is_floating(t):
-        return "float"
-    return None
-
-
-def expected_stat(arr):
-    """(min, max) pyarrow computes for one column of one batch, as Python
-    numbers (ints, unscaled decimals, floats with NaN above +Infinity), or
-    (None, None) when the batch has no non-null value."""
-    t = arr.type
-    kind = stat_kind(t)
-    if kind == "decimal":
-        vals = [decimal_unscaled(v, t.scale) for v in arr.to_pylist() if v is not None]
-    elif kind == "float":
-        vals = [float(v) for v in arr.to_pylist() if v is not None]
-    elif pat.is_integer(t):
-        vals = [v for v in arr.to_pylist() if v is not None]
-    else:
-        vals = [v for v in cat_values(arr) if v is not None]   # raw storage integers
-    if not vals:
-        return None, None
-    if kind == "float":
-        non_nan = [v for v in vals if not math.isnan(v)]
-        mx = float("nan") if len(non_nan) < len(vals) else max(non_nan)
-        mn = min(non_nan) if non_nan else float("nan")
-        return mn, mx
-    return min(vals), max(vals)
-
-
-def same_stat(kind, entry, want):
-    if want is None:
-        return entry == ""
-    if entry == "":
-        return False
-    if kind == "float":
-        try:
-            got = float(entry)
-        except ValueError:
-            return False
-        return (math.isnan(got) and math.isnan(want)) or got == want
-    return entry == str(want)
-
-
-def check_statistics(path):
-    reader, table = read_file(path)
-    schema = reader.schema        # the footer's schema
-    nb = reader.num_record_batches
-    batches = [reader.get_batch(i) for i in range(nb)]
-    checked = 0
-    problems = []
-    for ci, field in enumerate(schema):
-        kind = stat_kind(field.type)
-        if kind is None:
-            continue
-        md = field.metadata or {}
-        assert b"min_values" in md and b"max_values" in md, (field.name, md)
-        mins = md[b"min_values"].decode().split(",")
-        maxs = md[b"max_values"].decode().split(",")
-        assert len(mins) == nb and len(maxs) == nb, (field.name, nb, mins, maxs)
-        for bi, b in enumerate(batches):
-            mn, mx = expected_stat(b.column(ci))
-            if not (same_stat(kind, mins[bi], mn) and same_stat(kind, maxs[bi], mx)):
-                problems.append("%s batch %d: min %r max %r, pyarrow says %r %r"
-                                % (field.name, bi, mins[bi], maxs[bi], mn, mx))
-        checked += 1
-    assert not problems, "\n".join(problems[:20])
-    return checked
-
 
 STAT_CASES = [c.name for c in ALL
               if c.wrappable and any(stat_kind(f.type) for f in c.schema())]
