@@ -44,3 +44,26 @@ CREATE FOREIGN DATA WRAPPER arrow_fdw
   VALIDATOR arrow_fdw_validator;
 
 CREATE SERVER arrow_fdw FOREIGN DATA WRAPPER arrow_fdw;
+
+-- Committed length of each file of a writable arrow_fdw table: readers stop
+-- there, so appends of aborted or crashed transactions are invisible.
+CREATE TABLE pg_warp_arrow_committed (
+    path text PRIMARY KEY,
+    length bigint NOT NULL CHECK (length >= 0)
+);
+SELECT pg_catalog.pg_extension_config_dump('pg_warp_arrow_committed', '');
+REVOKE ALL ON pg_warp_arrow_committed FROM PUBLIC;
+GRANT SELECT ON pg_warp_arrow_committed TO PUBLIC;
+
+CREATE FUNCTION pg_warp_arrow_ddl()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'pg_warp_arrow_ddl'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER pg_warp_arrow_ddl_end ON ddl_command_end
+  WHEN TAG IN ('CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE', 'IMPORT FOREIGN SCHEMA')
+  EXECUTE FUNCTION pg_warp_arrow_ddl();
+
+CREATE EVENT TRIGGER pg_warp_arrow_ddl_drop ON sql_drop
+  WHEN TAG IN ('DROP FOREIGN TABLE', 'DROP SCHEMA', 'DROP SERVER', 'DROP OWNED')
+  EXECUTE FUNCTION pg_warp_arrow_ddl();

@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "access/htup_details.h"
 #include "access/parallel.h"
@@ -63,6 +64,8 @@ typedef struct ScanFile
 	char	   *path;
 	int			fd;
 	bool		opened;
+	bool		empty;			/* writable file with nothing committed */
+	int64		limit;			/* committed length, or -1 */
 	ArrowFile	file;
 	struct stat st;				/* identity at open; re-checked per batch */
 	ArrowSkipStats *stats;		/* per-column statistics for skipping */
@@ -86,6 +89,7 @@ typedef struct ArrowSharedScan
 
 typedef struct ArrowScanState
 {
+	bool		writable;
 	List	   *paths;
 	int			nfiles;
 	ScanFile   *files;
@@ -111,6 +115,28 @@ typedef struct ArrowScanState
 
 /* ---------------------------------------------------------------- files */
 
+/*
+ * Open a file of the table: a writable table's file is read up to its
+ * committed length (arrow_committed.c).  Returns false when there is nothing
+ * to read (a writable file not created, or with nothing committed yet).
+ */
+static bool
+table_file_open(ArrowFile *file, const char *path, bool writable, int *fd, int64 *limit)
+{
+	*limit = -1;
+	if (writable)
+	{
+		*limit = arrow_committed_length(path);
+		if (*limit == 0 || access(path, F_OK) != 0)
+			return false;
+		/* no row: not recorded (created before pg_warp 0.1's trigger) */
+		pgwarp_arrow_open_file_ext(file, path, *limit, *limit < 0, fd);
+		return true;
+	}
+	pgwarp_arrow_open_file(file, path, fd);
+	return true;
+}
+
 static int
 counting_read(void *ctx, void *dst, size_t len, uint64_t off)
 {
@@ -131,9 +157,13 @@ scan_open_file(ArrowScanState *ss, int i)
 {
 	ScanFile   *sf = &ss->files[i];
 
-	if (sf->opened)
+	if (sf->opened || sf->empty)
 		return;
-	pgwarp_arrow_open_file(&sf->file, sf->path, &sf->fd);
+	if (!table_file_open(&sf->file, sf->path, ss->writable, &sf->fd, &sf->limit))
+	{
+		sf->empty = true;
+		return;
+	}
 	if (fstat(sf->fd, &sf->st) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -156,8 +186,10 @@ scan_check_file(ScanFile *sf)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not stat Arrow file \"%s\": %m", sf->path)));
-	if (st.st_size != sf->st.st_size || st.st_mtime != sf->st.st_mtime ||
-		st.st_ino != sf->st.st_ino)
+	/* a writable file grows by appends past our committed length: fine */
+	if (sf->limit >= 0 ? (st.st_size < sf->limit || st.st_ino != sf->st.st_ino)
+		: (st.st_size != sf->st.st_size || st.st_mtime != sf->st.st_mtime ||
+		   st.st_ino != sf->st.st_ino))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("Arrow file \"%s\" changed during the scan", sf->path),
@@ -244,11 +276,12 @@ arrowGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntablei
 		int			b;
 		ArrowArena	arena;
 
-		if (info->opts.writable && access(path, F_OK) != 0)
-			continue;			/* not created yet */
-		pgwarp_arrow_open_file(&f, path, &fd);
+		int64		limit;
+
+		if (!table_file_open(&f, path, info->opts.writable, &fd, &limit))
+			continue;			/* nothing committed yet */
 		if (fstat(fd, &st) == 0)
-			info->total_bytes += st.st_size;
+			info->total_bytes += limit >= 0 ? limit : st.st_size;
 		info->total_batches += f.n_batches;
 		nfields = Max(f.schema.n_fields, 1);
 		arrow_arena_init(&arena, pgwarp_arrow_allocator());
@@ -360,15 +393,7 @@ arrowBeginForeignScan(ForeignScanState *node, int eflags)
 	node->fdw_state = ss;
 	arrow_fdw_get_options(RelationGetRelid(rel), &opts);
 	ss->paths = opts.files;
-	if (opts.writable)
-	{
-		List	   *existing = NIL;
-
-		foreach(lc, opts.files)
-			if (access((char *) lfirst(lc), F_OK) == 0)
-				existing = lappend(existing, lfirst(lc));
-		ss->paths = existing;
-	}
+	ss->writable = opts.writable;
 	ss->nfiles = list_length(ss->paths);
 	ss->files = palloc0(sizeof(ScanFile) * Max(ss->nfiles, 1));
 	i = 0;
@@ -404,8 +429,10 @@ arrowBeginForeignScan(ForeignScanState *node, int eflags)
 	for (i = 0; i < ss->nfiles; i++)
 	{
 		scan_open_file(ss, i);
-		scan_bind_columns(ss, &ss->files[i], RelationGetDescr(rel));
-		ss->batch_start[i + 1] = ss->batch_start[i] + ss->files[i].file.n_batches;
+		if (!ss->files[i].empty)
+			scan_bind_columns(ss, &ss->files[i], RelationGetDescr(rel));
+		ss->batch_start[i + 1] = ss->batch_start[i] +
+			(ss->files[i].empty ? 0 : ss->files[i].file.n_batches);
 	}
 }
 
@@ -687,10 +714,8 @@ arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrow
 											  ALLOCSET_DEFAULT_SIZES);
 
 	arrow_fdw_get_options(RelationGetRelid(rel), &opts);
-	ss->paths = NIL;
-	foreach(lc, opts.files)
-		if (!opts.writable || access((char *) lfirst(lc), F_OK) == 0)
-			ss->paths = lappend(ss->paths, lfirst(lc));
+	ss->paths = opts.files;
+	ss->writable = opts.writable;
 	ss->nfiles = list_length(ss->paths);
 	ss->files = palloc0(sizeof(ScanFile) * Max(ss->nfiles, 1));
 	ss->shared = &ss->local_shared;
@@ -702,8 +727,11 @@ arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrow
 	{
 		ss->files[i].path = lfirst(lc);
 		scan_open_file(ss, i);
-		scan_bind_columns(ss, &ss->files[i], td);
-		nb += ss->files[i].file.n_batches;
+		if (!ss->files[i].empty)
+		{
+			scan_bind_columns(ss, &ss->files[i], td);
+			nb += ss->files[i].file.n_batches;
+		}
 		i++;
 	}
 
@@ -715,7 +743,7 @@ arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrow
 		ScanFile   *sf = &ss->files[i];
 		int			b;
 
-		for (b = 0; b < sf->file.n_batches; b++)
+		for (b = 0; !sf->empty && b < sf->file.n_batches; b++)
 		{
 			ArrowArena	arena;
 			ArrowBatchMeta meta;
@@ -741,7 +769,7 @@ arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrow
 			ScanFile   *sf = &ss->files[i];
 			int			b;
 
-			for (b = 0; b < sf->file.n_batches && needed > 0; b++, g++)
+			for (b = 0; !sf->empty && b < sf->file.n_batches && needed > 0; b++, g++)
 			{
 				int64		n = batch_rows[g];
 				int64		r;
@@ -837,6 +865,7 @@ arrow_fdw_handler(PG_FUNCTION_ARGS)
 	r->ReInitializeDSMForeignScan = arrowReInitializeDSMForeignScan;
 	r->InitializeWorkerForeignScan = arrowInitializeWorkerForeignScan;
 	r->ShutdownForeignScan = arrowShutdownForeignScan;
+	arrow_fdw_write_routines(r);
 	r->ImportForeignSchema = arrowImportForeignSchema;
 	PG_RETURN_POINTER(r);
 }

@@ -44,4 +44,15 @@ extern ArrowDatumConv *arrow_datum_conv_create(const ArrowField *field,
 extern Datum arrow_datum_get(ArrowDatumConv *conv, const ArrowArray *a,
 							 int64 i, bool *isnull);
 
+/* arrow_committed.c */
+extern int64 arrow_committed_length(const char *path);
+extern int64 arrow_committed_lock(const char *path);
+extern void arrow_committed_register(const char *path, int64 length);
+extern void arrow_committed_forget_unused(void);
+extern void arrow_committed_set(const char *path, int64 length);
+
+/* arrow_fdw_write.c */
+struct FdwRoutine;
+extern void arrow_fdw_write_routines(struct FdwRoutine *r);
+
 #endif							/* ARROW_FDW_H */

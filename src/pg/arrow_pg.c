@@ -93,6 +93,17 @@ pgwarp_check_file_read_privilege(void)
 void
 pgwarp_arrow_open_file(ArrowFile *file, const char *path, int *fd_out)
 {
+	pgwarp_arrow_open_file_ext(file, path, -1, false, fd_out);
+}
+
+/*
+ * The same, reading only [0, length) when length >= 0 (a committed length),
+ * and with recover_tail ignoring an interrupted append's tail.
+ */
+void
+pgwarp_arrow_open_file_ext(ArrowFile *file, const char *path, int64 length,
+						   bool recover_tail, int *fd_out)
+{
 	ArrowSource src;
 	ArrowOpenOptions opts = {0};
 	ArrowError	err;
@@ -103,7 +114,8 @@ pgwarp_arrow_open_file(ArrowFile *file, const char *path, int *fd_out)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not open Arrow file \"%s\": %m", path)));
-	if (arrow_source_fd(&src, fd, path, -1, &err) != 0 ||
+	opts.recover_tail = recover_tail;
+	if (arrow_source_fd(&src, fd, path, length, &err) != 0 ||
 		(opts.allocator = pgwarp_arrow_allocator(),
 		 arrow_open(file, &src, &opts, &err) != 0))
 	{

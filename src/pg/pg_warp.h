@@ -24,6 +24,8 @@ extern void pgwarp_define_gucs(void);
 /* arrow_pg.c: the Arrow library inside a backend */
 extern const ArrowAllocator *pgwarp_arrow_allocator(void);
 extern void pgwarp_arrow_open_file(ArrowFile *file, const char *path, int *fd_out);
+extern void pgwarp_arrow_open_file_ext(ArrowFile *file, const char *path, int64 length,
+									   bool recover_tail, int *fd_out);
 extern void pgwarp_arrow_close_file(ArrowFile *file, int fd);
 extern void pgwarp_report_arrow_error(int elevel, const ArrowError *err) pg_attribute_noreturn();
 extern void pgwarp_check_file_read_privilege(void);
