@@ -17,22 +17,7 @@ cluster_start -c shared_buffers=2GB -c max_wal_size=8GB
 W=$PGWARP_TEST_DIR
 
 echo "creating the $ROWS-row table" >&2
-psql -qX -v ON_ERROR_STOP=1 <<SQL
-CREATE UNLOGGED TABLE lineorder AS
-SELECT (i / 4)::int4 AS lo_orderkey, (i % 7 + 1)::int4 AS lo_linenumber,
-       (i * 7919 % 30000)::int4 AS lo_custkey, (i * 104729 % 200000)::int4 AS lo_partkey,
-       (i * 31 % 2000)::int4 AS lo_suppkey,
-       (19920101 + (i % 2557))::int4 AS lo_orderdate,
-       (ARRAY['1-URGENT','2-HIGH','3-MEDIUM','4-NOT SPECI','5-LOW'])[i % 5 + 1] AS lo_orderpriority,
-       (i % 2)::int4 AS lo_shippriority, (i % 50 + 1)::int4 AS lo_quantity,
-       (i * 13 % 10000000)::int4 AS lo_extendedprice, (i * 17 % 50000000)::int4 AS lo_ordtotalprice,
-       (i % 11)::int4 AS lo_discount, (i * 19 % 10000000)::int4 AS lo_revenue,
-       (i * 23 % 100000)::int4 AS lo_supplycost, (i % 9)::int4 AS lo_tax,
-       (19920101 + (i * 3 % 2557))::int4 AS lo_commitdate,
-       (ARRAY['AIR','FOB','MAIL','RAIL','REG AIR','SHIP','TRUCK'])[i % 7 + 1] AS lo_shipmode
-FROM generate_series(1, $ROWS) i;
-VACUUM ANALYZE lineorder;
-SQL
+psql -qX -v ON_ERROR_STOP=1 -v rows=$ROWS -f bench/sql/lineorder_synth.sql
 heap=$(psql -XAtc "SELECT pg_total_relation_size('lineorder')")
 
 t() { local s=$(date +%s.%N); "$@"; python3 -c "print(round($(date +%s.%N) - $s, 3))"; }
