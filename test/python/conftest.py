@@ -17,7 +17,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from pwhelpers import pg_dsn, run_pgwarp  # noqa: E402
+from pwhelpers import cat_rows, cat_values, pg_dsn, run_pgwarp  # noqa: E402
+
 
 @pytest.fixture(scope="session")
 def pgwarp():
@@ -65,3 +66,10 @@ def db():
         pytest.fail("cannot connect to the test PostgreSQL cluster (%s): %s" % (pg_dsn(), e))
     yield conn
     conn.close()
+
+
+@pytest.fixture(scope="session")
+def cat_encoding():
+    """(cat_values, cat_rows): what `pgwarp cat` prints for a pyarrow array /
+    for record batches, computed from pyarrow (see pwhelpers)."""
+    return cat_values, cat_rows

@@ -15,6 +15,8 @@ import json
 import math
 import os
 import re
+import resource
+import shutil
 import struct
 import subprocess
 
@@ -56,15 +58,25 @@ def run_pgwarp(*args, timeout=120, env=None, mem_limit=None, stdin=None):
     if not os.path.exists(PGWARP_BIN):
         pytest.fail("pgwarp binary not found at %s (build it: make build/pgwarp)" % PGWARP_BIN)
     cmd = [PGWARP_BIN] + [str(a) for a in args]
+    preexec = None
     if mem_limit:
-        cmd = ["prlimit", "--as=%d" % mem_limit, "--core=0", "--"] + cmd
+        if shutil.which("prlimit"):
+            # prlimit rather than preexec_fn, which is unsafe with threads
+            cmd = ["prlimit", "--as=%d" % mem_limit, "--core=0", "--"] + cmd
+        else:
+            def preexec():
+                resource.setrlimit(resource.RLIMIT_AS, (mem_limit, mem_limit))
+                resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     full_env = dict(os.environ)
-    if env:
-        full_env.update(env)
+    for k, v in (env or {}).items():
+        if v is None:
+            full_env.pop(k, None)       # None: remove the variable
+        else:
+            full_env[k] = v
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            stdin=subprocess.DEVNULL if stdin is None else stdin,
-                           timeout=timeout, env=full_env)
+                           timeout=timeout, env=full_env, preexec_fn=preexec)
         rc = p.returncode
         out, err = p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
@@ -854,3 +866,60 @@ def check_statistics(path):
         checked += 1
     assert not problems, "\n".join(problems[:20])
     return checked
+
+
+def uncompressed_buffers_in_compressed_batches(compressed, plain, raw_every=2):
+    """An IPC stream or file like `compressed` (pyarrow-written, with
+    compression) in which every `raw_every`-th non-empty buffer is instead
+    stored uncompressed, with the -1 length prefix the format allows.
+    `plain` is the same data written without compression, where the raw
+    bytes come from.  Buffer offsets, body lengths and footer blocks are
+    patched in place; the result is checked by the caller with pyarrow."""
+    lc, lp = IpcLayout(compressed), IpcLayout(plain)
+    bc = [m for m in lc.messages if m["kind"] in ("batch", "dict")]
+    bp = [m for m in lp.messages if m["kind"] in ("batch", "dict")]
+    assert len(bc) == len(bp)
+    out = bytearray(compressed[:lc.messages[0]["end"]])      # magic + schema
+    new_offsets = {}
+    k = 0
+    for mc, mp in zip(bc, bp):
+        meta = bytearray(compressed[mc["offset"]:mc["meta_end"]])
+        body = bytearray()
+        fb = FB(compressed)
+        sites = {s.pos: s for s in lc.sites if s.region == mc["region"]}
+        buf_sites = sorted((s for s in sites.values() if s.kind == "buffer_offset"),
+                           key=lambda s: s.pos)
+        for (off, ln), (poff, pln), site in zip(mc["buffers"], mp["buffers"], buf_sites):
+            if ln == 0:
+                data = b""
+            elif k % raw_every == 0:
+                data = struct.pack("<q", -1) + plain[mp["body_offset"] + poff:
+                                                     mp["body_offset"] + poff + pln]
+            else:
+                data = compressed[mc["body_offset"] + off:mc["body_offset"] + off + ln]
+            if ln:
+                k += 1
+            rel = site.pos - mc["offset"]
+            struct.pack_into("<q", meta, rel, len(body))
+            struct.pack_into("<q", meta, rel + 8, len(data))
+            body += data + bytes((-len(data)) % 8)
+        bl = [s for s in sites.values() if s.kind == "message_body_length"]
+        if bl:
+            struct.pack_into("<q", meta, bl[0].pos - mc["offset"], len(body))
+        else:
+            assert len(body) == 0    # an empty body's length is not stored
+        new_offsets[mc["offset"]] = (len(out), len(body))
+        out += meta + body
+    if not lc.is_file:
+        out += b"\xff\xff\xff\xff\x00\x00\x00\x00"
+        return bytes(out)
+    out += compressed[lc.stream_end - 8:lc.stream_end]        # EOS marker
+    footer = bytearray(compressed[lc.footer_start:])
+    for s in lc.sites:
+        if s.kind == "block_offset":
+            off, blen = new_offsets[s.value]
+            struct.pack_into("<q", footer, s.pos - lc.footer_start, off)
+            struct.pack_into("<q", footer, s.pos + 16 - lc.footer_start, blen)
+    pad = (-len(out)) % 8
+    out += bytes(pad)
+    return bytes(out + footer)

@@ -11,6 +11,7 @@ import time
 from decimal import Decimal
 
 import psycopg
+import psycopg.sql
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.types as pat
@@ -123,7 +124,9 @@ RAW_TEXT_TYPES = ("inet", "cidr")
 def pg(db):
     with db.cursor() as cur:
         cur.execute(SETUP)
-    return db
+    yield db
+    with db.cursor() as cur:
+        cur.execute(SETUP[:SETUP.index("CREATE TYPE")])     # the DROP statements
 
 
 def run_dump(*args, env=None, timeout=300):
@@ -322,19 +325,36 @@ def test_timestamptz_is_the_instant_in_any_session_timezone(pg, dsn, scratch):
     want_tz = [r[1] for r in rows]
     want_dt = [r[2] for r in rows]
     n = 0
+    with pg.cursor() as cur:
+        cur.execute("SELECT current_database()")
+        dbname = cur.fetchone()[0]
     for zone in ("Asia/Kolkata", "America/New_York", "Pacific/Chatham", "UTC"):
-        for how in ("PGTZ", "options"):
+        for how in ("PGTZ", "options", "database"):
             n += 1
             out = os.path.join(scratch, "tz%d.arrow" % n)
             if how == "PGTZ":
                 res = run_dump("-d", dsn, "-c", "SELECT * FROM pwt_tz ORDER BY id", "-o", out,
                                env={"PGTZ": zone})
-            else:
+            elif how == "options":
                 res = run_dump("-d", "%s options='-c TimeZone=%s'" % (dsn, zone),
                                "-c", "SELECT * FROM pwt_tz ORDER BY id", "-o", out,
                                env={"PGTZ": "Europe/Moscow"})
+            else:
+                # the server's default for new sessions
+                with pg.cursor() as cur:
+                    cur.execute(psycopg.sql.SQL("ALTER DATABASE {} SET TimeZone = {}").format(
+                        psycopg.sql.Identifier(dbname), psycopg.sql.Literal(zone)))
+                try:
+                    res = run_dump("-d", dsn, "-c", "SELECT current_setting('TimeZone') AS zone, "
+                                   "* FROM pwt_tz ORDER BY id", "-o", out, env={"PGTZ": None})
+                finally:
+                    with pg.cursor() as cur:
+                        cur.execute(psycopg.sql.SQL("ALTER DATABASE {} RESET TimeZone").format(
+                            psycopg.sql.Identifier(dbname)))
             assert res.rc == 0, res.describe()
             _, table = read_file(out)
+            if how == "database":
+                assert set(table.column("zone").to_pylist()) == {zone}
             assert table.schema.field("tz").type == pa.timestamp("us", tz="UTC")
             assert table.schema.field("ts").type == pa.timestamp("us")
             assert table.column("ts").cast(pa.int64()).to_pylist() == want_ts, (zone, how)
@@ -614,8 +634,7 @@ def test_constant_memory(pg, dsn, scratch):
     q = ("SELECT i::int8 AS a, (i %% 1000)::int4 AS b, i::float8 / 3 AS c, md5(i::text) AS t "
          "FROM generate_series(1, %d) i" % n)
     rc, rss, err = _run_measured(["dump", "-d", dsn, "-c", q, "--batch-rows", "65536",
-                                  "-o", out], 240, os.path.join(os.path.dirname(scratch),
-                                                                "dump-stderr-%d.txt" % os.getpid()))
+                                  "-o", out], 240, os.path.join(scratch, "stderr.txt"))
     assert rc == 0, err[-2000:]
     size = os.path.getsize(out)
     reader = ipc.open_file(pa.memory_map(out))

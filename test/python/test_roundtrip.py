@@ -4,7 +4,6 @@ min/max statistics match what pyarrow computes; --append adds batches, and
 the tail of an interrupted append is reported and cut off."""
 import hashlib
 import json
-import math
 import os
 import shutil
 
