@@ -67,3 +67,11 @@ CREATE EVENT TRIGGER pg_warp_arrow_ddl_end ON ddl_command_end
 CREATE EVENT TRIGGER pg_warp_arrow_ddl_drop ON sql_drop
   WHEN TAG IN ('DROP FOREIGN TABLE', 'DROP SCHEMA', 'DROP SERVER', 'DROP OWNED')
   EXECUTE FUNCTION pg_warp_arrow_ddl();
+
+CREATE FUNCTION pg_warp_footer_cache_stats(OUT hits bigint, OUT misses bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'pg_warp_footer_cache_stats'
+LANGUAGE C STRICT VOLATILE;
+
+COMMENT ON FUNCTION pg_warp_footer_cache_stats() IS
+'lookups of the shared-memory Arrow footer cache that hit and missed since the server started';

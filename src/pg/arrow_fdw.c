@@ -267,36 +267,26 @@ arrowGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntablei
 	arrow_fdw_get_options(foreigntableid, &info->opts);
 	collect_attrs(root, baserel, &attrs);
 
+	/* counts come from the footer cache: one stat() per file when warm */
 	foreach(lc, info->opts.files)
 	{
 		const char *path = lfirst(lc);
-		ArrowFile	f;
-		int			fd;
-		struct stat st;
-		int			b;
-		ArrowArena	arena;
+		int64		limit = -1;
+		int64		bytes;
+		PgWarpFileSummary sum;
 
-		int64		limit;
-
-		if (!table_file_open(&f, path, info->opts.writable, &fd, &limit))
-			continue;			/* nothing committed yet */
-		if (fstat(fd, &st) == 0)
-			info->total_bytes += limit >= 0 ? limit : st.st_size;
-		info->total_batches += f.n_batches;
-		nfields = Max(f.schema.n_fields, 1);
-		arrow_arena_init(&arena, pgwarp_arrow_allocator());
-		for (b = 0; b < f.n_batches; b++)
+		if (info->opts.writable)
 		{
-			ArrowBatchMeta meta;
-			ArrowError	err;
-
-			if (arrow_read_batch_meta(&f, b, &arena, &meta, &err) != 0)
-				pgwarp_report_arrow_error(ERROR, &err);
-			info->total_rows += meta.length;
-			arrow_arena_free_all(&arena);
+			limit = arrow_committed_length(path);
+			if (limit == 0 || access(path, F_OK) != 0)
+				continue;		/* nothing committed yet */
 		}
-		pgwarp_arrow_close_file(&f, fd);
+		pgwarp_arrow_file_summary(path, limit, info->opts.writable && limit < 0, &sum, &bytes);
+		info->total_bytes += bytes;
+		info->total_batches += sum.n_batches;
+		info->total_rows += sum.total_rows;
 	}
+	nfields = Max(baserel->max_attr, 1);
 	nfields_used = bms_num_members(attrs);
 	info->column_bytes = info->total_bytes * Min(nfields_used, nfields) / nfields;
 

@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "access/htup_details.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -111,4 +112,24 @@ pg_warp_arrow_batches(PG_FUNCTION_ARGS)
 	}
 	pgwarp_arrow_close_file(&file, fd);
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(pg_warp_footer_cache_stats);
+
+/* pg_warp_footer_cache_stats(OUT hits bigint, OUT misses bigint) */
+Datum
+pg_warp_footer_cache_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	td;
+	Datum		values[2];
+	bool		nulls[2] = {0};
+	int64		hits;
+	int64		misses;
+
+	if (get_call_result_type(fcinfo, NULL, &td) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	pgwarp_footer_cache_stats(&hits, &misses);
+	values[0] = Int64GetDatum(hits);
+	values[1] = Int64GetDatum(misses);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(td), values, nulls)));
 }

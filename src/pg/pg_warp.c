@@ -19,4 +19,6 @@ void
 _PG_init(void)
 {
 	pgwarp_define_gucs();
+	if (process_shared_preload_libraries_in_progress)
+		pgwarp_footer_cache_preload();
 }

@@ -2,7 +2,7 @@
 -- arrow_fdw: foreign tables over Arrow files written by `pgwarp dump`.
 -- Every answer is compared with the heap table the file came from.
 --
-CREATE EXTENSION IF NOT EXISTS pg_warp;
+CREATE EXTENSION pg_warp;
 \getenv dir PGWARP_TEST_DIR
 SELECT set_config('regress.dir', :'dir', false) IS NOT NULL AS dir_set;
 
@@ -52,6 +52,18 @@ SELECT sum(i8) = (SELECT sum(i8) FROM fdw_src) AS sum_i8,
        sum(n) = (SELECT sum(n) FROM fdw_src) AS sum_n,
        max(tstz) = (SELECT max(tstz) FROM fdw_src) AS max_tstz
 FROM fdw_t;
+
+-- a table over a directory of 40 files; planning reads their metadata once,
+-- later plans take it from the shared footer cache (misses stay put)
+\! mkdir -p "$PGWARP_TEST_DIR/many" && for i in $(seq 1 40); do pgwarp dump -d dbname=pg_warp_regress --quiet -c "SELECT id, i8 FROM fdw_src WHERE (id + 40) % 40 = $i - 1" -o "$PGWARP_TEST_DIR/many/part$i.arrow" || exit 1; done
+DO $do$ BEGIN EXECUTE format($$CREATE FOREIGN TABLE fdw_many (id int, i8 bigint) SERVER arrow_fdw OPTIONS (dir %L)$$,
+    current_setting('regress.dir') || '/many'); END $do$;
+SELECT count(*), sum(i8) = (SELECT sum(i8) FROM fdw_src) AS same_sum FROM fdw_many;
+SELECT misses AS misses0, hits AS hits0 FROM pg_warp_footer_cache_stats() \gset
+SELECT count(*) FROM fdw_many WHERE id > 10000;
+SELECT misses - :misses0 AS new_misses, hits - :hits0 >= 80 AS hits_for_plan_and_scan
+FROM pg_warp_footer_cache_stats();
+DROP FOREIGN TABLE fdw_many;
 
 -- projection: fewer columns, fewer bytes; batch skipping on id
 EXPLAIN (COSTS OFF) SELECT sum(i2) FROM fdw_t WHERE id < 5000;
@@ -188,7 +200,6 @@ DROP FUNCTION bytes_read(text), est_rows(text), try_sql(text);
 DROP TYPE regress_pair;
 
 -- writable tables: INSERT and COPY FROM are transactional
-CREATE EXTENSION IF NOT EXISTS pg_warp;
 CREATE FUNCTION try_sql(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
   EXECUTE q;
@@ -257,3 +268,4 @@ SELECT count(*) AS rows_left FROM pg_warp_arrow_committed;
 DROP TABLE wsrc;
 DROP FUNCTION try_sql(text);
 DROP FUNCTION explain_lines(text);
+DROP EXTENSION pg_warp;
