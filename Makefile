@@ -87,6 +87,7 @@ all: tool unit gpu bench
 
 install: install-tool
 install-tool: $(B)/pgwarp
+	$(MKDIR_P) '$(DESTDIR)$(bindir)'
 	$(INSTALL_PROGRAM) $(B)/pgwarp '$(DESTDIR)$(bindir)/pgwarp'
 	$(if $(CU_BINS),$(INSTALL_PROGRAM) $(CU_BINS) '$(DESTDIR)$(bindir)/')
 

@@ -10,10 +10,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROWS=${1:-10000000}
 export PATH="$(pg_config --bindir):$PATH"
-make -s -j2 all >/dev/null
+[ -n "${USE_RUNNING_CLUSTER:-}" ] || make -s -j2 all >/dev/null
 . scripts/cluster.sh
+# USE_RUNNING_CLUSTER=1: use the cluster of PGHOST/PGPORT (e.g. the devkit's on the GPU machine)
+if [ -z "${USE_RUNNING_CLUSTER:-}" ]; then
 trap cluster_stop EXIT
 cluster_start -c shared_buffers=2GB -c max_wal_size=8GB
+fi
 W=$PGWARP_TEST_DIR
 
 echo "creating the $ROWS-row table" >&2
