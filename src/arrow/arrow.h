@@ -507,6 +507,10 @@ void		arrow_array_slice(const ArrowArray *src, int64_t start, int64_t len,
  * prefix) into dst of exactly dst_len bytes.  CORRUPT on any mismatch. */
 int			arrow_decompress(ArrowCodec codec, const uint8_t *src, size_t src_len,
 							 uint8_t *dst, size_t dst_len, ArrowError *err);
+/* "none", "lz4_frame" or "zstd" */
+const char *arrow_codec_name(ArrowCodec codec);
+/* IEEE 754 half precision to double (exact) */
+double		arrow_half_to_double(uint16_t h);
 /* Compress; returns the compressed size in *out_len.  dst must hold
  * arrow_compress_bound(codec, src_len) bytes. */
 size_t		arrow_compress_bound(ArrowCodec codec, size_t src_len);

@@ -1063,8 +1063,8 @@ arrow_get_uint64(const ArrowArray *a, int64_t i)
 }
 
 /* IEEE 754 half precision to double; exact for every value. */
-static double
-half_to_double(uint16_t h)
+double
+arrow_half_to_double(uint16_t h)
 {
 	int			sign = h >> 15;
 	int			exp = (h >> 10) & 0x1f;
@@ -1095,7 +1095,7 @@ arrow_get_double(const ArrowArray *a, int64_t i)
 					uint16_t	h;
 
 					memcpy(&h, a->values + j * 2, 2);
-					return half_to_double(h);
+					return arrow_half_to_double(h);
 				}
 			case ARROW_PRECISION_SINGLE:
 				{

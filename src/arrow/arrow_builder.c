@@ -186,21 +186,6 @@ range_error(ArrowBuilder *b, const char *what, ArrowError *err)
 
 /* ------------------------------------------------------------ statistics */
 
-static double
-half_to_double(uint16_t h)
-{
-	int			exp = (h >> 10) & 0x1f;
-	int			mant = h & 0x3ff;
-	double		v;
-
-	if (exp == 0)
-		v = ldexp((double) mant, -24);
-	else if (exp == 31)
-		v = mant ? NAN : INFINITY;
-	else
-		v = ldexp((double) (mant | 0x400), exp - 25);
-	return (h & 0x8000) ? -v : v;
-}
 
 /*
  * Double to IEEE half, rounding to nearest even, straight from the double's
@@ -278,7 +263,7 @@ stat_add(ArrowBuilder *b, int64_t i)
 			uint16_t	h;
 
 			memcpy(&h, p, 2);
-			d = half_to_double(h);
+			d = arrow_half_to_double(h);
 		}
 		else if (b->width == 4)
 		{

@@ -363,3 +363,17 @@ arrow_compress(ArrowCodec codec, int level, const uint8_t *src,
 	}
 	return arrow_error(err, ARROW_ERR_INVALID, -1, "unknown codec %d", (int) codec);
 }
+
+const char *
+arrow_codec_name(ArrowCodec codec)
+{
+	switch (codec)
+	{
+		case ARROW_CODEC_LZ4_FRAME:
+			return "lz4_frame";
+		case ARROW_CODEC_ZSTD:
+			return "zstd";
+		default:
+			return "none";
+	}
+}

@@ -21,19 +21,6 @@
 PG_FUNCTION_INFO_V1(pg_warp_arrow_schema);
 PG_FUNCTION_INFO_V1(pg_warp_arrow_batches);
 
-static const char *
-codec_name(ArrowCodec codec)
-{
-	switch (codec)
-	{
-		case ARROW_CODEC_LZ4_FRAME:
-			return "lz4_frame";
-		case ARROW_CODEC_ZSTD:
-			return "zstd";
-		default:
-			return "none";
-	}
-}
 
 Datum
 pg_warp_arrow_schema(PG_FUNCTION_ARGS)
@@ -106,7 +93,7 @@ pg_warp_arrow_batches(PG_FUNCTION_ARGS)
 		values[1] = Int64GetDatum(file.batches[i].offset);
 		values[2] = Int64GetDatum(meta.length);
 		values[3] = Int64GetDatum(meta.body_len);
-		values[4] = CStringGetTextDatum(codec_name(meta.codec));
+		values[4] = CStringGetTextDatum(arrow_codec_name(meta.codec));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		arrow_arena_free_all(&arena);
 	}

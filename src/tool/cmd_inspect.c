@@ -544,7 +544,7 @@ cmd_inspect(int argc, char **argv)
 				fputs(", ", f);
 			fprintf(f, "{\"index\": %d, \"offset\": %" PRId64 ", \"rows\": %" PRId64
 					", \"body_bytes\": %" PRId64 ", \"compression\": \"%s\", \"columns\": [",
-					b, bi->offset, bi->rows, bi->body_bytes, pgw_codec_name(bi->codec));
+					b, bi->offset, bi->rows, bi->body_bytes, arrow_codec_name(bi->codec));
 			for (int col = 0; col < nf; col++)
 			{
 				const ArrowField *fld = &schema->fields[col];
@@ -614,7 +614,7 @@ cmd_inspect(int argc, char **argv)
 			}
 			fprintf(f, "  batch %d: offset %" PRId64 ", %" PRId64 " rows, body %" PRId64
 					" bytes, compression %s\n",
-					b, bi->offset, bi->rows, bi->body_bytes, pgw_codec_name(bi->codec));
+					b, bi->offset, bi->rows, bi->body_bytes, arrow_codec_name(bi->codec));
 			for (int col = 0; col < nf; col++)
 			{
 				const ArrowField *fld = &schema->fields[col];

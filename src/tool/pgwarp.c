@@ -182,19 +182,6 @@ pgw_parse_codec(const char *s, ArrowCodec *out)
 	return true;
 }
 
-const char *
-pgw_codec_name(ArrowCodec codec)
-{
-	switch (codec)
-	{
-		case ARROW_CODEC_LZ4_FRAME:
-			return "lz4_frame";
-		case ARROW_CODEC_ZSTD:
-			return "zstd";
-		default:
-			return "none";
-	}
-}
 
 double
 pgw_now(void)

@@ -35,7 +35,6 @@ void		pgw_warning(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 bool		pgw_parse_count(const char *s, int64_t *out);
 /* Parse "lz4" / "zstd" / "none"; false if unknown. */
 bool		pgw_parse_codec(const char *s, ArrowCodec *out);
-const char *pgw_codec_name(ArrowCodec codec);
 
 /*
  * An Arrow file opened for reading.  If the file ends with an interrupted
