@@ -1210,9 +1210,19 @@ append_int_plain(ArrowBuilder *b, int64_t v, ArrowError *err)
 			}
 			break;
 		case ARROW_TYPE_DATE:
-		case ARROW_TYPE_TIME:
 			if (b->width == 4 && (v < INT32_MIN || v > INT32_MAX))
 				goto range;
+			break;
+		case ARROW_TYPE_TIME:
+			{
+				/* Arrow times lie in [0, one day) (PostgreSQL allows 24:00) */
+				static const int64_t per_day[] = {
+					86400, 86400000, INT64_C(86400000000), INT64_C(86400000000000)
+				};
+
+				if (v < 0 || v >= per_day[b->field->type.unit & 3])
+					goto range;
+			}
 			break;
 		case ARROW_TYPE_TIMESTAMP:
 		case ARROW_TYPE_DURATION:

@@ -71,7 +71,9 @@ struct ArrowDatumConv
 	bool		elembyval;
 	char		elemalign;
 	struct ArrowDatumConv *elem;
-	/* CONV_COMPOSITE: tuple descriptor and per-attribute child index/conv */
+	/* CONV_COMPOSITE: tuple descriptor and per-attribute child index/conv;
+	 * map entries match (key, value) by position, structs by name */
+	bool		by_position;
 	TupleDesc	tupdesc;
 	int		   *child_of_attr;
 	struct ArrowDatumConv **attrs;
@@ -200,6 +202,7 @@ plan_array(ArrowDatumConv *conv, const ArrowField *field, Oid typid)
 	conv->elem = palloc0(sizeof(ArrowDatumConv));
 	conv->elem->colname = conv->colname;
 	conv->op = field->type.id == ARROW_TYPE_MAP ? CONV_MAP : CONV_ARRAY;
+	conv->elem->by_position = field->type.id == ARROW_TYPE_MAP;
 	/* a Map's child is the entries struct, which maps to the composite */
 	return plan_conv(conv->elem, &field->children[0], elemtype, -1);
 }
@@ -229,7 +232,7 @@ plan_composite(ArrowDatumConv *conv, const ArrowField *field, Oid typid, int32 t
 			if (strcmp(field->children[c].name, NameStr(att->attname)) == 0)
 				break;
 		/* Map entries are matched by position (key, value) */
-		if (c == field->n_children && field->n_children == td->natts)
+		if (c == field->n_children && conv->by_position && field->n_children == td->natts)
 			c = a;
 		if (c == field->n_children)
 			return psprintf("the struct has no field \"%s\"", NameStr(att->attname));
@@ -347,9 +350,20 @@ to_usec(int64 v, int unit, int64 *out)
 			*out = v;
 			return true;
 		default:
-			/* nanoseconds: round half away from zero, like PostgreSQL's input */
-			*out = v >= 0 ? (v + 500) / 1000 : -((-(v + 1) + 501) / 1000);
-			return true;
+			{
+				/* nanoseconds: round half away from zero, like PostgreSQL's
+				 * input; written without v + 500, which overflows near the
+				 * limits */
+				int64		q = v / 1000;
+				int64		r = v % 1000;
+
+				if (r >= 500)
+					q++;
+				else if (r <= -500)
+					q--;
+				*out = q;
+				return true;
+			}
 	}
 }
 

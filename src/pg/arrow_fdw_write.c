@@ -331,6 +331,7 @@ append_value(ColumnWriter *c, Datum d)
 			}
 			break;
 		case ARROW_TYPE_TIME:
+			/* the builder refuses 24:00:00, which Arrow times cannot be */
 			rc = arrow_builder_append_int(b, usec_to_unit(c, DatumGetTimeADT(d), t->unit), &err);
 			break;
 		case ARROW_TYPE_TIMESTAMP:
