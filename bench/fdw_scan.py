@@ -35,11 +35,12 @@ def explain_io(cur, sql):
     arrow = sum(int(x) for x in re.findall(r"Bytes Read: (\d+)", text))
     skipped = sum(int(x) for x in re.findall(r"Batches Skipped: (\d+)", text))
     read = sum(int(x) for x in re.findall(r"Batches Read: (\d+)", text))
+    launched = sum(int(x) for x in re.findall(r"Workers Launched: (\d+)", text))
     m = re.search(r"Buffers: shared(?: hit=(\d+))?(?: read=(\d+))?", text)
     heap = 0
     if m:
         heap = (int(m.group(1) or 0) + int(m.group(2) or 0)) * 8192
-    return arrow or heap, read, skipped
+    return arrow or heap, read, skipped, launched
 
 
 def main():
@@ -75,8 +76,8 @@ def main():
                 t, ans = timed(cur, sql)
                 times.append(t)
             answers[(table, workers)] = ans
-            io, bread, bskip = explain_io(cur, sql)
-            results.append((table, workers, statistics.median(times), min(times), max(times), io, bread, bskip))
+            io, bread, bskip, launched = explain_io(cur, sql)
+            results.append((table, workers, statistics.median(times), min(times), max(times), io, bread, bskip, launched))
     ref = answers[("lineorder", 0)]
     bad = [k for k, v in answers.items() if v != ref]
     base = {w: r[2] for r in results for w in (0, 2) if r[0] == "lineorder" and r[1] == w}
@@ -91,11 +92,11 @@ def main():
                 "Arrow files written by `pgwarp dump` (1M-row batches), unclustered and ordered by lo_orderdate.\n\n"
                 % (rows, rows, heap_bytes // 1000000))
         f.write("Query (SSB q1.1's shape):\n```sql\n%s\n```\n\n" % Q11.format(t="<table>"))
-        f.write("| table | workers | median s | min s | max s | bytes read | batches read/skipped | speed-up vs heap |\n")
+        f.write("| table | workers (launched) | median s | min s | max s | bytes read | batches read/skipped | speed-up vs heap |\n")
         f.write("|---|---|---|---|---|---|---|---|\n")
-        for (table, w, med, mn, mx, io, bread, bskip) in results:
-            f.write("| %s | %d | %.3f | %.3f | %.3f | %.1f MB | %s | %.2fx |\n"
-                    % (table, w, med, mn, mx, io / 1e6,
+        for (table, w, med, mn, mx, io, bread, bskip, launched) in results:
+            f.write("| %s | %d (%d) | %.3f | %.3f | %.3f | %.1f MB | %s | %.2fx |\n"
+                    % (table, w, launched, med, mn, mx, io / 1e6,
                        "%d/%d" % (bread, bskip) if table != "lineorder" else "-", base[w] / med))
         f.write("\nAnswer: revenue = %s. Identical across all tables and worker counts: %s.\n"
                 % (ref[0][0], "yes" if not bad else "NO: %r" % bad))
