@@ -20,10 +20,17 @@
 
 #include "pg_warp.h"
 
+/*
+ * An allocator bound to a memory context.  Arenas and files outlive the
+ * calls that allocate for them (a file's dictionary cache is filled while a
+ * batch context is current), so the context is fixed when the allocator is
+ * made, not taken from CurrentMemoryContext at each allocation.
+ */
 static void *
 pg_arrow_alloc(void *ctx, size_t size)
 {
-	return palloc_extended(size, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	return MemoryContextAllocExtended((MemoryContext) ctx, size,
+									  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 }
 
 static void
@@ -32,14 +39,17 @@ pg_arrow_free(void *ctx, void *ptr)
 	pfree(ptr);
 }
 
-static const ArrowAllocator pg_allocator = {
-	pg_arrow_alloc, pg_arrow_free, NULL, MaxAllocHugeSize
-};
-
+/* An allocator for arenas and files that live in CurrentMemoryContext. */
 const ArrowAllocator *
 pgwarp_arrow_allocator(void)
 {
-	return &pg_allocator;
+	ArrowAllocator *a = palloc(sizeof(ArrowAllocator));
+
+	a->alloc = pg_arrow_alloc;
+	a->free = pg_arrow_free;
+	a->ctx = CurrentMemoryContext;
+	a->max_alloc = MaxAllocHugeSize;
+	return a;
 }
 
 void
