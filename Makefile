@@ -71,7 +71,10 @@ $(B)/bench/%: bench/%.c $(B)/libwarparrow.a
 
 # CUDA sources must compile everywhere (CI has nvcc but no GPU).
 NVCC       ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
-CUDA_ARCH  ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+# SASS for Turing (sm_75) through Hopper (sm_90), plus sm_90 PTX for newer
+# GPUs: the database server needs the NVIDIA driver, not the CUDA toolkit.
+CUDA_ARCH  ?= $(foreach a,75 80 86 89 90,-gencode arch=compute_$(a),code=sm_$(a)) \
+              -gencode arch=compute_90,code=compute_90
 CU_SRCS     = $(sort $(wildcard src/gpu/*.cu))
 CU_BINS     = $(patsubst src/gpu/%.cu,$(B)/gpu/%,$(CU_SRCS))
 
