@@ -21,6 +21,7 @@
 int			cmd_inspect(int argc, char **argv);
 int			cmd_cat(int argc, char **argv);
 int			cmd_rewrite(int argc, char **argv);
+int			cmd_bench(int argc, char **argv);
 int			cmd_dump(int argc, char **argv);
 
 /* "pgwarp: <message>" on stderr; returns 1 */
