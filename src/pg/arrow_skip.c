@@ -136,16 +136,19 @@ strip(Expr *e)
 
 /* Is opno a btree comparison of a family whose values we can compare? */
 static int
-btree_strategy(Oid opno, SkipDomain var_dom, Oid value_type)
+btree_strategy(Oid opno, Oid var_type, SkipDomain var_dom, Oid value_type)
 {
 	List	   *interps = get_op_btree_interpretation(opno);
 	ListCell   *lc;
 	SkipDomain	vdom;
 
-	if (!domain_of(value_type, &vdom))
+	if (!domain_of(value_type, &vdom) || vdom != var_dom)
 		return 0;
-	/* dates and timestamps compare only with their own type here */
-	if (vdom != var_dom)
+	/*
+	 * Datetimes compare only with their own type here: timestamp against
+	 * timestamptz depends on the TimeZone setting.
+	 */
+	if ((var_dom == DOM_DATE || var_dom == DOM_TIMESTAMP) && value_type != var_type)
 		return 0;
 	foreach(lc, interps)
 	{
@@ -205,7 +208,8 @@ arrow_skip_quals_build(List *quals, Index scanrelid, TupleDesc tupdesc, PlanStat
 			continue;
 		if (!domain_of(TupleDescAttr(tupdesc, var->varattno - 1)->atttypid, &dom))
 			continue;
-		strategy = btree_strategy(op->opno, dom, exprType((Node *) val));
+		strategy = btree_strategy(op->opno, TupleDescAttr(tupdesc, var->varattno - 1)->atttypid,
+								  dom, exprType((Node *) val));
 		if (strategy == 0)
 			continue;
 		q = &sq->q[sq->n++];
