@@ -565,7 +565,20 @@ convert_value(ArrowDatumConv *conv, const ArrowArray *a, int64 i, bool *isnull)
 							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 							 errmsg("string in column \"%s\" is too long (%lld bytes)",
 									conv->colname, (long long) len)));
-				pg_verify_mbstr(GetDatabaseEncoding(), p, (int) len, false);
+				/* Arrow strings are UTF-8: check them, convert if the
+				 * database uses another encoding */
+				if (GetDatabaseEncoding() == PG_UTF8)
+					pg_verify_mbstr(PG_UTF8, p, (int) len, false);
+				else
+				{
+					char	   *c = pg_any_to_server(p, (int) len, PG_UTF8);
+
+					if (c != p)
+					{
+						p = c;
+						len = strlen(c);
+					}
+				}
 				if (conv->op == CONV_TEXT)
 					return PointerGetDatum(cstring_to_text_with_len(p, (int) len));
 				return InputFunctionCall(&conv->infunc, pnstrdup(p, len), conv->ioparam,

@@ -26,6 +26,7 @@
 #include "datatype/timestamp.h"
 #include "executor/executor.h"
 #include "foreign/fdwapi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "utils/builtins.h"
@@ -362,17 +363,31 @@ append_value(ColumnWriter *c, Datum d)
 			break;
 		case ARROW_TYPE_UTF8:
 		case ARROW_TYPE_LARGE_UTF8:
-			if (c->use_outfunc)
 			{
-				char	   *s = OutputFunctionCall(&c->outfunc, d);
+				const char *p;
+				size_t		len;
+				char	   *u;
 
-				rc = arrow_builder_append_bytes(b, s, strlen(s), &err);
-			}
-			else
-			{
-				text	   *txt = DatumGetTextPP(d);
+				if (c->use_outfunc)
+				{
+					p = OutputFunctionCall(&c->outfunc, d);
+					len = strlen(p);
+				}
+				else
+				{
+					text	   *txt = DatumGetTextPP(d);
 
-				rc = arrow_builder_append_bytes(b, VARDATA_ANY(txt), VARSIZE_ANY_EXHDR(txt), &err);
+					p = VARDATA_ANY(txt);
+					len = VARSIZE_ANY_EXHDR(txt);
+				}
+				/* Arrow strings are UTF-8 whatever the database encoding */
+				u = pg_server_to_any(p, (int) len, PG_UTF8);
+				if (u != p)
+				{
+					p = u;
+					len = strlen(u);
+				}
+				rc = arrow_builder_append_bytes(b, p, len, &err);
 			}
 			break;
 		case ARROW_TYPE_BINARY:
