@@ -1204,7 +1204,8 @@ load_queries(const char *dir, const char *only, Query ***out)
 	closedir(dh);
 	if (n == 0)
 	{
-		pgw_error("no query files %s/q*.sql%s", dir, only ? " match --only" : "");
+		pgw_error("no query files %s/q*.sql%s%s", dir, only ? " match --only " : "",
+				  only ? only : "");
 		return -1;
 	}
 	qsort(qs, n, sizeof(Query *), cmp_names);
