@@ -532,6 +532,10 @@ typedef struct ArrowWriterOptions
 	int			compression_level;	/* 0 = codec default */
 	bool		no_statistics;	/* do not write min_values/max_values */
 	const ArrowAllocator *allocator;
+	bool		no_sync;		/* create mode: skip the fsyncs at close (for
+								 * output that can be regenerated, such as
+								 * pgwarp ssb gen's); the temporary file is
+								 * still renamed into place only when complete */
 } ArrowWriterOptions;
 
 typedef struct ArrowWriter ArrowWriter;

@@ -351,8 +351,35 @@ stat_range(ArrowBuilder *b, int64_t from, int64_t n)
 {
 	int64_t		i;
 
-	if (b->stat_kind == STAT_NONE)
+	if (b->stat_kind == STAT_NONE || n <= 0)
 		return;
+	/* fast path (bulk appends of int32 without nulls: pgwarp ssb gen) */
+	if (b->stat_kind == STAT_INT && b->width == 4 && !b->has_validity)
+	{
+		const int32_t *v = (const int32_t *) (b->values.data + (size_t) from * 4);
+		int32_t		lo = v[0],
+					hi = v[0];
+
+		for (i = 1; i < n; i++)
+		{
+			lo = v[i] < lo ? v[i] : lo;
+			hi = v[i] > hi ? v[i] : hi;
+		}
+		if (!b->stat_have)
+		{
+			b->stat_imin = lo;
+			b->stat_imax = hi;
+			b->stat_have = true;
+		}
+		else
+		{
+			if (lo < b->stat_imin)
+				b->stat_imin = lo;
+			if (hi > b->stat_imax)
+				b->stat_imax = hi;
+		}
+		return;
+	}
 	for (i = from; i < from + n; i++)
 	{
 		if (b->has_validity && !arrow_get_bit(b->validity.data, i))

@@ -1555,7 +1555,7 @@ arrow_writer_close(ArrowWriter *w, ArrowError *err)
 		out_write(w, MAGIC, 6, err) < 0 ||
 		out_flush(w, err) < 0)
 		goto fail;
-	if (fsync(w->fd) < 0)
+	if (!(w->opts.no_sync && !w->append) && fsync(w->fd) < 0)
 	{
 		io_error(w, "could not fsync", errno, err);
 		goto fail;
@@ -1607,7 +1607,7 @@ arrow_writer_close(ArrowWriter *w, ArrowError *err)
 				unlink(w->tmp_path);
 		}
 		w->tmp_path = NULL;
-		if (fsync_dir_of(w->path) < 0)
+		if (!w->opts.no_sync && fsync_dir_of(w->path) < 0)
 		{
 			io_error(w, "could not fsync the directory", errno, err);
 			writer_free(w);
