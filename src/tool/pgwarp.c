@@ -28,6 +28,7 @@ static const char *main_usage =
 "  inspect   show the schema, record batches and statistics of an Arrow file\n"
 "  cat       print the rows of an Arrow file as JSON arrays, one per line\n"
 "  rewrite   copy an Arrow file into large record batches with statistics\n"
+"  ssb       generate Star Schema Benchmark data (gen) and load it (load)\n"
 "  bench     run the Star Schema Benchmark queries in several modes and compare\n"
 "\n"
 "Run 'pgwarp <command> --help' for a command's options.\n"
@@ -44,6 +45,7 @@ static const struct command commands[] = {
 	{"inspect", cmd_inspect},
 	{"cat", cmd_cat},
 	{"rewrite", cmd_rewrite},
+	{"ssb", cmd_ssb},
 	{"bench", cmd_bench},
 	{NULL, NULL}
 };

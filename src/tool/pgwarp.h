@@ -23,6 +23,7 @@ int			cmd_cat(int argc, char **argv);
 int			cmd_rewrite(int argc, char **argv);
 int			cmd_bench(int argc, char **argv);
 int			cmd_dump(int argc, char **argv);
+int			cmd_ssb(int argc, char **argv);
 
 /* "pgwarp: <message>" on stderr; returns 1 */
 int			pgw_error(const char *fmt,...) __attribute__((format(printf, 1, 2)));
