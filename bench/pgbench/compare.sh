@@ -131,7 +131,7 @@ with open(sys.argv[2], "w") as f:
       % (diff, ldiff, se, cv))
     w("| round | configuration | TPS | latency (ms) |\n|---:|---|---:|---:|\n")
     for x in runs:
-        w("| %s | %s | %s | %s |\n" % (x[0], names[x[1]], x[2], x[3]))
+        w("| %s | %s | %.1f | %s |\n" % (x[0], names[x[1]], float(x[2]), x[3]))
     w("\nNotes: %s\n" % (
       "a difference smaller than about two standard errors (%.2f %%) is not "
       "distinguishable from noise in this run." % (2 * se)))
