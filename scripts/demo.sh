@@ -2,7 +2,11 @@
 # `make demo`: installs dependencies, builds and installs pg_warp, starts a
 # throwaway cluster with pg_warp preloaded, makes a 1M-row table, dumps it
 # to Arrow with pgwarp, shows the file from the shell and from SQL, checks
-# it against pyarrow, and stops the cluster.
+# it against pyarrow; then generates the Star Schema Benchmark at SF=1
+# (DEMO_SF), loads it as heap and arrow_fdw tables, runs `pgwarp bench ssb`
+# in every mode (those this machine cannot run are reported as skipped),
+# prints the table and the chart's path (results kept in build/demo/), and
+# stops the cluster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -53,4 +57,22 @@ print("   PostgreSQL:", pg)
 print("   pyarrow:   ", mine)
 sys.exit(0 if mine == pg else 1)
 PY
+
+SF=${DEMO_SF:-1}
+SSB="$PGWARP_TEST_DIR/ssb"
+echo "== Star Schema Benchmark, SF=$SF: pgwarp ssb gen (Arrow, and .tbl text for the heap tables)"
+/usr/bin/time -f "   arrow: %e s" pgwarp ssb gen --sf "$SF" --format arrow --out "$SSB"
+/usr/bin/time -f "   tbl:   %e s" pgwarp ssb gen --sf "$SF" --format tbl --out "$SSB"
+ls -l "$SSB"
+echo "== pgwarp ssb load (heap tables by COPY from .tbl, arrow_fdw tables over the .arrow files)"
+/usr/bin/time -f "   %e s" pgwarp ssb load -d "$PGDATABASE" --from "$SSB"
+echo "== pgwarp bench ssb (every mode; warm-up + 3 timed runs each; answers compared)"
+rm -rf build/demo
+mkdir -p build/demo
+pgwarp bench ssb -d "$PGDATABASE" --modes heap,arrow,warp-cpu,warp-gpu --runs "${DEMO_RUNS:-3}" \
+	--queries bench/ssb/queries --out build/demo --timeout 600
+echo
+cat build/demo/results.md
+echo
+echo "chart: $ROOT/build/demo/chart.svg   (table: $ROOT/build/demo/results.md, figures: $ROOT/build/demo/results.csv)"
 echo "demo done"
