@@ -585,6 +585,7 @@ ssb_gen(int argc, char **argv)
 	int64_t		total_rows = 0;
 
 	optind = 1;
+	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
 	{
 		switch (opt)
@@ -1159,6 +1160,7 @@ ssb_load(int argc, char **argv)
 	struct stat st;
 
 	optind = 1;
+	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "d:h", longopts, NULL)) != -1)
 	{
 		switch (opt)
