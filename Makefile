@@ -46,6 +46,7 @@ TOOL_SRCS   = $(sort $(wildcard src/tool/*.c))
 TOOL_OBJS   = $(patsubst src/%.c,$(B)/obj/%.o,$(TOOL_SRCS))
 UNIT_SRCS   = $(sort $(wildcard test/unit/test_*.c))
 UNIT_BINS   = $(patsubst test/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
+ENGINE_HDRS = $(wildcard src/engine/*.h)
 
 $(B)/obj/%.o: src/%.c $(wildcard src/arrow/*.h src/tool/*.h)
 	@mkdir -p $(dir $@)
@@ -58,7 +59,7 @@ $(B)/libwarparrow.a: $(ARROW_TOBJS)
 $(B)/pgwarp: $(TOOL_OBJS) $(B)/libwarparrow.a
 	$(TOOL_CC) -o $@ $(TOOL_OBJS) $(B)/libwarparrow.a $(TOOL_LIBS)
 
-$(B)/unit/%: test/unit/%.c test/unit/unit.h $(B)/libwarparrow.a
+$(B)/unit/%: test/unit/%.c test/unit/unit.h $(ENGINE_HDRS) $(B)/libwarparrow.a
 	@mkdir -p $(dir $@)
 	$(TOOL_CC) $(TOOL_CFLAGS) -Itest/unit -o $@ $< $(B)/libwarparrow.a $(TOOL_LIBS)
 
@@ -78,12 +79,12 @@ CUDA_ARCH  ?= $(foreach a,75 80 86 89 90,-gencode arch=compute_$(a),code=sm_$(a)
 CU_SRCS     = $(sort $(wildcard src/gpu/*.cu))
 CU_BINS     = $(patsubst src/gpu/%.cu,$(B)/gpu/%,$(CU_SRCS))
 
-$(B)/gpu/%: src/gpu/%.cu
+$(B)/gpu/%: src/gpu/%.cu $(ENGINE_HDRS)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 $(CUDA_ARCH) -Isrc -Isrc/arrow -o $@ $< -cudart static
 
 tool: $(B)/pgwarp
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(B)/unit/engine_ops_cli
 gpu: $(CU_BINS)
 bench: $(BENCH_BINS)
 all: tool unit gpu bench
