@@ -924,6 +924,23 @@ compare_results(const char *sql, const PGresult *a, const char *ma,
 
 static PGconn *conn;
 
+/* a failed result's error as one line: "message (SQLSTATE xxxxx)" */
+static char *
+result_error(const PGresult *res)
+{
+	const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+	const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	char	   *line,
+			   *out;
+
+	if (msg == NULL)
+		return one_line(PQresultErrorMessage(res));
+	line = one_line(msg);
+	out = st ? xasprintf("%s (SQLSTATE %s)", line, st) : xstrdup(line);
+	free(line);
+	return out;
+}
+
 /* Run a utility command; NULL on success, else a malloc'd error message. */
 static char *
 run_command(const char *sql)
@@ -933,7 +950,7 @@ run_command(const char *sql)
 
 	if (PQresultStatus(res) != PGRES_COMMAND_OK &&
 		PQresultStatus(res) != PGRES_TUPLES_OK)
-		err = one_line(PQresultErrorMessage(res));
+		err = result_error(res);
 	PQclear(res);
 	return err;
 }
@@ -976,7 +993,7 @@ warp_unavailable(const ModeDef *m, const char *sql)
 	free(explain);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
-		char	   *e = one_line(PQresultErrorMessage(res));
+		char	   *e = result_error(res);
 
 		why = xasprintf("EXPLAIN failed: %s", e);
 		free(e);
@@ -1047,7 +1064,7 @@ run_cell(Cell *cell, const char *name, const char *mode, const char *sql, int ru
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
 		bool		to = is_timeout(res);
-		char	   *e = one_line(PQresultErrorMessage(res));
+		char	   *e = result_error(res);
 
 		cell->status = to ? ST_TIMEOUT : ST_ERROR;
 		cell->note = to ? xasprintf("over the %g s timeout", timeout) : e;
@@ -1069,7 +1086,7 @@ run_cell(Cell *cell, const char *name, const char *mode, const char *sql, int ru
 		if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		{
 			bool		to = is_timeout(res);
-			char	   *e = one_line(PQresultErrorMessage(res));
+			char	   *e = result_error(res);
 
 			cell->status = to ? ST_TIMEOUT : ST_ERROR;
 			cell->note = to ? xasprintf("over the %g s timeout (run %d)", timeout, r + 1) : e;
@@ -1439,6 +1456,18 @@ md_escape(FILE *f, const char *s)
 	}
 }
 
+/* seconds with 3 significant digits at least, never "0.000" */
+static void
+fmt_secs(FILE *f, double v)
+{
+	if (v >= 10)
+		fprintf(f, "%.1f", v);
+	else if (v >= 0.01)
+		fprintf(f, "%.3f", v);
+	else
+		fprintf(f, "%.5f", v);
+}
+
 static int
 write_md(const char *path, Query **qs, int nq, const RunInfo *ri)
 {
@@ -1485,7 +1514,8 @@ write_md(const char *path, Query **qs, int nq, const RunInfo *ri)
 
 			if (c->status == ST_OK || c->status == ST_MISMATCH)
 			{
-				fprintf(f, " %.3f", c->median);
+				fputc(' ', f);
+				fmt_secs(f, c->median);
 				if (m > 0 && ref->status == ST_OK && c->median > 0)
 				{
 					fprintf(f, " (%.2fx)", ref->median / c->median);
@@ -1515,7 +1545,10 @@ write_md(const char *path, Query **qs, int nq, const RunInfo *ri)
 	for (int m = 0; m < ri->nmodes; m++)
 	{
 		if (total_ok[m])
-			fprintf(f, " %.3f", total[m]);
+		{
+			fputc(' ', f);
+			fmt_secs(f, total[m]);
+		}
 		else
 			fputs(" –", f);
 		if (m > 0 && nratio[m] > 0)
