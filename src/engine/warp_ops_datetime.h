@@ -522,11 +522,20 @@ warp_timestamp_extract(WarpDtField field, warp_int64 ts, WarpNumeric *res)
 		return WARP_ERR_NOT_FINITE;
 	if (field == WARP_DT_EPOCH)
 	{
-		/* 128-bit: near 294276 AD the shift to 1970 overflows int64 */
-		*res = warp_numeric_make((warp_int128) ts +
-								 (warp_int128) (WARP_POSTGRES_EPOCH_JDATE -
-												WARP_UNIX_EPOCH_JDATE) * WARP_USECS_PER_DAY,
-								 6);
+		warp_int128 us = (warp_int128) ts +
+			(warp_int128) (WARP_POSTGRES_EPOCH_JDATE - WARP_UNIX_EPOCH_JDATE) *
+			WARP_USECS_PER_DAY;
+
+		/*
+		 * Where the shift to 1970 overflows int64 (the last ~30 years before
+		 * 294277 AD), PostgreSQL divides by 10^6 in numeric instead, whose
+		 * division picks 4 fractional digits for a quotient of this size and
+		 * rounds half away from zero; the later round to 6 digits only pads.
+		 * So the result there is a multiple of 100 microseconds.
+		 */
+		if (us >= WARP_INT64_MAX)
+			us = ((us + 50) / 100) * 100;
+		*res = warp_numeric_make(us, 6);
 		return WARP_OK;
 	}
 	if (!warp_timestamp2tm(ts, &tm))

@@ -101,22 +101,73 @@ warp_numeric_upscale_value(warp_int128 value, int by, warp_int128 *res)
 	return WARP_OK;
 }
 
-/* a + b; PostgreSQL's result display scale is max(a.scale, b.scale) */
+/*
+ * Magnitude of value * 10^by in unsigned 128 bits, or false if that
+ * exceeds 2^128 - 1 (about 3.4e38).  Intermediate values may exceed the
+ * 38-digit range: 1 - 0.99999999999999999999999999999999999999 brings 1 to
+ * 10^38 at scale 38, yet the difference fits.
+ */
+WARP_FN bool
+warp_numeric_upscale_mag(warp_int128 value, int by, warp_uint128 *res)
+{
+	warp_uint128 mag = (warp_uint128) (value < 0 ? -value : value);
+	warp_uint128 f;
+
+	if (by == 0 || mag == 0)
+	{
+		*res = mag;
+		return true;
+	}
+	if (by > WARP_NUMERIC_MAX_DIGITS)
+		return false;
+	f = (warp_uint128) warp_pow10_128(by);
+	if (mag > ~(warp_uint128) 0 / f)
+		return false;
+	*res = mag * f;
+	return true;
+}
+
+/*
+ * a + b; PostgreSQL's result display scale is max(a.scale, b.scale).
+ * Exact whenever the result fits 38 digits: signs and magnitudes are
+ * handled separately so that only the smaller-scale operand is ever
+ * scaled, and it can reach 3.4e38 without loss.  If even that overflows,
+ * the other operand (< 10^38) cannot bring the sum back into range.
+ */
 WARP_FN WarpStatus
 warp_numeric_add(WarpNumeric a, WarpNumeric b, WarpNumeric *res)
 {
-	warp_int128 max = warp_numeric_max_value();
+	warp_uint128 max = (warp_uint128) warp_numeric_max_value();
 	int			s = a.scale > b.scale ? a.scale : b.scale;
-	warp_int128 va,
-				vb;
+	warp_uint128 ua,
+				ub,
+				r;
+	bool		neg;
 
-	if (warp_numeric_upscale_value(a.value, s - a.scale, &va) != WARP_OK ||
-		warp_numeric_upscale_value(b.value, s - b.scale, &vb) != WARP_OK)
+	if (!warp_numeric_upscale_mag(a.value, s - a.scale, &ua) ||
+		!warp_numeric_upscale_mag(b.value, s - b.scale, &ub))
 		return WARP_ERR_NUMERIC_OVERFLOW;
-	/* both are within +-max, so max - va and -max - va cannot overflow */
-	if ((va > 0 && vb > max - va) || (va < 0 && vb < -max - va))
+	if ((a.value < 0) == (b.value < 0))
+	{
+		/* same sign: the sum is at least each magnitude */
+		if (ua > max || ub > max)
+			return WARP_ERR_NUMERIC_OVERFLOW;
+		r = ua + ub;
+		neg = a.value < 0;
+	}
+	else if (ua >= ub)
+	{
+		r = ua - ub;
+		neg = a.value < 0;
+	}
+	else
+	{
+		r = ub - ua;
+		neg = b.value < 0;
+	}
+	if (r > max)
 		return WARP_ERR_NUMERIC_OVERFLOW;
-	res->value = va + vb;
+	res->value = neg ? -(warp_int128) r : (warp_int128) r;
 	res->scale = s;
 	return WARP_OK;
 }

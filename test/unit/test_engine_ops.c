@@ -303,6 +303,15 @@ TEST(numeric_arith)
 	CHECK(warp_numeric_mul(N(max38), N("0"), &r) == WARP_OK && NEQ(r, "0"));
 	CHECK(warp_numeric_mul(N("0.0000000000000000001"), N("0.00000000000000000001"), &r) ==
 		  WARP_ERR_NUMERIC_OVERFLOW);	/* scale 39 */
+	/* the scaled-up operand leaves 38 digits but the difference fits */
+	CHECK(warp_numeric_sub(N("0.99999999999999999999999999999999999999"), N("1"), &r) == WARP_OK &&
+		  NEQ(r, "-0.00000000000000000000000000000000000001"));
+	CHECK(warp_numeric_add(N("-1"), N("0.99999999999999999999999999999999999999"), &r) == WARP_OK &&
+		  NEQ(r, "-0.00000000000000000000000000000000000001"));
+	CHECK(warp_numeric_add(N("2"), N("0.99999999999999999999999999999999999999"), &r) ==
+		  WARP_ERR_NUMERIC_OVERFLOW);
+	CHECK(warp_numeric_sub(N("10"), N("0.00000000000000000000000000000000000001"), &r) ==
+		  WARP_ERR_NUMERIC_OVERFLOW);	/* 9.99...9 needs 39 digits */
 	CHECK(NEQ(warp_numeric_abs(N("-2.50")), "2.50"));
 	CHECK(warp_numeric_valid(N(max38)) && !warp_numeric_valid(warp_numeric_make(warp_pow10_128(38), 0)));
 }
@@ -474,7 +483,12 @@ TEST(timestamp_extract)
 		  n.value == (warp_int128) 946684800 * 1000000 && n.scale == 6);
 	/* the epoch shift of the largest timestamp leaves int64 */
 	CHECK(warp_timestamp_extract(WARP_DT_EPOCH, WARP_END_TIMESTAMP - 1, &n) == WARP_OK &&
-		  n.value > (warp_int128) WARP_INT64_MAX);
+		  n.value > (warp_int128) WARP_INT64_MAX && n.value % 100 == 0);
+	/* PostgreSQL's numeric path there rounds to 100 microseconds */
+	CHECK(warp_timestamp_extract(WARP_DT_EPOCH, WARP_END_TIMESTAMP - 2, &n) == WARP_OK &&
+		  n.value == (warp_int128) 9224318016000 * 1000000);
+	CHECK(warp_timestamp_extract(WARP_DT_EPOCH, WARP_INT64_MAX - INT64_C(946684800000000) - 1, &n) ==
+		  WARP_OK && n.value == (warp_int128) WARP_INT64_MAX - 1);
 	CHECK(warp_timestamp_extract(WARP_DT_YEAR, WARP_END_TIMESTAMP - 1, &n) == WARP_OK &&
 		  n.value == 294276);
 	CHECK(warp_timestamp_extract(WARP_DT_YEAR, WARP_MIN_TIMESTAMP, &n) == WARP_OK &&
