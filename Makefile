@@ -90,10 +90,10 @@ bench: $(BENCH_BINS)
 all: tool unit gpu bench
 
 install: install-tool
-install-tool: $(B)/pgwarp
+install-tool: $(B)/pgwarp $(B)/gpu/pgwarp_gpu_probe
 	$(MKDIR_P) '$(DESTDIR)$(bindir)'
 	$(INSTALL_PROGRAM) $(B)/pgwarp '$(DESTDIR)$(bindir)/pgwarp'
-	$(if $(CU_BINS),$(INSTALL_PROGRAM) $(CU_BINS) '$(DESTDIR)$(bindir)/')
+	$(INSTALL_PROGRAM) $(B)/gpu/pgwarp_gpu_probe '$(DESTDIR)$(bindir)/'
 
 # libFuzzer target for the reader (clang).
 FUZZ_CC    ?= clang
