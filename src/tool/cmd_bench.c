@@ -1995,35 +1995,9 @@ cmd_bench(int argc, char **argv)
 	if (make_dir(outdir) != 0)
 		return 1;
 
-	/* connect */
-	{
-		const char *keys[3] = {NULL, NULL, NULL};
-		const char *vals[3] = {NULL, NULL, NULL};
-		int			k = 0;
-
-		if (dsn)
-		{
-			keys[k] = "dbname";
-			vals[k++] = dsn;
-		}
-		keys[k] = "fallback_application_name";
-		vals[k++] = "pgwarp bench";
-		conn = PQconnectdbParams(keys, vals, 1);
-	}
+	conn = pgw_connect(dsn, "pgwarp bench");
 	if (conn == NULL)
-		return pgw_error("out of memory");
-	if (PQstatus(conn) != CONNECTION_OK)
-	{
-		pgw_error("could not connect: %s", PQerrorMessage(conn));
-		PQfinish(conn);
 		return 1;
-	}
-	if (PQsetClientEncoding(conn, "UTF8") != 0)
-	{
-		pgw_error("could not set client_encoding to UTF8: %s", PQerrorMessage(conn));
-		PQfinish(conn);
-		return 1;
-	}
 	machine_info(&ri);
 	ri.server_version = query_value("SELECT version()");
 	ri.settings = query_value(

@@ -587,35 +587,9 @@ cmd_dump(int argc, char **argv)
 	if (outpath == NULL || outpath[0] == '\0')
 		return pgw_usage_error("dump", "missing -o OUT");
 
-	/* connect */
-	{
-		const char *keys[3] = {NULL, NULL, NULL};
-		const char *vals[3] = {NULL, NULL, NULL};
-		int			k = 0;
-
-		if (dsn)
-		{
-			keys[k] = "dbname";
-			vals[k++] = dsn;
-		}
-		keys[k] = "fallback_application_name";
-		vals[k++] = "pgwarp";
-		conn = PQconnectdbParams(keys, vals, 1);
-	}
+	conn = pgw_connect(dsn, "pgwarp");
 	if (conn == NULL)
-		return pgw_error("out of memory");
-	if (PQstatus(conn) != CONNECTION_OK)
-	{
-		pgw_error("could not connect: %s", PQerrorMessage(conn));
-		PQfinish(conn);
 		return 1;
-	}
-	if (PQsetClientEncoding(conn, "UTF8") != 0)
-	{
-		pgw_error("could not set client_encoding to UTF8: %s", PQerrorMessage(conn));
-		PQfinish(conn);
-		return 1;
-	}
 
 	if (table)
 	{

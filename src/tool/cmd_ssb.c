@@ -1214,33 +1214,9 @@ ssb_load(int argc, char **argv)
 
 	memset(&lx, 0, sizeof(lx));
 	lx.quiet = quiet;
-	{
-		const char *keys[3] = {NULL, NULL, NULL};
-		const char *vals[3] = {NULL, NULL, NULL};
-		int			k = 0;
-
-		if (dsn)
-		{
-			keys[k] = "dbname";
-			vals[k++] = dsn;
-		}
-		keys[k] = "fallback_application_name";
-		vals[k++] = "pgwarp";
-		lx.conn = PQconnectdbParams(keys, vals, 1);
-	}
+	lx.conn = pgw_connect(dsn, "pgwarp");
 	if (lx.conn == NULL)
-		return pgw_error("out of memory");
-	if (PQstatus(lx.conn) != CONNECTION_OK)
-	{
-		rc = pgw_error("could not connect: %s", PQerrorMessage(lx.conn));
-		PQfinish(lx.conn);
-		return rc;
-	}
-	if (PQsetClientEncoding(lx.conn, "UTF8") != 0)
-	{
-		rc = pgw_error("could not set client_encoding to UTF8: %s", PQerrorMessage(lx.conn));
-		goto done;
-	}
+		return 1;
 	{
 		PGresult   *res = PQexec(lx.conn, "SET client_min_messages = warning");
 

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libpq-fe.h"
+
 #include "pgwarp.h"
 
 static const char *main_usage =
@@ -568,4 +570,40 @@ pgw_double_str(double d, char *buf, size_t len)
 			strncat(buf, ".0", len - strlen(buf) - 1);
 	}
 	return buf;
+}
+
+PGconn *
+pgw_connect(const char *dsn, const char *application_name)
+{
+	const char *keys[3] = {NULL, NULL, NULL};
+	const char *vals[3] = {NULL, NULL, NULL};
+	int			k = 0;
+	PGconn	   *conn;
+
+	if (dsn)
+	{
+		keys[k] = "dbname";
+		vals[k++] = dsn;
+	}
+	keys[k] = "fallback_application_name";
+	vals[k++] = application_name;
+	conn = PQconnectdbParams(keys, vals, 1);
+	if (conn == NULL)
+	{
+		pgw_error("out of memory");
+		return NULL;
+	}
+	if (PQstatus(conn) != CONNECTION_OK)
+	{
+		pgw_error("could not connect: %s", PQerrorMessage(conn));
+		PQfinish(conn);
+		return NULL;
+	}
+	if (PQsetClientEncoding(conn, "UTF8") != 0)
+	{
+		pgw_error("could not set client_encoding to UTF8: %s", PQerrorMessage(conn));
+		PQfinish(conn);
+		return NULL;
+	}
+	return conn;
 }

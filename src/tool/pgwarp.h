@@ -33,6 +33,11 @@ int			pgw_usage_error(const char *cmd, const char *fmt,...)
 /* "pgwarp: warning: <message>" on stderr */
 void		pgw_warning(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 
+/* Connect (dsn: conninfo or URI; NULL = libpq defaults) with client_encoding
+ * UTF8; on failure print the error and return NULL. */
+struct pg_conn;
+struct pg_conn *pgw_connect(const char *dsn, const char *application_name);
+
 /* Parse a positive integer option value; false if malformed. */
 bool		pgw_parse_count(const char *s, int64_t *out);
 /* Parse "lz4" / "zstd" / "none"; false if unknown. */
