@@ -396,6 +396,10 @@ arrowBeginForeignScan(ForeignScanState *node, int eflags)
 	foreach(lc, (List *) linitial(plan->fdw_private))
 		ss->attrs = bms_add_member(ss->attrs, lfirst_int(lc));
 	ss->natts = RelationGetDescr(rel)->natts;
+	/* a whole-row reference needs every column */
+	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, ss->attrs))
+		for (i = 1; i <= ss->natts; i++)
+			ss->attrs = bms_add_member(ss->attrs, i - FirstLowInvalidHeapAttributeNumber);
 	ss->cur_cols = palloc0(sizeof(ArrowArray) * Max(ss->natts, 1));
 	ss->shared = &ss->local_shared;
 	pg_atomic_init_u64(&ss->local_shared.next_batch, 0);

@@ -53,6 +53,11 @@ SELECT sum(i8) = (SELECT sum(i8) FROM fdw_src) AS sum_i8,
        max(tstz) = (SELECT max(tstz) FROM fdw_src) AS max_tstz
 FROM fdw_t;
 
+-- whole-row references read every column
+SELECT (SELECT md5(string_agg(x::text, ',' ORDER BY id)) FROM fdw_t x) =
+       (SELECT md5(string_agg(x::text, ',' ORDER BY id)) FROM fdw_src x) AS same_rows;
+SELECT x FROM fdw_t x WHERE id = 7;
+
 -- a table over a directory of 40 files; planning reads their metadata once,
 -- later plans take it from the shared footer cache (misses stay put)
 \! mkdir -p "$PGWARP_TEST_DIR/many" && for i in $(seq 1 40); do pgwarp dump -d dbname=pg_warp_regress --quiet -c "SELECT id, i8 FROM fdw_src WHERE (id + 40) % 40 = $i - 1" -o "$PGWARP_TEST_DIR/many/part$i.arrow" || exit 1; done
