@@ -466,6 +466,12 @@ scan_next_batch(ForeignScanState *node, ArrowScanState *ss)
 		scan_check_file(sf);
 		if (arrow_read_batch_meta(&sf->file, (int) b, &ss->arena, &meta, &err) != 0)
 			pgwarp_report_arrow_error(ERROR, &err);
+		if (arrow_skip_batch_nulls(ss->skip, &sf->file, &meta, sf->field_of_attr))
+		{
+			MemoryContextSwitchTo(old);
+			pg_atomic_fetch_add_u64(&ss->shared->batches_skipped, 1);
+			continue;
+		}
 		for (a = 0; a < ss->natts; a++)
 		{
 			int			f = sf->field_of_attr[a];

@@ -57,10 +57,19 @@ typedef struct SkipQual
 	const char *opname;
 } SkipQual;
 
+/* "column IS [NOT] NULL", decided from the batch's null counts */
+typedef struct NullQual
+{
+	int			attno;			/* 0-based */
+	bool		is_null;		/* IS NULL (else IS NOT NULL) */
+} NullQual;
+
 struct ArrowSkipQuals
 {
 	int			n;
 	SkipQual   *q;
+	int			nnull;
+	NullQual   *nq;
 };
 
 typedef struct SkipColStats
@@ -173,6 +182,7 @@ arrow_skip_quals_build(List *quals, Index scanrelid, TupleDesc tupdesc, PlanStat
 	ListCell   *lc;
 
 	sq->q = palloc0(sizeof(SkipQual) * Max(list_length(quals), 1));
+	sq->nq = palloc0(sizeof(NullQual) * Max(list_length(quals), 1));
 	foreach(lc, quals)
 	{
 		OpExpr	   *op = (OpExpr *) lfirst(lc);
@@ -185,6 +195,22 @@ arrow_skip_quals_build(List *quals, Index scanrelid, TupleDesc tupdesc, PlanStat
 		int			strategy;
 		SkipQual   *q;
 
+		/* IS [NOT] NULL on a plain column (not a row: its IS NULL means
+		 * "all fields null") */
+		if (IsA(op, NullTest))
+		{
+			NullTest   *nt = (NullTest *) op;
+			Var		   *v = (Var *) strip(nt->arg);
+
+			if (!nt->argisrow && IsA(v, Var) && v->varno == scanrelid &&
+				v->varlevelsup == 0 && v->varattno > 0 && v->varattno <= tupdesc->natts)
+			{
+				sq->nq[sq->nnull].attno = v->varattno - 1;
+				sq->nq[sq->nnull].is_null = nt->nulltesttype == IS_NULL;
+				sq->nnull++;
+			}
+			continue;
+		}
 		if (!IsA(op, OpExpr) || list_length(op->args) != 2)
 			continue;
 		l = strip(linitial(op->args));
@@ -220,7 +246,7 @@ arrow_skip_quals_build(List *quals, Index scanrelid, TupleDesc tupdesc, PlanStat
 		if (IsA(val, Param))
 			q->value_state = ExecInitExpr(val, ps);
 	}
-	if (sq->n == 0)
+	if (sq->n == 0 && sq->nnull == 0)
 		return NULL;
 	return sq;
 }
@@ -244,6 +270,10 @@ arrow_skip_quals_describe(ArrowSkipQuals *sq, TupleDesc tupdesc)
 	int			i;
 
 	initStringInfo(&buf);
+	for (i = 0; i < sq->nnull; i++)
+		appendStringInfo(&buf, "%s%s IS %sNULL", buf.len ? ", " : "",
+						 quote_identifier(NameStr(TupleDescAttr(tupdesc, sq->nq[i].attno)->attname)),
+						 sq->nq[i].is_null ? "" : "NOT ");
 	for (i = 0; i < sq->n; i++)
 	{
 		SkipQual   *q = &sq->q[i];
@@ -265,7 +295,7 @@ arrow_skip_quals_describe(ArrowSkipQuals *sq, TupleDesc tupdesc)
 		}
 		else
 			v = psprintf("$%d", ((Param *) q->value_expr)->paramid);
-		appendStringInfo(&buf, "%s%s %s %s", i ? ", " : "",
+		appendStringInfo(&buf, "%s%s %s %s", buf.len ? ", " : "",
 						 quote_identifier(NameStr(TupleDescAttr(tupdesc, q->attno)->attname)),
 						 strategy_name(q->strategy), v);
 	}
@@ -490,6 +520,42 @@ arrow_skip_batch(ArrowSkipQuals *sq, ArrowSkipStats *st, int batch, ExprContext 
 					return true;
 				break;
 		}
+	}
+	return false;
+}
+
+/*
+ * True if the null counts of the batch (its header, already read) show that
+ * no row can satisfy an IS [NOT] NULL clause.  The reader treats a column
+ * whose null count is 0 as having no nulls, so this agrees with the values.
+ */
+bool
+arrow_skip_batch_nulls(ArrowSkipQuals *sq, const ArrowFile *file,
+					   const ArrowBatchMeta *meta, const int *field_of_attr)
+{
+	int			i;
+
+	if (sq == NULL)
+		return false;
+	for (i = 0; i < sq->nnull; i++)
+	{
+		int			f = field_of_attr[sq->nq[i].attno];
+		const ArrowField *field;
+		const ArrowFieldNode *node;
+
+		if (f < 0)
+			continue;
+		field = &file->schema.fields[f];
+		node = &meta->nodes[field->node_index];
+		if (sq->nq[i].is_null)
+		{
+			/* the Null type has no validity buffer: every value is null */
+			if (field->type.id != ARROW_TYPE_NULL && node->null_count == 0)
+				return true;
+		}
+		else if (field->type.id == ARROW_TYPE_NULL ||
+				 (node->length > 0 && node->null_count == node->length))
+			return true;
 	}
 	return false;
 }

@@ -32,4 +32,8 @@ extern ArrowSkipStats *arrow_skip_stats_load(ArrowFile *file, ArrowSkipQuals *sq
 extern bool arrow_skip_batch(ArrowSkipQuals *sq, ArrowSkipStats *st, int batch,
 							 ExprContext *econtext);
 
+/* True if the batch's null counts rule out an IS [NOT] NULL clause. */
+extern bool arrow_skip_batch_nulls(ArrowSkipQuals *sq, const ArrowFile *file,
+								   const ArrowBatchMeta *meta, const int *field_of_attr);
+
 #endif							/* ARROW_SKIP_H */

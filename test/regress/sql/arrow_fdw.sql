@@ -84,6 +84,12 @@ SELECT (SELECT sum(i2) FROM fdw_t WHERE id < 5000) = (SELECT sum(i2) FROM fdw_sr
 SELECT * FROM explain_lines('SELECT count(*) FROM fdw_t WHERE id >= 19000 AND id <= 19100');
 SELECT (SELECT count(*) FROM fdw_t WHERE id >= 19000 AND id <= 19100) AS n;
 SELECT * FROM explain_lines('SELECT count(*) FROM fdw_t WHERE 12288 = id');
+-- IS [NOT] NULL skips by the batches' null counts (the NULL row is in batch 0)
+SELECT * FROM explain_lines('SELECT count(*) FROM fdw_t WHERE b IS NULL');
+SELECT (SELECT count(*) FROM fdw_t WHERE b IS NULL) = (SELECT count(*) FROM fdw_src WHERE b IS NULL) AS same_null,
+       (SELECT count(*) FROM fdw_t WHERE b IS NOT NULL) = (SELECT count(*) FROM fdw_src WHERE b IS NOT NULL) AS same_not_null,
+       (SELECT count(*) FROM fdw_t WHERE p IS NULL) = (SELECT count(*) FROM fdw_src WHERE p IS NULL) AS same_row_is_null;
+
 -- timestamptz against a timestamp depends on TimeZone: not used for skipping,
 -- and answers match the heap's in any zone
 SET TimeZone = 'Asia/Kolkata';
