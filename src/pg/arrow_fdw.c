@@ -85,6 +85,7 @@ typedef struct ArrowSharedScan
 	pg_atomic_uint64 batches_read;
 	pg_atomic_uint64 batches_skipped;
 	pg_atomic_uint64 bytes_read;
+	pg_atomic_uint64 rows_filtered;	/* rejected from raw values */
 } ArrowSharedScan;
 
 typedef struct ArrowScanState
@@ -110,6 +111,7 @@ typedef struct ArrowScanState
 	int64		cur_rows;
 	int64		cur_row;
 	ArrowArray *cur_cols;		/* per attno-1, valid if attr referenced */
+	bool	   *cur_keep;		/* per row: may pass the clauses */
 	bool		done;
 } ArrowScanState;
 
@@ -406,6 +408,7 @@ arrowBeginForeignScan(ForeignScanState *node, int eflags)
 	pg_atomic_init_u64(&ss->local_shared.batches_read, 0);
 	pg_atomic_init_u64(&ss->local_shared.batches_skipped, 0);
 	pg_atomic_init_u64(&ss->local_shared.bytes_read, 0);
+	pg_atomic_init_u64(&ss->local_shared.rows_filtered, 0);
 	ss->batch_cxt = AllocSetContextCreate(node->ss.ps.state->es_query_cxt,
 										  "arrow_fdw batch", ALLOCSET_DEFAULT_SIZES);
 	ss->row_cxt = AllocSetContextCreate(node->ss.ps.state->es_query_cxt,
@@ -444,6 +447,7 @@ scan_next_batch(ForeignScanState *node, ArrowScanState *ss)
 		ArrowError	err;
 		MemoryContext old;
 		int			a;
+		int64		kept;
 
 		CHECK_FOR_INTERRUPTS();
 		g = pg_atomic_fetch_add_u64(&ss->shared->next_batch, 1);
@@ -482,8 +486,15 @@ scan_next_batch(ForeignScanState *node, ArrowScanState *ss)
 								  &ss->cur_cols[a], &err) != 0)
 				pgwarp_report_arrow_error(ERROR, &err);
 		}
+		/* decide the simple clauses from the raw values, so that rows that
+		 * fail them are never converted to Datums */
+		ss->cur_keep = palloc(sizeof(bool) * Max(meta.length, 1));
+		kept = arrow_skip_filter_rows(ss->skip, sf->field_of_attr, ss->cur_cols,
+									  meta.length, ss->cur_keep, node->ss.ps.ps_ExprContext);
 		MemoryContextSwitchTo(old);
 		pg_atomic_fetch_add_u64(&ss->shared->batches_read, 1);
+		if (kept < meta.length)
+			pg_atomic_fetch_add_u64(&ss->shared->rows_filtered, meta.length - kept);
 		ss->cur_file = fi;
 		ss->cur_rows = meta.length;
 		ss->cur_row = 0;
@@ -503,13 +514,19 @@ arrowIterateForeignScan(ForeignScanState *node)
 	ExecClearTuple(slot);
 	if (ss->done)
 		return slot;
-	while (ss->cur_file < 0 || ss->cur_row >= ss->cur_rows)
+	for (;;)
 	{
-		if (!scan_next_batch(node, ss))
+		while (ss->cur_file < 0 || ss->cur_row >= ss->cur_rows)
 		{
-			ss->done = true;
-			return slot;
+			if (!scan_next_batch(node, ss))
+			{
+				ss->done = true;
+				return slot;
+			}
 		}
+		if (ss->cur_keep[ss->cur_row])
+			break;
+		ss->cur_row++;
 	}
 	sf = &ss->files[ss->cur_file];
 	MemoryContextReset(ss->row_cxt);
@@ -596,6 +613,9 @@ arrowExplainForeignScan(ForeignScanState *node, ExplainState *es)
 							   pg_atomic_read_u64(&ss->shared->batches_skipped), es);
 		ExplainPropertyInteger("Bytes Read", "bytes",
 							   pg_atomic_read_u64(&ss->shared->bytes_read), es);
+		if (ss->skip)
+			ExplainPropertyInteger("Rows Removed by Arrow Filter", NULL,
+								   pg_atomic_read_u64(&ss->shared->rows_filtered), es);
 	}
 }
 
@@ -627,6 +647,7 @@ arrowInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt, voi
 	pg_atomic_init_u64(&sh->batches_read, pg_atomic_read_u64(&ss->local_shared.batches_read));
 	pg_atomic_init_u64(&sh->batches_skipped, pg_atomic_read_u64(&ss->local_shared.batches_skipped));
 	pg_atomic_init_u64(&sh->bytes_read, pg_atomic_read_u64(&ss->local_shared.bytes_read));
+	pg_atomic_init_u64(&sh->rows_filtered, pg_atomic_read_u64(&ss->local_shared.rows_filtered));
 	shared_init(ss, sh);
 }
 
@@ -652,6 +673,7 @@ arrowShutdownForeignScan(ForeignScanState *node)
 	pg_atomic_write_u64(&ss->local_shared.batches_read, pg_atomic_read_u64(&sh->batches_read));
 	pg_atomic_write_u64(&ss->local_shared.batches_skipped, pg_atomic_read_u64(&sh->batches_skipped));
 	pg_atomic_write_u64(&ss->local_shared.bytes_read, pg_atomic_read_u64(&sh->bytes_read));
+	pg_atomic_write_u64(&ss->local_shared.rows_filtered, pg_atomic_read_u64(&sh->rows_filtered));
 	pg_atomic_write_u64(&ss->local_shared.next_batch, pg_atomic_read_u64(&sh->next_batch));
 	shared_init(ss, &ss->local_shared);
 }

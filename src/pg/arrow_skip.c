@@ -559,3 +559,157 @@ arrow_skip_batch_nulls(ArrowSkipQuals *sq, const ArrowFile *file,
 	}
 	return false;
 }
+
+/* ------------------------------------------------------- row filtering */
+
+/*
+ * Value of row i of a loaded column in the clause's domain.  Returns false
+ * when the column cannot be read this way here (a dictionary, another type),
+ * or the value lies outside PostgreSQL's range (its conversion will raise
+ * the error, so such rows are never filtered out here).
+ */
+static inline bool
+row_value(const SkipQual *q, const ArrowArray *a, int64 i, __int128 *iv, double *dv)
+{
+	const ArrowType *t = &a->field->type;
+	int64		v;
+
+	switch (q->domain)
+	{
+		case DOM_INT:
+			*iv = arrow_get_int(a, i);
+			return true;
+		case DOM_FLOAT:
+			*dv = arrow_get_double(a, i);
+			return true;
+		case DOM_DATE:
+			v = arrow_get_int(a, i);
+			if (t->unit == ARROW_DATE_MILLISECOND)
+				v = (int64) floor_div(v, 86400000);
+			*iv = (__int128) v - (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE);
+			return *iv >= (__int128) (DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE) &&
+				*iv < (__int128) (DATE_END_JULIAN - POSTGRES_EPOCH_JDATE);
+		case DOM_TIMESTAMP:
+			{
+				ArrowStatValue sv = {0};
+
+				sv.present = true;
+				sv.i = arrow_get_int(a, i);
+				convert_stat(t, DOM_TIMESTAMP, &sv);
+				*iv = sv.i;
+				return sv.i >= (__int128) MIN_TIMESTAMP && sv.i < (__int128) END_TIMESTAMP;
+			}
+	}
+	return false;
+}
+
+/* Can the clause be decided from this column's raw values? */
+static bool
+column_filterable(const SkipQual *q, const ArrowArray *a)
+{
+	const ArrowType *t = &a->field->type;
+
+	if (a->dictionary || a->field->has_dict)
+		return false;
+	switch (q->domain)
+	{
+		case DOM_INT:
+			return t->id == ARROW_TYPE_INT && !(t->bit_width == 64 && !t->is_signed);
+		case DOM_FLOAT:
+			return t->id == ARROW_TYPE_FLOAT;
+		case DOM_DATE:
+			return t->id == ARROW_TYPE_DATE;
+		case DOM_TIMESTAMP:
+			return t->id == ARROW_TYPE_TIMESTAMP;
+	}
+	return false;
+}
+
+static bool
+passes(const SkipQual *q, int cmp)
+{
+	switch (q->strategy)
+	{
+		case BTLessStrategyNumber:
+			return cmp < 0;
+		case BTLessEqualStrategyNumber:
+			return cmp <= 0;
+		case BTEqualStrategyNumber:
+			return cmp == 0;
+		case BTGreaterEqualStrategyNumber:
+			return cmp >= 0;
+		case BTGreaterStrategyNumber:
+			return cmp > 0;
+	}
+	return true;
+}
+
+/*
+ * Mark in keep[] the rows of a loaded batch that can pass the clauses, from
+ * the raw column values (cols[attno] as loaded; unreferenced columns are
+ * ignored).  Rows marked false fail at least one clause; rows marked true are
+ * still checked by the executor, which evaluates every clause as usual.
+ * Returns the number of rows kept.
+ */
+int64
+arrow_skip_filter_rows(ArrowSkipQuals *sq, const int *field_of_attr, const ArrowArray *cols,
+					   int64 nrows, bool *keep, ExprContext *econtext)
+{
+	int64		i;
+	int64		kept = nrows;
+	int			k;
+
+	memset(keep, true, sizeof(bool) * nrows);
+	if (sq == NULL)
+		return nrows;
+	for (k = 0; k < sq->nnull; k++)
+	{
+		const ArrowArray *a = &cols[sq->nq[k].attno];
+
+		if (field_of_attr[sq->nq[k].attno] < 0 || a->field == NULL ||
+			a->field->type.id == ARROW_TYPE_NULL)
+			continue;
+		for (i = 0; i < nrows; i++)
+			if (keep[i] && arrow_is_null(a, i) != sq->nq[k].is_null)
+			{
+				keep[i] = false;
+				kept--;
+			}
+	}
+	for (k = 0; k < sq->n; k++)
+	{
+		SkipQual   *q = &sq->q[k];
+		const ArrowArray *a = &cols[q->attno];
+
+		if (field_of_attr[q->attno] < 0 || a->field == NULL || !column_filterable(q, a))
+			continue;
+		eval_value(q, econtext);
+		for (i = 0; i < nrows; i++)
+		{
+			__int128	iv = 0;
+			double		dv = 0;
+			int			cmp;
+
+			if (!keep[i])
+				continue;
+			if (q->value_null || arrow_is_null(a, i))
+			{
+				keep[i] = false;	/* a strict comparison with NULL */
+				kept--;
+				continue;
+			}
+			if (!row_value(q, a, i, &iv, &dv))
+				continue;
+			if (q->domain == DOM_FLOAT)
+				cmp = cmp_float(dv, q->dvalue);
+			else
+				cmp = iv < q->ivalue ? -1 : (iv > q->ivalue ? 1 : 0);
+			if (!passes(q, cmp))
+			{
+				keep[i] = false;
+				kept--;
+			}
+		}
+	}
+	return kept;
+}
