@@ -690,6 +690,8 @@ static int
 arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrows,
 						  double *totalrows, double *totaldeadrows);
 
+#define ANALYZE_MAX_BATCHES 100
+
 static bool
 arrowAnalyzeForeignTable(Relation rel, AcquireSampleRowsFunc *func, BlockNumber *totalpages)
 {
@@ -728,6 +730,8 @@ arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrow
 	int			i;
 	int			a;
 	int64	   *batch_rows;
+	bool	   *use_batch;
+	int64		sel_rows;
 	int			nb = 0;
 	pg_prng_state prng;
 	Datum	   *values = palloc(sizeof(Datum) * td->natts);
@@ -781,9 +785,35 @@ arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrow
 	}
 
 	pg_prng_seed(&prng, pg_prng_uint64(&pg_global_prng_state));
+
+	/*
+	 * Two stages, like PostgreSQL's block sampling: with more than
+	 * ANALYZE_MAX_BATCHES record batches, a random subset of that many is
+	 * chosen first, so that ANALYZE of a file of thousands of batches does
+	 * not read all of it; rows are then sampled uniformly from those.
+	 */
+	use_batch = palloc(sizeof(bool) * Max(nb, 1));
+	sel_rows = total;
+	if (nb <= ANALYZE_MAX_BATCHES)
+		memset(use_batch, true, sizeof(bool) * Max(nb, 1));
+	else
 	{
-		int64		remaining = total;
-		int			needed = (int) Min((int64) targrows, total);
+		int			left = ANALYZE_MAX_BATCHES;
+
+		sel_rows = 0;
+		for (i = 0; i < nb; i++)
+		{
+			use_batch[i] = (double) (nb - i) * pg_prng_double(&prng) < left;
+			if (use_batch[i])
+			{
+				left--;
+				sel_rows += batch_rows[i];
+			}
+		}
+	}
+	{
+		int64		remaining = sel_rows;
+		int			needed = (int) Min((int64) targrows, sel_rows);
 		int			g = 0;
 
 		for (i = 0; i < ss->nfiles && needed > 0; i++)
@@ -799,6 +829,8 @@ arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrow
 				ArrowArena	arena;
 				ArrowArray *cols = NULL;
 
+				if (!use_batch[g])
+					continue;
 				vacuum_delay_point();
 				for (r = 0; r < n && needed > 0; r++, remaining--)
 				{
@@ -860,8 +892,9 @@ arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrow
 	*totalrows = (double) total;
 	*totaldeadrows = 0;
 	ereport(elevel,
-			(errmsg("\"%s\": %d Arrow files, %lld rows; %d rows in sample",
-					RelationGetRelationName(rel), ss->nfiles, (long long) total, nsample)));
+			(errmsg("\"%s\": %d Arrow files, %d record batches, %lld rows; %d rows in sample from %d batches",
+					RelationGetRelationName(rel), ss->nfiles, nb, (long long) total, nsample,
+					Min(nb, ANALYZE_MAX_BATCHES))));
 	return nsample;
 }
 

@@ -177,7 +177,17 @@ SELECT q, est::float / act BETWEEN 0.5 AND 2 AS within_2x
 FROM (VALUES ('k = 1'), ('k > 20000'), ('k < 100'), ('k <> 1')) v(q),
      LATERAL (SELECT est_rows('SELECT * FROM skew_t WHERE ' || q) AS est) e,
      LATERAL (SELECT (xpath('/row/c/text()', query_to_xml('SELECT count(*) AS c FROM skew_src WHERE ' || q, false, true, '')))[1]::text::int AS act) a;
-DROP FOREIGN TABLE skew_t;
+-- the same in 300 batches: ANALYZE samples rows from 100 of them
+\! pgwarp dump -d dbname=pg_warp_regress --quiet -t skew_src -o "$PGWARP_TEST_DIR/skew_many.arrow" --batch-rows 100
+DO $do$ BEGIN EXECUTE format($$CREATE FOREIGN TABLE skew_many (i int, k int) SERVER arrow_fdw OPTIONS (file %L)$$,
+    current_setting('regress.dir') || '/skew_many.arrow'); END $do$;
+ANALYZE skew_many;
+SELECT reltuples FROM pg_class WHERE relname = 'skew_many';
+SELECT q, est::float / act BETWEEN 0.5 AND 2 AS within_2x
+FROM (VALUES ('k = 1'), ('k > 20000'), ('k <> 1')) v(q),
+     LATERAL (SELECT est_rows('SELECT * FROM skew_many WHERE ' || q) AS est) e,
+     LATERAL (SELECT (xpath('/row/c/text()', query_to_xml('SELECT count(*) AS c FROM skew_src WHERE ' || q, false, true, '')))[1]::text::int AS act) a;
+DROP FOREIGN TABLE skew_t, skew_many;
 DROP TABLE skew_src;
 
 -- IMPORT FOREIGN SCHEMA restores types from pg_type metadata
