@@ -671,33 +671,48 @@ gen_lineorder(const SsbConfig *cfg, int64_t u0, int64_t u1, SsbChunk *c)
 	c->n_rows = r;
 }
 
+/*
+ * Columns 0-6 shared by customer and supplier rows: key, name, address, city,
+ * nation, region, phone.  Row u's place in the table's permutation spreads
+ * nations and cities evenly; rng is left seeded for the row's other columns.
+ */
+static void
+gen_party_row(const SsbConfig *cfg, SsbTable t, const SsbPerm *perm,
+			  const uint8_t (*digits)[10], const char *label, int64_t u,
+			  int64_t r, SsbChunk *c, Rng *rng)
+{
+	char		buf[64];
+	int64_t		key = u + 1;
+	uint64_t	i = ssb_perm_fwd(perm, (uint64_t) u);
+	int			nation = (int) (i % 25);
+	int			digit = digits[nation][(i / 25) % 10];
+	size_t		n;
+
+	rng_seed(rng, cfg->key[t], (uint64_t) key);
+	put_int(c, 0, r, (int32_t) key);
+	n = (size_t) snprintf(buf, sizeof(buf), "%s#%09lld", label, (long long) key);
+	put_str(c, 1, r, buf, n);
+	n = rand_text(rng, buf, 10, 40);
+	put_str(c, 2, r, buf, n);
+	n = make_city(nation, digit, buf);
+	put_str(c, 3, r, buf, n);
+	put_cstr(c, 4, r, nations[nation]);
+	put_cstr(c, 5, r, regions[nation_region[nation]]);
+	n = make_phone(rng, nation, buf);
+	put_str(c, 6, r, buf, n);
+}
+
 static void
 gen_customer(const SsbConfig *cfg, int64_t u0, int64_t u1, SsbChunk *c)
 {
-	char		buf[64];
 	int64_t		r = 0;
 
 	for (int64_t u = u0; u < u1; u++, r++)
 	{
-		int64_t		key = u + 1;
-		uint64_t	i = ssb_perm_fwd(&cfg->cust_perm, (uint64_t) u);
-		int			nation = (int) (i % 25);
-		int			digit = cfg->cust_digit[nation][(i / 25) % 10];
 		Rng			rng;
-		size_t		n;
 
-		rng_seed(&rng, cfg->key[SSB_CUSTOMER], (uint64_t) key);
-		put_int(c, 0, r, (int32_t) key);
-		n = (size_t) snprintf(buf, sizeof(buf), "Customer#%09lld", (long long) key);
-		put_str(c, 1, r, buf, n);
-		n = rand_text(&rng, buf, 10, 40);
-		put_str(c, 2, r, buf, n);
-		n = make_city(nation, digit, buf);
-		put_str(c, 3, r, buf, n);
-		put_cstr(c, 4, r, nations[nation]);
-		put_cstr(c, 5, r, regions[nation_region[nation]]);
-		n = make_phone(&rng, nation, buf);
-		put_str(c, 6, r, buf, n);
+		gen_party_row(cfg, SSB_CUSTOMER, &cfg->cust_perm, cfg->cust_digit, "Customer",
+					  u, r, c, &rng);
 		put_cstr(c, 7, r, segments[rng_below(&rng, 5)]);
 	}
 	c->n_rows = r;
@@ -706,30 +721,14 @@ gen_customer(const SsbConfig *cfg, int64_t u0, int64_t u1, SsbChunk *c)
 static void
 gen_supplier(const SsbConfig *cfg, int64_t u0, int64_t u1, SsbChunk *c)
 {
-	char		buf[64];
 	int64_t		r = 0;
 
 	for (int64_t u = u0; u < u1; u++, r++)
 	{
-		int64_t		key = u + 1;
-		uint64_t	i = ssb_perm_fwd(&cfg->supp_perm, (uint64_t) u);
-		int			nation = (int) (i % 25);
-		int			digit = cfg->supp_digit[nation][(i / 25) % 10];
 		Rng			rng;
-		size_t		n;
 
-		rng_seed(&rng, cfg->key[SSB_SUPPLIER], (uint64_t) key);
-		put_int(c, 0, r, (int32_t) key);
-		n = (size_t) snprintf(buf, sizeof(buf), "Supplier#%09lld", (long long) key);
-		put_str(c, 1, r, buf, n);
-		n = rand_text(&rng, buf, 10, 40);
-		put_str(c, 2, r, buf, n);
-		n = make_city(nation, digit, buf);
-		put_str(c, 3, r, buf, n);
-		put_cstr(c, 4, r, nations[nation]);
-		put_cstr(c, 5, r, regions[nation_region[nation]]);
-		n = make_phone(&rng, nation, buf);
-		put_str(c, 6, r, buf, n);
+		gen_party_row(cfg, SSB_SUPPLIER, &cfg->supp_perm, cfg->supp_digit, "Supplier",
+					  u, r, c, &rng);
 	}
 	c->n_rows = r;
 }
