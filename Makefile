@@ -15,8 +15,9 @@ PGFILEDESC  = "pg_warp - GPU-accelerated analytics over Arrow files"
 
 ARROW_SRCS  = $(sort $(wildcard src/arrow/*.c))
 PG_SRCS     = $(sort $(wildcard src/pg/*.c))
-OBJS        = $(PG_SRCS:.c=.o) $(ARROW_SRCS:.c=.o)
-PG_CPPFLAGS = -Isrc -Isrc/arrow
+ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
+OBJS        = $(PG_SRCS:.c=.o) $(ARROW_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
+PG_CPPFLAGS = -Isrc -Isrc/arrow -Isrc/engine
 SHLIB_LINK  = -llz4 -lzstd
 EXTRA_CLEAN = build
 
@@ -37,7 +38,7 @@ endif
 B          := build
 TOOL_CC    ?= gcc
 TOOL_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
-              -Wno-missing-field-initializers -D_GNU_SOURCE -Isrc -Isrc/arrow \
+              -Wno-missing-field-initializers -D_GNU_SOURCE -Isrc -Isrc/arrow -Isrc/engine \
               -I$(shell $(PG_CONFIG) --includedir)
 TOOL_LIBS   = -L$(shell $(PG_CONFIG) --libdir) -lpq -llz4 -lzstd -lm -lpthread
 
@@ -48,7 +49,9 @@ UNIT_SRCS   = $(sort $(wildcard test/unit/test_*.c))
 UNIT_BINS   = $(patsubst test/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
 ENGINE_HDRS = $(wildcard src/engine/*.h)
 
-$(B)/obj/%.o: src/%.c $(wildcard src/arrow/*.h src/tool/*.h)
+ENGINE_TOBJS = $(patsubst src/%.c,$(B)/obj/%.o,$(ENGINE_SRCS))
+
+$(B)/obj/%.o: src/%.c $(wildcard src/arrow/*.h src/tool/*.h src/engine/*.h)
 	@mkdir -p $(dir $@)
 	$(TOOL_CC) $(TOOL_CFLAGS) -c -o $@ $<
 
@@ -56,12 +59,16 @@ $(B)/libwarparrow.a: $(ARROW_TOBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+$(B)/libwarpengine.a: $(ENGINE_TOBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
 $(B)/pgwarp: $(TOOL_OBJS) $(B)/libwarparrow.a
 	$(TOOL_CC) -o $@ $(TOOL_OBJS) $(B)/libwarparrow.a $(TOOL_LIBS)
 
-$(B)/unit/%: test/unit/%.c test/unit/unit.h $(ENGINE_HDRS) $(B)/libwarparrow.a
+$(B)/unit/%: test/unit/%.c test/unit/unit.h $(ENGINE_HDRS) $(B)/libwarpengine.a $(B)/libwarparrow.a
 	@mkdir -p $(dir $@)
-	$(TOOL_CC) $(TOOL_CFLAGS) -Itest/unit -o $@ $< $(B)/libwarparrow.a $(TOOL_LIBS)
+	$(TOOL_CC) $(TOOL_CFLAGS) -Itest/unit -o $@ $< $(B)/libwarpengine.a $(B)/libwarparrow.a $(TOOL_LIBS)
 
 BENCH_SRCS  = $(sort $(wildcard bench/*.c))
 BENCH_BINS  = $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))

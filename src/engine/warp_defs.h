@@ -47,6 +47,7 @@ typedef int16_t warp_int16;
 typedef int32_t warp_int32;
 typedef int64_t warp_int64;
 typedef uint8_t warp_uint8;
+typedef uint16_t warp_uint16;
 typedef uint32_t warp_uint32;
 typedef uint64_t warp_uint64;
 typedef float warp_float4;
@@ -92,6 +93,7 @@ typedef enum WarpStatus
 	WARP_ERR_DATE_TIMESTAMP_RANGE,	/* 22008 date out of range for timestamp */
 	WARP_ERR_LIKE_ESCAPE,		/* 22025 LIKE pattern must not end with
 								 * escape character */
+	WARP_ERR_OUT_OF_MEMORY,		/* 53200 out of memory (engine allocation) */
 	/* fallback codes: not errors, the engine cannot compute the value */
 	WARP_ERR_NUMERIC_OVERFLOW,	/* beyond 38 digits of 128-bit fixed point */
 	WARP_ERR_NOT_FINITE,		/* infinite date/timestamp input */
@@ -136,6 +138,8 @@ warp_status_sqlstate(WarpStatus st)
 			return "22008";
 		case WARP_ERR_LIKE_ESCAPE:
 			return "22025";
+		case WARP_ERR_OUT_OF_MEMORY:
+			return "53200";
 		case WARP_STATUS_COUNT:
 			break;
 	}
@@ -170,6 +174,8 @@ warp_status_message(WarpStatus st)
 			return "date out of range for timestamp";
 		case WARP_ERR_LIKE_ESCAPE:
 			return "LIKE pattern must not end with escape character";
+		case WARP_ERR_OUT_OF_MEMORY:
+			return "out of memory";
 		case WARP_ERR_NUMERIC_OVERFLOW:
 			return "numeric value exceeds the engine's 38-digit fixed point";
 		case WARP_ERR_NOT_FINITE:

@@ -43,7 +43,7 @@
 #include "utils/sampling.h"
 
 #include "arrow_fdw.h"
-#include "arrow_skip.h"
+#include "arrow_scan.h"
 #include "pg_warp.h"
 
 PG_FUNCTION_INFO_V1(arrow_fdw_handler);
@@ -57,189 +57,6 @@ typedef struct ArrowRelInfo
 	int64		total_bytes;	/* file sizes */
 	int64		column_bytes;	/* buffers of referenced columns (estimate) */
 } ArrowRelInfo;
-
-/* One open file of a scan. */
-typedef struct ScanFile
-{
-	char	   *path;
-	int			fd;
-	bool		opened;
-	bool		empty;			/* writable file with nothing committed */
-	int64		limit;			/* committed length, or -1 */
-	ArrowFile	file;
-	struct stat st;				/* identity at open; re-checked per batch */
-	ArrowSkipStats *stats;		/* per-column statistics for skipping */
-	int		   *field_of_attr;	/* attno-1 -> field index, -1 if unused */
-	ArrowDatumConv **conv;		/* per attno-1 */
-	/* counting source wrapper */
-	int			(*inner_read) (void *ctx, void *dst, size_t len, uint64_t off);
-	void	   *inner_ctx;
-	pg_atomic_uint64 *bytes_counter;
-	int64		bytes_local;
-} ScanFile;
-
-/* Shared state of a parallel scan (DSM). */
-typedef struct ArrowSharedScan
-{
-	pg_atomic_uint64 next_batch;	/* global index over all files' batches */
-	pg_atomic_uint64 batches_read;
-	pg_atomic_uint64 batches_skipped;
-	pg_atomic_uint64 bytes_read;
-	pg_atomic_uint64 rows_filtered;	/* rejected from raw values */
-} ArrowSharedScan;
-
-typedef struct ArrowScanState
-{
-	bool		writable;
-	List	   *paths;
-	int			nfiles;
-	ScanFile   *files;
-	int64	   *batch_start;	/* nfiles+1 prefix sums of batch counts, or
-								 * NULL until all files are opened */
-	Bitmapset  *attrs;			/* referenced attnos (offset by
-								 * FirstLowInvalidHeapAttributeNumber) */
-	int			natts;
-	ArrowSkipQuals *skip;		/* quals usable for batch skipping */
-
-	/* iteration */
-	ArrowSharedScan local_shared;	/* when not parallel */
-	ArrowSharedScan *shared;
-	MemoryContext batch_cxt;
-	MemoryContext row_cxt;
-	ArrowArena	arena;
-	int			cur_file;
-	int64		cur_rows;
-	int64		cur_row;
-	ArrowArray *cur_cols;		/* per attno-1, valid if attr referenced */
-	bool	   *cur_keep;		/* per row: may pass the clauses */
-	bool		done;
-} ArrowScanState;
-
-/* ---------------------------------------------------------------- files */
-
-/*
- * Open a file of the table: a writable table's file is read up to its
- * committed length (arrow_committed.c).  Returns false when there is nothing
- * to read (a writable file not created, or with nothing committed yet).
- */
-static bool
-table_file_open(ArrowFile *file, const char *path, bool writable, int *fd, int64 *limit)
-{
-	*limit = -1;
-	if (writable)
-	{
-		*limit = arrow_committed_length(path);
-		if (*limit == 0 || access(path, F_OK) != 0)
-			return false;
-		/* no row: not recorded (created before pg_warp 0.1's trigger) */
-		pgwarp_arrow_open_file_ext(file, path, *limit, *limit < 0, fd);
-		return true;
-	}
-	pgwarp_arrow_open_file(file, path, fd);
-	return true;
-}
-
-static int
-counting_read(void *ctx, void *dst, size_t len, uint64_t off)
-{
-	ScanFile   *sf = (ScanFile *) ctx;
-	int			rc = sf->inner_read(sf->inner_ctx, dst, len, off);
-
-	if (rc == 0)
-	{
-		sf->bytes_local += len;
-		if (sf->bytes_counter)
-			pg_atomic_fetch_add_u64(sf->bytes_counter, len);
-	}
-	return rc;
-}
-
-static void
-scan_open_file(ArrowScanState *ss, int i)
-{
-	ScanFile   *sf = &ss->files[i];
-
-	if (sf->opened || sf->empty)
-		return;
-	if (!table_file_open(&sf->file, sf->path, ss->writable, &sf->fd, &sf->limit))
-	{
-		sf->empty = true;
-		return;
-	}
-	if (fstat(sf->fd, &sf->st) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not stat Arrow file \"%s\": %m", sf->path)));
-	sf->inner_read = sf->file.src.read;
-	sf->inner_ctx = sf->file.src.ctx;
-	sf->file.src.read = counting_read;
-	sf->file.src.ctx = sf;
-	sf->bytes_counter = &ss->shared->bytes_read;
-	sf->opened = true;
-}
-
-/* The file must be the one we opened, unchanged: else ERROR. */
-static void
-scan_check_file(ScanFile *sf)
-{
-	struct stat st;
-
-	if (fstat(sf->fd, &st) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not stat Arrow file \"%s\": %m", sf->path)));
-	/* a writable file grows by appends past our committed length: fine */
-	if (sf->limit >= 0 ? (st.st_size < sf->limit || st.st_ino != sf->st.st_ino)
-		: (st.st_size != sf->st.st_size || st.st_mtime != sf->st.st_mtime ||
-		   st.st_ino != sf->st.st_ino))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("Arrow file \"%s\" changed during the scan", sf->path),
-				 errdetail("Size was %lld bytes, now %lld.",
-						   (long long) sf->st.st_size, (long long) st.st_size)));
-	{
-		struct stat pst;
-
-		/* replaced by rename: the path now names another inode */
-		if (stat(sf->path, &pst) == 0 && pst.st_ino != sf->st.st_ino)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("Arrow file \"%s\" was replaced during the scan", sf->path)));
-	}
-}
-
-/* Map each referenced attribute to a field of the file, by name. */
-static void
-scan_bind_columns(ArrowScanState *ss, ScanFile *sf, TupleDesc tupdesc)
-{
-	int			a;
-
-	sf->field_of_attr = palloc(sizeof(int) * tupdesc->natts);
-	sf->conv = palloc0(sizeof(ArrowDatumConv *) * tupdesc->natts);
-	for (a = 0; a < tupdesc->natts; a++)
-	{
-		Form_pg_attribute att = TupleDescAttr(tupdesc, a);
-		int			f;
-
-		sf->field_of_attr[a] = -1;
-		if (att->attisdropped ||
-			!bms_is_member(a + 1 - FirstLowInvalidHeapAttributeNumber, ss->attrs))
-			continue;
-		for (f = 0; f < sf->file.schema.n_fields; f++)
-			if (strcmp(sf->file.schema.fields[f].name, NameStr(att->attname)) == 0)
-				break;
-		if (f == sf->file.schema.n_fields)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("column \"%s\" does not exist in Arrow file \"%s\"",
-							NameStr(att->attname), sf->path)));
-		sf->field_of_attr[a] = f;
-		sf->conv[a] = arrow_datum_conv_create(&sf->file.schema.fields[f],
-											  att->atttypid, att->atttypmod,
-											  NameStr(att->attname));
-	}
-	sf->stats = arrow_skip_stats_load(&sf->file, ss->skip, sf->field_of_attr);
-}
 
 /* --------------------------------------------------------------- planner */
 
@@ -378,128 +195,14 @@ arrowBeginForeignScan(ForeignScanState *node, int eflags)
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
 	Relation	rel = node->ss.ss_currentRelation;
 	ArrowScanState *ss = palloc0(sizeof(ArrowScanState));
-	ArrowFdwOptions opts;
+	Bitmapset  *attrs = NULL;
 	ListCell   *lc;
-	int			i;
 
 	node->fdw_state = ss;
-	arrow_fdw_get_options(RelationGetRelid(rel), &opts);
-	ss->paths = opts.files;
-	ss->writable = opts.writable;
-	ss->nfiles = list_length(ss->paths);
-	ss->files = palloc0(sizeof(ScanFile) * Max(ss->nfiles, 1));
-	i = 0;
-	foreach(lc, ss->paths)
-	{
-		ss->files[i].path = lfirst(lc);
-		ss->files[i].fd = -1;
-		i++;
-	}
 	foreach(lc, (List *) linitial(plan->fdw_private))
-		ss->attrs = bms_add_member(ss->attrs, lfirst_int(lc));
-	ss->natts = RelationGetDescr(rel)->natts;
-	/* a whole-row reference needs every column */
-	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, ss->attrs))
-		for (i = 1; i <= ss->natts; i++)
-			ss->attrs = bms_add_member(ss->attrs, i - FirstLowInvalidHeapAttributeNumber);
-	ss->cur_cols = palloc0(sizeof(ArrowArray) * Max(ss->natts, 1));
-	ss->shared = &ss->local_shared;
-	pg_atomic_init_u64(&ss->local_shared.next_batch, 0);
-	pg_atomic_init_u64(&ss->local_shared.batches_read, 0);
-	pg_atomic_init_u64(&ss->local_shared.batches_skipped, 0);
-	pg_atomic_init_u64(&ss->local_shared.bytes_read, 0);
-	pg_atomic_init_u64(&ss->local_shared.rows_filtered, 0);
-	ss->batch_cxt = AllocSetContextCreate(node->ss.ps.state->es_query_cxt,
-										  "arrow_fdw batch", ALLOCSET_DEFAULT_SIZES);
-	ss->row_cxt = AllocSetContextCreate(node->ss.ps.state->es_query_cxt,
-										"arrow_fdw row", ALLOCSET_DEFAULT_SIZES);
-	ss->skip = arrow_skip_quals_build(plan->scan.plan.qual, plan->scan.scanrelid,
-									  RelationGetDescr(rel), &node->ss.ps);
-	ss->cur_file = -1;
-
-	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
-		return;
-
-	/* open every file now: batch numbering needs all batch counts */
-	ss->batch_start = palloc(sizeof(int64) * (ss->nfiles + 1));
-	ss->batch_start[0] = 0;
-	for (i = 0; i < ss->nfiles; i++)
-	{
-		scan_open_file(ss, i);
-		if (!ss->files[i].empty)
-			scan_bind_columns(ss, &ss->files[i], RelationGetDescr(rel));
-		ss->batch_start[i + 1] = ss->batch_start[i] +
-			(ss->files[i].empty ? 0 : ss->files[i].file.n_batches);
-	}
-}
-
-/* Claim the next batch that is not skipped and load it; false at the end. */
-static bool
-scan_next_batch(ForeignScanState *node, ArrowScanState *ss)
-{
-	for (;;)
-	{
-		uint64		g;
-		int			fi;
-		int64		b;
-		ScanFile   *sf;
-		ArrowBatchMeta meta;
-		ArrowError	err;
-		MemoryContext old;
-		int			a;
-		int64		kept;
-
-		CHECK_FOR_INTERRUPTS();
-		g = pg_atomic_fetch_add_u64(&ss->shared->next_batch, 1);
-		if (g >= (uint64) ss->batch_start[ss->nfiles])
-			return false;
-		for (fi = 0; fi < ss->nfiles && (uint64) ss->batch_start[fi + 1] <= g; fi++)
-			;
-		sf = &ss->files[fi];
-		b = (int64) g - ss->batch_start[fi];
-
-		if (arrow_skip_batch(ss->skip, sf->stats, (int) b, node->ss.ps.ps_ExprContext))
-		{
-			pg_atomic_fetch_add_u64(&ss->shared->batches_skipped, 1);
-			continue;
-		}
-
-		MemoryContextReset(ss->batch_cxt);
-		old = MemoryContextSwitchTo(ss->batch_cxt);
-		arrow_arena_init(&ss->arena, pgwarp_arrow_allocator());
-		scan_check_file(sf);
-		if (arrow_read_batch_meta(&sf->file, (int) b, &ss->arena, &meta, &err) != 0)
-			pgwarp_report_arrow_error(ERROR, &err);
-		if (arrow_skip_batch_nulls(ss->skip, &sf->file, &meta, sf->field_of_attr))
-		{
-			MemoryContextSwitchTo(old);
-			pg_atomic_fetch_add_u64(&ss->shared->batches_skipped, 1);
-			continue;
-		}
-		for (a = 0; a < ss->natts; a++)
-		{
-			int			f = sf->field_of_attr[a];
-
-			if (f < 0)
-				continue;
-			if (arrow_load_column(&sf->file, (int) b, &meta, f, &ss->arena,
-								  &ss->cur_cols[a], &err) != 0)
-				pgwarp_report_arrow_error(ERROR, &err);
-		}
-		/* decide the simple clauses from the raw values, so that rows that
-		 * fail them are never converted to Datums */
-		ss->cur_keep = palloc(sizeof(bool) * Max(meta.length, 1));
-		kept = arrow_skip_filter_rows(ss->skip, sf->field_of_attr, ss->cur_cols,
-									  meta.length, ss->cur_keep, node->ss.ps.ps_ExprContext);
-		MemoryContextSwitchTo(old);
-		pg_atomic_fetch_add_u64(&ss->shared->batches_read, 1);
-		if (kept < meta.length)
-			pg_atomic_fetch_add_u64(&ss->shared->rows_filtered, meta.length - kept);
-		ss->cur_file = fi;
-		ss->cur_rows = meta.length;
-		ss->cur_row = 0;
-		return true;
-	}
+		attrs = bms_add_member(attrs, lfirst_int(lc));
+	arrow_scan_begin(ss, rel, attrs, plan->scan.plan.qual, plan->scan.scanrelid,
+					 &node->ss.ps, (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
 }
 
 static TupleTableSlot *
@@ -518,7 +221,7 @@ arrowIterateForeignScan(ForeignScanState *node)
 	{
 		while (ss->cur_file < 0 || ss->cur_row >= ss->cur_rows)
 		{
-			if (!scan_next_batch(node, ss))
+			if (!arrow_scan_next_batch(ss, node->ss.ps.ps_ExprContext, true))
 			{
 				ss->done = true;
 				return slot;
@@ -550,73 +253,20 @@ arrowIterateForeignScan(ForeignScanState *node)
 static void
 arrowReScanForeignScan(ForeignScanState *node)
 {
-	ArrowScanState *ss = node->fdw_state;
-
-	/* a parallel rescan is reset by ReInitializeDSMForeignScan */
-	if (ss->shared == &ss->local_shared)
-		pg_atomic_write_u64(&ss->shared->next_batch, 0);
-	ss->cur_file = -1;
-	ss->cur_rows = ss->cur_row = 0;
-	ss->done = false;
-	arrow_skip_quals_rescan(ss->skip);
+	arrow_scan_rescan(node->fdw_state);
 }
 
 static void
 arrowEndForeignScan(ForeignScanState *node)
 {
-	ArrowScanState *ss = node->fdw_state;
-	int			i;
-
-	if (ss == NULL)
-		return;
-	for (i = 0; i < ss->nfiles; i++)
-		if (ss->files[i].opened)
-		{
-			ss->files[i].file.src.read = ss->files[i].inner_read;
-			ss->files[i].file.src.ctx = ss->files[i].inner_ctx;
-			pgwarp_arrow_close_file(&ss->files[i].file, ss->files[i].fd);
-			ss->files[i].opened = false;
-		}
+	if (node->fdw_state)
+		arrow_scan_end(node->fdw_state);
 }
 
 static void
 arrowExplainForeignScan(ForeignScanState *node, ExplainState *es)
 {
-	ArrowScanState *ss = node->fdw_state;
-	Relation	rel = node->ss.ss_currentRelation;
-	TupleDesc	td = RelationGetDescr(rel);
-	StringInfoData cols;
-	int			a;
-
-	if (es->verbose)
-	{
-		ListCell   *lc;
-
-		foreach(lc, ss->paths)
-			ExplainPropertyText("Arrow File", (char *) lfirst(lc), es);
-	}
-	else
-		ExplainPropertyInteger("Arrow Files", NULL, ss->nfiles, es);
-	initStringInfo(&cols);
-	for (a = 0; a < td->natts; a++)
-		if (bms_is_member(a + 1 - FirstLowInvalidHeapAttributeNumber, ss->attrs))
-			appendStringInfo(&cols, "%s%s", cols.len ? ", " : "",
-							 quote_identifier(NameStr(TupleDescAttr(td, a)->attname)));
-	ExplainPropertyText("Columns Read", cols.len ? cols.data : "(none)", es);
-	if (ss->skip)
-		ExplainPropertyText("Batch Skipping", arrow_skip_quals_describe(ss->skip, td), es);
-	if (es->analyze)
-	{
-		ExplainPropertyInteger("Batches Read", NULL,
-							   pg_atomic_read_u64(&ss->shared->batches_read), es);
-		ExplainPropertyInteger("Batches Skipped", NULL,
-							   pg_atomic_read_u64(&ss->shared->batches_skipped), es);
-		ExplainPropertyInteger("Bytes Read", "bytes",
-							   pg_atomic_read_u64(&ss->shared->bytes_read), es);
-		if (ss->skip)
-			ExplainPropertyInteger("Rows Removed by Arrow Filter", NULL,
-								   pg_atomic_read_u64(&ss->shared->rows_filtered), es);
-	}
+	arrow_scan_explain(node->fdw_state, RelationGetDescr(node->ss.ss_currentRelation), es);
 }
 
 /* -------------------------------------------------------------- parallel */
@@ -625,16 +275,6 @@ static Size
 arrowEstimateDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt)
 {
 	return sizeof(ArrowSharedScan);
-}
-
-static void
-shared_init(ArrowScanState *ss, ArrowSharedScan *sh)
-{
-	int			i;
-
-	ss->shared = sh;
-	for (i = 0; i < ss->nfiles; i++)
-		ss->files[i].bytes_counter = &sh->bytes_read;
 }
 
 static void
@@ -648,7 +288,7 @@ arrowInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt, voi
 	pg_atomic_init_u64(&sh->batches_skipped, pg_atomic_read_u64(&ss->local_shared.batches_skipped));
 	pg_atomic_init_u64(&sh->bytes_read, pg_atomic_read_u64(&ss->local_shared.bytes_read));
 	pg_atomic_init_u64(&sh->rows_filtered, pg_atomic_read_u64(&ss->local_shared.rows_filtered));
-	shared_init(ss, sh);
+	arrow_scan_use_shared(ss, sh);
 }
 
 static void
@@ -675,13 +315,13 @@ arrowShutdownForeignScan(ForeignScanState *node)
 	pg_atomic_write_u64(&ss->local_shared.bytes_read, pg_atomic_read_u64(&sh->bytes_read));
 	pg_atomic_write_u64(&ss->local_shared.rows_filtered, pg_atomic_read_u64(&sh->rows_filtered));
 	pg_atomic_write_u64(&ss->local_shared.next_batch, pg_atomic_read_u64(&sh->next_batch));
-	shared_init(ss, &ss->local_shared);
+	arrow_scan_use_shared(ss, &ss->local_shared);
 }
 
 static void
 arrowInitializeWorkerForeignScan(ForeignScanState *node, shm_toc *toc, void *coordinate)
 {
-	shared_init(node->fdw_state, coordinate);
+	arrow_scan_use_shared(node->fdw_state, coordinate);
 }
 
 /* -------------------------------------------------------------- ANALYZE */
@@ -752,10 +392,10 @@ arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrow
 	foreach(lc, ss->paths)
 	{
 		ss->files[i].path = lfirst(lc);
-		scan_open_file(ss, i);
+		arrow_scan_open_file(ss, i);
 		if (!ss->files[i].empty)
 		{
-			scan_bind_columns(ss, &ss->files[i], td);
+			arrow_scan_bind_columns(ss, &ss->files[i], td);
 			nb += ss->files[i].file.n_batches;
 		}
 		i++;
@@ -845,7 +485,7 @@ arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrow
 						MemoryContextReset(tmp);
 						old = MemoryContextSwitchTo(tmp);
 						arrow_arena_init(&arena, pgwarp_arrow_allocator());
-						scan_check_file(sf);
+						arrow_scan_check_file(sf);
 						if (arrow_read_batch_meta(&sf->file, b, &arena, &meta, &err) != 0)
 							pgwarp_report_arrow_error(ERROR, &err);
 						cols = palloc0(sizeof(ArrowArray) * td->natts);

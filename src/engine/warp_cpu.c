@@ -1,0 +1,1475 @@
+/*-------------------------------------------------------------------------
+ *
+ * warp_cpu.c
+ *	  The CPU driver of the engine (see warp_cpu.h).
+ *
+ * A record batch is processed WARP_VEC rows at a time.  Every expression
+ * node owns a result vector indexed by row position within the vector;
+ * nodes are evaluated only at the positions of a selection vector, so a row
+ * an earlier qual rejected, a CASE branch not taken or the right side of an
+ * AND whose left side was false is never computed: errors (overflow,
+ * division by zero) arise only where PostgreSQL's executor would raise
+ * them.  After the quals, the surviving rows probe each join table in
+ * order; a probe may multiply rows (duplicate build keys), so joined rows
+ * are kept as (position, build row per join) tuples.  Group keys and
+ * aggregate arguments are evaluated once per surviving position and
+ * accumulated once per joined row.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <string.h>
+
+#include "warp_cpu.h"
+#include "warp_ops_float.h"
+#include "warp_ops_int.h"
+
+/* direct-address group table when the product of payload counts is small */
+#define DIRECT_GROUPS_MAX (1 << 22)
+
+struct WarpCpu
+{
+	const WarpProgram *p;
+	WarpJoinTable **tables;
+	WarpAlloc	alloc;
+
+	/* per node: result vectors (int or float by type), NULL flags, two
+	 * scratch selection vectors */
+	warp_int64 **iv;
+	double	  **fv;
+	warp_uint8 **nv;
+	warp_uint16 **selA;
+	warp_uint16 **selB;
+
+	/* per column: loaded values of the current vector */
+	warp_int64 **ci;
+	double	  **cf;
+	warp_uint8 **cn;
+
+	/* main selection and joined rows */
+	warp_uint16 *sel;
+	bool		all_unique;
+	warp_int64	ecap;
+	warp_uint16 *epos,
+			   *tpos;
+	warp_int32 **ebrow,
+			  **tbrow;
+	warp_int64 *egroup;
+	warp_uint16 *usel;
+	warp_uint8 *mark;
+	warp_uint8 *ok;
+
+	/* groups */
+	warp_int64	ngroups;
+	warp_int64	gcap;
+	warp_int64 *gkey;			/* ngroups * nkeys */
+	warp_uint8 *gnull;			/* ngroups * nkeys */
+	WarpAggState **gagg;		/* per agg: gcap states */
+	bool		direct;
+	warp_int64 *stride;			/* direct: per key */
+	warp_int32 *dgroup;			/* direct: code -> group, -1 */
+	warp_uint64 hmask;			/* hash: slots of group ids, -1 empty */
+	warp_int32 *hslot;
+	warp_int64 *kbuf;			/* key values of one row */
+	warp_uint8 *knull;
+
+	WarpCpuCounters counters;
+};
+
+static void *
+xalloc(WarpCpu *x, size_t size)
+{
+	return x->alloc.alloc(x->alloc.ctx, size ? size : 1);
+}
+
+#define IS_FLOAT_NODE(x, ni) WARP_TYPE_IS_FLOAT((x)->p->nodes[(ni)].type)
+
+/* ---------------------------------------------------------------- setup */
+
+static bool
+alloc_joined(WarpCpu *x, warp_int64 cap)
+{
+	int			j;
+	int			nj = x->p->njoins;
+
+	x->ecap = cap;
+	x->epos = xalloc(x, sizeof(warp_uint16) * cap);
+	x->tpos = xalloc(x, sizeof(warp_uint16) * cap);
+	x->egroup = xalloc(x, sizeof(warp_int64) * cap);
+	x->ebrow = xalloc(x, sizeof(warp_int32 *) * (nj + 1));
+	x->tbrow = xalloc(x, sizeof(warp_int32 *) * (nj + 1));
+	if (!x->epos || !x->tpos || !x->egroup || !x->ebrow || !x->tbrow)
+		return false;
+	for (j = 0; j < nj; j++)
+	{
+		x->ebrow[j] = xalloc(x, sizeof(warp_int32) * cap);
+		x->tbrow[j] = xalloc(x, sizeof(warp_int32) * cap);
+		if (!x->ebrow[j] || !x->tbrow[j])
+			return false;
+	}
+	return true;
+}
+
+/* grow the joined-row arrays, keeping n_e entries of e* and n_t of t* */
+static bool
+grow_joined(WarpCpu *x, warp_int64 need, warp_int64 n_e, warp_int64 n_t)
+{
+	warp_int64	cap = x->ecap;
+	warp_uint16 *oe = x->epos,
+			   *ot = x->tpos;
+	warp_int32 **oeb = x->ebrow,
+			  **otb = x->tbrow;
+	int			j;
+
+	while (cap < need)
+		cap *= 2;
+	if (!alloc_joined(x, cap))
+		return false;
+	memcpy(x->epos, oe, sizeof(warp_uint16) * n_e);
+	memcpy(x->tpos, ot, sizeof(warp_uint16) * n_t);
+	for (j = 0; j < x->p->njoins; j++)
+	{
+		memcpy(x->ebrow[j], oeb[j], sizeof(warp_int32) * n_e);
+		memcpy(x->tbrow[j], otb[j], sizeof(warp_int32) * n_t);
+	}
+	return true;
+}
+
+static bool
+groups_reserve(WarpCpu *x, warp_int64 need)
+{
+	const WarpProgram *p = x->p;
+	warp_int64	cap = x->gcap ? x->gcap : 64;
+	int			a;
+
+	if (need <= x->gcap)
+		return true;
+	while (cap < need)
+		cap *= 2;
+	{
+		warp_int64 *k = xalloc(x, sizeof(warp_int64) * cap * (p->nkeys + 1));
+		warp_uint8 *kn = xalloc(x, cap * (p->nkeys + 1));
+
+		if (!k || !kn)
+			return false;
+		if (x->ngroups)
+		{
+			memcpy(k, x->gkey, sizeof(warp_int64) * x->ngroups * p->nkeys);
+			memcpy(kn, x->gnull, x->ngroups * p->nkeys);
+		}
+		x->gkey = k;
+		x->gnull = kn;
+	}
+	for (a = 0; a < p->naggs; a++)
+	{
+		WarpAggState *s = xalloc(x, sizeof(WarpAggState) * cap);
+
+		if (!s)
+			return false;
+		if (x->ngroups)
+			memcpy(s, x->gagg[a], sizeof(WarpAggState) * x->ngroups);
+		x->gagg[a] = s;
+	}
+	x->gcap = cap;
+	return true;
+}
+
+WarpCpu *
+warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const WarpAlloc *alloc)
+{
+	WarpCpu    *x = alloc->alloc(alloc->ctx, sizeof(WarpCpu));
+	int			ni,
+				c,
+				j,
+				k;
+	warp_int64	product = 1;
+
+	if (x == NULL)
+		return NULL;
+	memset(x, 0, sizeof(*x));
+	x->p = prog;
+	x->alloc = *alloc;
+	x->tables = xalloc(x, sizeof(WarpJoinTable *) * (prog->njoins + 1));
+	x->iv = xalloc(x, sizeof(void *) * (prog->nnodes + 1));
+	x->fv = xalloc(x, sizeof(void *) * (prog->nnodes + 1));
+	x->nv = xalloc(x, sizeof(void *) * (prog->nnodes + 1));
+	x->selA = xalloc(x, sizeof(void *) * (prog->nnodes + 1));
+	x->selB = xalloc(x, sizeof(void *) * (prog->nnodes + 1));
+	x->ci = xalloc(x, sizeof(void *) * (prog->ncols + 1));
+	x->cf = xalloc(x, sizeof(void *) * (prog->ncols + 1));
+	x->cn = xalloc(x, sizeof(void *) * (prog->ncols + 1));
+	x->sel = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
+	x->usel = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
+	x->mark = xalloc(x, WARP_VEC);
+	x->ok = xalloc(x, WARP_VEC);
+	x->gagg = xalloc(x, sizeof(WarpAggState *) * (prog->naggs + 1));
+	x->kbuf = xalloc(x, sizeof(warp_int64) * (prog->nkeys + 1));
+	x->knull = xalloc(x, prog->nkeys + 1);
+	x->stride = xalloc(x, sizeof(warp_int64) * (prog->nkeys + 1));
+	if (!x->tables || !x->iv || !x->fv || !x->nv || !x->selA || !x->selB ||
+		!x->ci || !x->cf || !x->cn || !x->sel || !x->usel || !x->mark ||
+		!x->ok || !x->gagg || !x->kbuf || !x->knull || !x->stride)
+		return NULL;
+	x->all_unique = true;
+	for (j = 0; j < prog->njoins; j++)
+	{
+		x->tables[j] = tables[prog->joins[j].table];
+		if (!x->tables[j]->unique)
+			x->all_unique = false;
+	}
+	for (c = 0; c < prog->ncols; c++)
+	{
+		if (WARP_TYPE_IS_FLOAT(prog->cols[c].type))
+			x->cf[c] = xalloc(x, sizeof(double) * WARP_VEC);
+		else
+			x->ci[c] = xalloc(x, sizeof(warp_int64) * WARP_VEC);
+		x->cn[c] = xalloc(x, WARP_VEC);
+		if ((!x->cf[c] && !x->ci[c]) || !x->cn[c])
+			return NULL;
+	}
+	for (ni = 0; ni < prog->nnodes; ni++)
+	{
+		const WarpNode *nd = &prog->nodes[ni];
+
+		if (nd->op == WN_COL)
+		{
+			x->iv[ni] = x->ci[nd->a];
+			x->fv[ni] = x->cf[nd->a];
+			x->nv[ni] = x->cn[nd->a];
+		}
+		else
+		{
+			if (WARP_TYPE_IS_FLOAT(nd->type))
+				x->fv[ni] = xalloc(x, sizeof(double) * WARP_VEC);
+			else
+				x->iv[ni] = xalloc(x, sizeof(warp_int64) * WARP_VEC);
+			x->nv[ni] = xalloc(x, WARP_VEC);
+			if ((!x->fv[ni] && !x->iv[ni]) || !x->nv[ni])
+				return NULL;
+		}
+		x->selA[ni] = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
+		x->selB[ni] = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
+		if (!x->selA[ni] || !x->selB[ni])
+			return NULL;
+		if (nd->op == WN_CONST)
+		{
+			int			i;
+
+			for (i = 0; i < WARP_VEC; i++)
+			{
+				x->nv[ni][i] = (nd->flags & WARP_NODE_NULL) ? 1 : 0;
+				if (WARP_TYPE_IS_FLOAT(nd->type))
+					x->fv[ni][i] = nd->fval;
+				else
+					x->iv[ni][i] = nd->ival;
+			}
+		}
+	}
+	if (!alloc_joined(x, WARP_VEC * 2))
+		return NULL;
+
+	/* group lookup: direct when every key is a dimension payload id */
+	x->direct = true;
+	for (k = prog->nkeys - 1; k >= 0; k--)
+	{
+		const WarpGroupKey *gk = &prog->keys[k];
+
+		if (gk->kind != WG_DIM)
+		{
+			x->direct = false;
+			break;
+		}
+		x->stride[k] = product;
+		product *= (warp_int64) x->tables[gk->join]->npayloads + 1;
+		if (product > DIRECT_GROUPS_MAX)
+		{
+			x->direct = false;
+			break;
+		}
+	}
+	if (x->direct)
+	{
+		x->dgroup = xalloc(x, sizeof(warp_int32) * product);
+		if (!x->dgroup)
+			return NULL;
+		memset(x->dgroup, 0xff, sizeof(warp_int32) * product);
+	}
+	else
+	{
+		x->hmask = 1023;
+		x->hslot = xalloc(x, sizeof(warp_int32) * (x->hmask + 1));
+		if (!x->hslot)
+			return NULL;
+		memset(x->hslot, 0xff, sizeof(warp_int32) * (x->hmask + 1));
+	}
+	if (!groups_reserve(x, 64))
+		return NULL;
+	return x;
+}
+
+/* ------------------------------------------------------------- loading */
+
+bool
+warp_cpu_can_load(const ArrowField *f, WarpType type)
+{
+	const ArrowType *t = &f->type;
+
+	if (f->has_dict)
+		return false;
+	switch (type)
+	{
+		case WT_BOOL:
+			return t->id == ARROW_TYPE_BOOL;
+		case WT_INT2:
+		case WT_INT4:
+		case WT_INT8:
+			{
+				int			max_bits = type == WT_INT2 ? 16 : type == WT_INT4 ? 32 : 64;
+
+				if (t->id != ARROW_TYPE_INT)
+					return false;
+				/* the reading side's mapping: UInt8->int2, UInt16->int4,
+				 * UInt32->int8; a narrower Arrow type into a wider column */
+				if (t->is_signed)
+					return t->bit_width <= max_bits;
+				return t->bit_width < max_bits;
+			}
+		case WT_DATE:
+			return t->id == ARROW_TYPE_DATE;
+		case WT_TIMESTAMP:
+			return t->id == ARROW_TYPE_TIMESTAMP;
+		case WT_FLOAT4:
+			return t->id == ARROW_TYPE_FLOAT && t->precision != ARROW_PRECISION_DOUBLE;
+		case WT_FLOAT8:
+			return t->id == ARROW_TYPE_FLOAT;
+	}
+	return false;
+}
+
+/* PostgreSQL's epoch (2000-01-01) relative to Unix's, and date limits */
+#define PG_EPOCH_DAYS INT64_C(10957)
+#define PG_EPOCH_USECS (PG_EPOCH_DAYS * INT64_C(86400000000))
+#define PG_DATE_MIN (-INT64_C(2451545))	/* 4714-11-24 BC (Julian day 0) */
+#define PG_DATE_END INT64_C(2147483494)	/* 5874898-01-01 minus epoch */
+#define PG_TS_MIN (-INT64_C(211813488000000000))
+#define PG_TS_END INT64_C(9223371331200000000)
+
+static WarpLoadStatus
+load_column(WarpCpu *x, int c, const ArrowArray *a, warp_int64 start, int n, int *bad)
+{
+	const WarpColumnSpec *cs = &x->p->cols[c];
+	const ArrowType *t = &a->field->type;
+	warp_uint8 *nul = x->cn[c];
+	int			i;
+
+	if (!warp_cpu_can_load(a->field, (WarpType) cs->type))
+		return WARP_LOAD_UNSUPPORTED;
+	if (a->validity == NULL && a->field->type.id != ARROW_TYPE_NULL)
+		memset(nul, 0, n);
+	else
+		for (i = 0; i < n; i++)
+			nul[i] = arrow_is_null(a, start + i);
+
+	if (WARP_TYPE_IS_FLOAT(cs->type))
+	{
+		double	   *out = x->cf[c];
+
+		if (t->precision == ARROW_PRECISION_DOUBLE)
+			memcpy(out, (const double *) a->values + a->offset + start, sizeof(double) * n);
+		else if (t->precision == ARROW_PRECISION_SINGLE)
+		{
+			const float *in = (const float *) a->values + a->offset + start;
+
+			for (i = 0; i < n; i++)
+				out[i] = in[i];
+		}
+		else
+			for (i = 0; i < n; i++)
+				out[i] = arrow_get_double(a, start + i);
+		return WARP_LOAD_OK;
+	}
+	else
+	{
+		warp_int64 *out = x->ci[c];
+
+		if (t->id == ARROW_TYPE_INT && t->bit_width == 32 && t->is_signed)
+		{
+			const warp_int32 *in = (const warp_int32 *) a->values + a->offset + start;
+
+			for (i = 0; i < n; i++)
+				out[i] = in[i];
+		}
+		else if (t->id == ARROW_TYPE_INT && t->bit_width == 64 && t->is_signed)
+			memcpy(out, (const warp_int64 *) a->values + a->offset + start, sizeof(warp_int64) * n);
+		else if (t->id == ARROW_TYPE_BOOL)
+		{
+			for (i = 0; i < n; i++)
+				out[i] = arrow_get_bit(a->values, a->offset + start + i);
+		}
+		else if (t->id == ARROW_TYPE_DATE)
+		{
+			for (i = 0; i < n; i++)
+			{
+				warp_int64	d = arrow_get_int(a, start + i);
+
+				if (nul[i])
+					continue;
+				if (t->unit == ARROW_DATE_MILLISECOND)
+					d = d >= 0 ? d / 86400000 : -((-(d + 1)) / 86400000) - 1;
+				d -= PG_EPOCH_DAYS;
+				if (d < PG_DATE_MIN || d >= PG_DATE_END)
+				{
+					*bad = i;
+					return WARP_LOAD_RANGE;
+				}
+				out[i] = d;
+			}
+		}
+		else if (t->id == ARROW_TYPE_TIMESTAMP)
+		{
+			for (i = 0; i < n; i++)
+			{
+				warp_int64	v = arrow_get_int(a, start + i);
+				warp_int64	us;
+				bool		ovf = false;
+
+				if (nul[i])
+					continue;
+				switch (t->unit)
+				{
+					case ARROW_TIME_SECOND:
+						ovf = __builtin_mul_overflow(v, INT64_C(1000000), &us);
+						break;
+					case ARROW_TIME_MILLISECOND:
+						ovf = __builtin_mul_overflow(v, INT64_C(1000), &us);
+						break;
+					case ARROW_TIME_MICROSECOND:
+						us = v;
+						break;
+					default:
+						{
+							warp_int64	q = v / 1000,
+										r = v % 1000;
+
+							if (r >= 500)
+								q++;
+							else if (r <= -500)
+								q--;
+							us = q;
+						}
+				}
+				if (ovf || __builtin_sub_overflow(us, PG_EPOCH_USECS, &us) ||
+					us < PG_TS_MIN || us >= PG_TS_END)
+				{
+					*bad = i;
+					return WARP_LOAD_RANGE;
+				}
+				out[i] = us;
+			}
+		}
+		else
+			for (i = 0; i < n; i++)
+				out[i] = arrow_get_int(a, start + i);
+	}
+	return WARP_LOAD_OK;
+}
+
+/* ----------------------------------------------------------- evaluation */
+
+static WarpStatus eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n);
+
+static inline bool
+values_equal(WarpCpu *x, int a, int b, int i)
+{
+	if (IS_FLOAT_NODE(x, a))
+		return warp_float8_eq(x->fv[a][i], x->fv[b][i]);
+	return x->iv[a][i] == x->iv[b][i];
+}
+
+static inline void
+copy_value(WarpCpu *x, int dst, int src, int i)
+{
+	x->nv[dst][i] = x->nv[src][i];
+	if (IS_FLOAT_NODE(x, dst))
+		x->fv[dst][i] = x->fv[src][i];
+	else
+		x->iv[dst][i] = x->iv[src][i];
+}
+
+#define ARITH_LOOP(T, IN, FN) \
+	for (k = 0; k < n; k++) \
+	{ \
+		int			i = sel[k]; \
+		T			r; \
+		if (an[i] | bn[i]) { rn[i] = 1; continue; } \
+		rn[i] = 0; \
+		st = FN((T) IN##a[i], (T) IN##b[i], &r); \
+		if (warp_unlikely(st != WARP_OK)) return st; \
+		OUT[i] = r; \
+	}
+
+#define ARITH_OPS(T, IN, PFX) \
+	switch (nd->sub) \
+	{ \
+		case WARP_ARITH_ADD: ARITH_LOOP(T, IN, PFX##_pl); break; \
+		case WARP_ARITH_SUB: ARITH_LOOP(T, IN, PFX##_mi); break; \
+		case WARP_ARITH_MUL: ARITH_LOOP(T, IN, PFX##_mul); break; \
+		case WARP_ARITH_DIV: ARITH_LOOP(T, IN, PFX##_div); break; \
+		default: ARITH_LOOP(T, IN, PFX##_mod); break; \
+	}
+
+/* float types have no % */
+#define warp_float8_mod warp_float8_div
+#define warp_float4_mod warp_float4_div
+
+static WarpStatus
+eval_arith(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
+{
+	const warp_uint8 *an,
+			   *bn;
+	warp_uint8 *rn = x->nv[ni];
+	WarpStatus	st;
+	int			k;
+
+	if ((st = eval(x, nd->a, sel, n)) != WARP_OK ||
+		(st = eval(x, nd->b, sel, n)) != WARP_OK)
+		return st;
+	an = x->nv[nd->a];
+	bn = x->nv[nd->b];
+	if (WARP_TYPE_IS_FLOAT(nd->type))
+	{
+		const double *fa = x->fv[nd->a],
+				   *fb = x->fv[nd->b];
+		double	   *OUT = x->fv[ni];
+
+		if (nd->type == WT_FLOAT8)
+			ARITH_OPS(warp_float8, f, warp_float8)
+		else
+			ARITH_OPS(warp_float4, f, warp_float4)
+	}
+	else
+	{
+		const warp_int64 *ia = x->iv[nd->a],
+				   *ib = x->iv[nd->b];
+		warp_int64 *OUT = x->iv[ni];
+
+		if (nd->type == WT_INT8)
+			ARITH_OPS(warp_int64, i, warp_int8)
+		else if (nd->type == WT_INT4)
+			ARITH_OPS(warp_int32, i, warp_int4)
+		else
+			ARITH_OPS(warp_int16, i, warp_int2)
+	}
+	return WARP_OK;
+}
+
+static WarpStatus
+eval_cmp(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
+{
+	const warp_uint8 *an,
+			   *bn;
+	warp_uint8 *rn = x->nv[ni];
+	warp_int64 *out = x->iv[ni];
+	WarpStatus	st;
+	int			k;
+
+	if ((st = eval(x, nd->a, sel, n)) != WARP_OK ||
+		(st = eval(x, nd->b, sel, n)) != WARP_OK)
+		return st;
+	an = x->nv[nd->a];
+	bn = x->nv[nd->b];
+	if (IS_FLOAT_NODE(x, nd->a))
+	{
+		const double *fa = x->fv[nd->a],
+				   *fb = x->fv[nd->b];
+
+		for (k = 0; k < n; k++)
+		{
+			int			i = sel[k];
+			int			c;
+
+			rn[i] = an[i] | bn[i];
+			c = warp_float8_cmp(fa[i], fb[i]);
+			switch (nd->sub)
+			{
+				case WARP_CMP_EQ: out[i] = c == 0; break;
+				case WARP_CMP_NE: out[i] = c != 0; break;
+				case WARP_CMP_LT: out[i] = c < 0; break;
+				case WARP_CMP_LE: out[i] = c <= 0; break;
+				case WARP_CMP_GT: out[i] = c > 0; break;
+				default: out[i] = c >= 0; break;
+			}
+		}
+	}
+	else
+	{
+		const warp_int64 *ia = x->iv[nd->a],
+				   *ib = x->iv[nd->b];
+
+#define CMP_LOOP(OP) \
+		for (k = 0; k < n; k++) \
+		{ \
+			int			i = sel[k]; \
+			rn[i] = an[i] | bn[i]; \
+			out[i] = ia[i] OP ib[i]; \
+		}
+		switch (nd->sub)
+		{
+			case WARP_CMP_EQ: CMP_LOOP(==); break;
+			case WARP_CMP_NE: CMP_LOOP(!=); break;
+			case WARP_CMP_LT: CMP_LOOP(<); break;
+			case WARP_CMP_LE: CMP_LOOP(<=); break;
+			case WARP_CMP_GT: CMP_LOOP(>); break;
+			default: CMP_LOOP(>=); break;
+		}
+#undef CMP_LOOP
+	}
+	return WARP_OK;
+}
+
+/* AND / OR with SQL's three-valued logic, short-circuit per row */
+static WarpStatus
+eval_bool(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
+{
+	warp_uint16 *cur = x->selA[ni];
+	warp_int64 *out = x->iv[ni];
+	warp_uint8 *rn = x->nv[ni];
+	bool		is_and = nd->op == WN_AND;
+	int			m = n,
+				k,
+				j;
+
+	for (k = 0; k < n; k++)
+	{
+		cur[k] = sel[k];
+		out[sel[k]] = is_and;
+		rn[sel[k]] = 0;
+	}
+	for (j = 0; j < nd->nargs && m > 0; j++)
+	{
+		int			arg = x->p->args[nd->args_off + j];
+		const warp_int64 *av;
+		const warp_uint8 *anul;
+		int			m2 = 0;
+		WarpStatus	st = eval(x, arg, cur, m);
+
+		if (st != WARP_OK)
+			return st;
+		av = x->iv[arg];
+		anul = x->nv[arg];
+		for (k = 0; k < m; k++)
+		{
+			int			i = cur[k];
+
+			if (!anul[i] && (av[i] != 0) != is_and)
+			{
+				/* AND met false / OR met true: decided */
+				out[i] = !is_and;
+				rn[i] = 0;
+				continue;
+			}
+			if (anul[i])
+				rn[i] = 1;
+			cur[m2++] = (warp_uint16) i;
+		}
+		m = m2;
+	}
+	return WARP_OK;
+}
+
+static WarpStatus
+eval_cast(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
+{
+	const warp_uint8 *an;
+	warp_uint8 *rn = x->nv[ni];
+	WarpStatus	st = eval(x, nd->a, sel, n);
+	bool		from_float = IS_FLOAT_NODE(x, nd->a);
+	int			k;
+
+	if (st != WARP_OK)
+		return st;
+	an = x->nv[nd->a];
+	for (k = 0; k < n; k++)
+	{
+		int			i = sel[k];
+
+		rn[i] = an[i];
+		if (an[i])
+			continue;
+		if (from_float)
+		{
+			double		v = x->fv[nd->a][i];
+
+			switch (nd->type)
+			{
+				case WT_FLOAT8:
+					x->fv[ni][i] = v;
+					break;
+				case WT_FLOAT4:
+					{
+						warp_float4 r;
+
+						if ((st = warp_float8_to_float4(v, &r)) != WARP_OK)
+							return st;
+						x->fv[ni][i] = r;
+						break;
+					}
+				case WT_INT2:
+					{
+						warp_int16	r;
+
+						if ((st = warp_float8_to_int2(v, &r)) != WARP_OK)
+							return st;
+						x->iv[ni][i] = r;
+						break;
+					}
+				case WT_INT4:
+					{
+						warp_int32	r;
+
+						if ((st = warp_float8_to_int4(v, &r)) != WARP_OK)
+							return st;
+						x->iv[ni][i] = r;
+						break;
+					}
+				default:
+					{
+						warp_int64	r;
+
+						if ((st = warp_float8_to_int8(v, &r)) != WARP_OK)
+							return st;
+						x->iv[ni][i] = r;
+						break;
+					}
+			}
+		}
+		else
+		{
+			warp_int64	v = x->iv[nd->a][i];
+
+			switch (nd->type)
+			{
+				case WT_FLOAT8:
+					x->fv[ni][i] = warp_int8_to_float8(v);
+					break;
+				case WT_FLOAT4:
+					x->fv[ni][i] = warp_int8_to_float4(v);
+					break;
+				case WT_INT2:
+					{
+						warp_int16	r;
+
+						if ((st = warp_int2_check(v, &r)) != WARP_OK)
+							return st;
+						x->iv[ni][i] = r;
+						break;
+					}
+				case WT_INT4:
+					{
+						warp_int32	r;
+
+						if ((st = warp_int4_check(v, &r)) != WARP_OK)
+							return st;
+						x->iv[ni][i] = r;
+						break;
+					}
+				default:
+					x->iv[ni][i] = v;
+					break;
+			}
+		}
+	}
+	return WARP_OK;
+}
+
+/* CASE and COALESCE: each row takes the first branch that applies */
+static WarpStatus
+eval_choice(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
+{
+	warp_uint16 *cur = x->selA[ni];
+	warp_uint16 *hit = x->selB[ni];
+	const warp_int32 *args = x->p->args + nd->args_off;
+	int			m = n,
+				k,
+				j;
+	WarpStatus	st;
+
+	memcpy(cur, sel, sizeof(warp_uint16) * n);
+	if (nd->op == WN_COALESCE)
+	{
+		for (j = 0; j < nd->nargs && m > 0; j++)
+		{
+			int			m2 = 0;
+
+			if ((st = eval(x, args[j], cur, m)) != WARP_OK)
+				return st;
+			for (k = 0; k < m; k++)
+			{
+				int			i = cur[k];
+
+				if (!x->nv[args[j]][i])
+					copy_value(x, ni, args[j], i);
+				else
+					cur[m2++] = (warp_uint16) i;
+			}
+			m = m2;
+		}
+	}
+	else
+	{
+		int			npairs = nd->nargs / 2;
+
+		for (j = 0; j < npairs && m > 0; j++)
+		{
+			int			w = args[2 * j],
+						t = args[2 * j + 1];
+			int			m2 = 0,
+						h = 0;
+
+			if ((st = eval(x, w, cur, m)) != WARP_OK)
+				return st;
+			for (k = 0; k < m; k++)
+			{
+				int			i = cur[k];
+
+				if (!x->nv[w][i] && x->iv[w][i])
+					hit[h++] = (warp_uint16) i;
+				else
+					cur[m2++] = (warp_uint16) i;
+			}
+			m = m2;
+			if (h > 0)
+			{
+				if ((st = eval(x, t, hit, h)) != WARP_OK)
+					return st;
+				for (k = 0; k < h; k++)
+					copy_value(x, ni, t, hit[k]);
+			}
+		}
+		if ((nd->flags & WARP_CASE_HAS_ELSE) && m > 0)
+		{
+			int			e = args[nd->nargs - 1];
+
+			if ((st = eval(x, e, cur, m)) != WARP_OK)
+				return st;
+			for (k = 0; k < m; k++)
+				copy_value(x, ni, e, cur[k]);
+			m = 0;
+		}
+	}
+	/* rows no branch produced a value for are NULL */
+	for (k = 0; k < m; k++)
+		x->nv[ni][cur[k]] = 1;
+	return WARP_OK;
+}
+
+static WarpStatus
+eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
+{
+	const WarpNode *nd = &x->p->nodes[ni];
+	warp_uint8 *rn = x->nv[ni];
+	WarpStatus	st;
+	int			k;
+
+	switch ((WarpOp) nd->op)
+	{
+		case WN_COL:
+		case WN_CONST:
+			return WARP_OK;
+		case WN_ARITH:
+			return eval_arith(x, nd, ni, sel, n);
+		case WN_CMP:
+			return eval_cmp(x, nd, ni, sel, n);
+		case WN_AND:
+		case WN_OR:
+			return eval_bool(x, nd, ni, sel, n);
+		case WN_CAST:
+			return eval_cast(x, nd, ni, sel, n);
+		case WN_CASE:
+		case WN_COALESCE:
+			return eval_choice(x, nd, ni, sel, n);
+		case WN_NEG:
+			if ((st = eval(x, nd->a, sel, n)) != WARP_OK)
+				return st;
+			for (k = 0; k < n; k++)
+			{
+				int			i = sel[k];
+
+				rn[i] = x->nv[nd->a][i];
+				if (rn[i])
+					continue;
+				if (WARP_TYPE_IS_FLOAT(nd->type))
+					x->fv[ni][i] = -x->fv[nd->a][i];
+				else
+				{
+					warp_int64	v = x->iv[nd->a][i];
+
+					if (nd->type == WT_INT8)
+					{
+						if ((st = warp_int8_um(v, &x->iv[ni][i])) != WARP_OK)
+							return st;
+					}
+					else if (nd->type == WT_INT4)
+					{
+						warp_int32	r;
+
+						if ((st = warp_int4_um((warp_int32) v, &r)) != WARP_OK)
+							return st;
+						x->iv[ni][i] = r;
+					}
+					else
+					{
+						warp_int16	r;
+
+						if ((st = warp_int2_um((warp_int16) v, &r)) != WARP_OK)
+							return st;
+						x->iv[ni][i] = r;
+					}
+				}
+			}
+			return WARP_OK;
+		case WN_NOT:
+			if ((st = eval(x, nd->a, sel, n)) != WARP_OK)
+				return st;
+			for (k = 0; k < n; k++)
+			{
+				int			i = sel[k];
+
+				rn[i] = x->nv[nd->a][i];
+				x->iv[ni][i] = !x->iv[nd->a][i];
+			}
+			return WARP_OK;
+		case WN_IS_NULL:
+		case WN_IS_NOT_NULL:
+			if ((st = eval(x, nd->a, sel, n)) != WARP_OK)
+				return st;
+			for (k = 0; k < n; k++)
+			{
+				int			i = sel[k];
+
+				rn[i] = 0;
+				x->iv[ni][i] = x->nv[nd->a][i] == (nd->op == WN_IS_NULL);
+			}
+			return WARP_OK;
+		case WN_DISTINCT:
+			if ((st = eval(x, nd->a, sel, n)) != WARP_OK ||
+				(st = eval(x, nd->b, sel, n)) != WARP_OK)
+				return st;
+			for (k = 0; k < n; k++)
+			{
+				int			i = sel[k];
+				bool		an = x->nv[nd->a][i],
+							bn = x->nv[nd->b][i];
+				bool		d = (an || bn) ? an != bn : !values_equal(x, nd->a, nd->b, i);
+
+				rn[i] = 0;
+				x->iv[ni][i] = nd->sub ? !d : d;
+			}
+			return WARP_OK;
+		case WN_NULLIF:
+			if ((st = eval(x, nd->a, sel, n)) != WARP_OK ||
+				(st = eval(x, nd->b, sel, n)) != WARP_OK)
+				return st;
+			for (k = 0; k < n; k++)
+			{
+				int			i = sel[k];
+
+				copy_value(x, ni, nd->a, i);
+				if (!x->nv[nd->a][i] && !x->nv[nd->b][i] &&
+					values_equal(x, nd->a, nd->b, i))
+					rn[i] = 1;
+			}
+			return WARP_OK;
+	}
+	return WARP_OK;
+}
+
+/* ------------------------------------------------------------ grouping */
+
+static warp_uint64
+key_hash(const warp_int64 *kv, const warp_uint8 *kn, int nkeys)
+{
+	warp_uint64 h = UINT64_C(0x9e3779b97f4a7c15);
+	int			k;
+
+	for (k = 0; k < nkeys; k++)
+		h = warp_hash_int64((warp_int64) (h ^ (kn[k] ? UINT64_C(0x5bd1e995) : (warp_uint64) kv[k])) + k);
+	return h;
+}
+
+static bool
+rehash_groups(WarpCpu *x)
+{
+	warp_uint64 cap = (x->hmask + 1) * 2;
+	warp_int32 *slots = xalloc(x, sizeof(warp_int32) * cap);
+	int			nkeys = x->p->nkeys;
+	warp_int64	g;
+
+	if (!slots)
+		return false;
+	memset(slots, 0xff, sizeof(warp_int32) * cap);
+	for (g = 0; g < x->ngroups; g++)
+	{
+		warp_uint64 s = key_hash(x->gkey + g * nkeys, x->gnull + g * nkeys, nkeys) & (cap - 1);
+
+		while (slots[s] >= 0)
+			s = (s + 1) & (cap - 1);
+		slots[s] = (warp_int32) g;
+	}
+	x->hslot = slots;
+	x->hmask = cap - 1;
+	return true;
+}
+
+/* group index of the key in kbuf/knull, created if new; -1 on no memory */
+static warp_int64
+find_group(WarpCpu *x, warp_int64 code)
+{
+	int			nkeys = x->p->nkeys;
+	warp_int64	g;
+	warp_uint64 s = 0;
+
+	if (x->direct)
+	{
+		if (x->dgroup[code] >= 0)
+			return x->dgroup[code];
+	}
+	else
+	{
+		s = key_hash(x->kbuf, x->knull, nkeys) & x->hmask;
+		for (;;)
+		{
+			warp_int32	cand = x->hslot[s];
+
+			if (cand < 0)
+				break;
+			if (memcmp(x->gkey + (warp_int64) cand * nkeys, x->kbuf, sizeof(warp_int64) * nkeys) == 0 &&
+				memcmp(x->gnull + (warp_int64) cand * nkeys, x->knull, nkeys) == 0)
+				return cand;
+			s = (s + 1) & x->hmask;
+		}
+	}
+	if (x->ngroups >= WARP_INT32_MAX - 1 || !groups_reserve(x, x->ngroups + 1))
+		return -1;
+	g = x->ngroups++;
+	memcpy(x->gkey + g * nkeys, x->kbuf, sizeof(warp_int64) * nkeys);
+	memcpy(x->gnull + g * nkeys, x->knull, nkeys);
+	{
+		int			a;
+
+		for (a = 0; a < x->p->naggs; a++)
+			memset(&x->gagg[a][g], 0, sizeof(WarpAggState));
+	}
+	if (x->direct)
+		x->dgroup[code] = (warp_int32) g;
+	else
+	{
+		x->hslot[s] = (warp_int32) g;
+		if ((warp_uint64) x->ngroups * 2 > x->hmask && !rehash_groups(x))
+			return -1;
+	}
+	return g;
+}
+
+/* ------------------------------------------------------------ aggregates */
+
+static WarpStatus
+accumulate(WarpCpu *x, int a, warp_int64 ne)
+{
+	const WarpAggSpec *ag = &x->p->aggs[a];
+	WarpAggState *gs = x->gagg[a];
+	const warp_uint8 *ok = x->ok;
+	const warp_uint16 *epos = x->epos;
+	const warp_int64 *eg = x->egroup;
+	const warp_int64 *iv = ag->arg >= 0 ? x->iv[ag->arg] : NULL;
+	const double *fv = ag->arg >= 0 ? x->fv[ag->arg] : NULL;
+	warp_int64	e;
+	WarpStatus	st;
+
+	switch ((WarpAggKind) ag->kind)
+	{
+		case WA_COUNT_STAR:
+		case WA_COUNT:
+			for (e = 0; e < ne; e++)
+				gs[eg[e]].count += ok[epos[e]];
+			break;
+		case WA_SUM_INT:
+		case WA_AVG_INT:
+			for (e = 0; e < ne; e++)
+			{
+				int			i = epos[e];
+
+				if (ok[i])
+				{
+					WarpAggState *s = &gs[eg[e]];
+
+					s->count++;
+					/* int4_sum / int4_avg_accum: int64 sum, no check */
+					s->ival = (warp_int64) ((warp_uint64) s->ival + (warp_uint64) iv[i]);
+				}
+			}
+			break;
+		case WA_MIN:
+		case WA_MAX:
+			for (e = 0; e < ne; e++)
+			{
+				int			i = epos[e];
+				WarpAggState *s;
+
+				if (!ok[i])
+					continue;
+				s = &gs[eg[e]];
+				if (fv)
+				{
+					/* float8smaller(state, new): new unless state < new */
+					bool		keep = ag->kind == WA_MIN ? warp_float8_lt(s->fval, fv[i])
+						: warp_float8_gt(s->fval, fv[i]);
+
+					if (s->count == 0 || !keep)
+						s->fval = fv[i];
+				}
+				else if (s->count == 0 ||
+						 (ag->kind == WA_MIN ? iv[i] < s->ival : iv[i] > s->ival))
+					s->ival = iv[i];
+				s->count++;
+			}
+			break;
+		case WA_SUM_FLOAT:
+			for (e = 0; e < ne; e++)
+			{
+				int			i = epos[e];
+				WarpAggState *s;
+
+				if (!ok[i])
+					continue;
+				s = &gs[eg[e]];
+				if (s->count == 0)
+					s->fval = fv[i];
+				else if (ag->type == WT_FLOAT4)
+				{
+					warp_float4 r;
+
+					if ((st = warp_float4_pl((warp_float4) s->fval, (warp_float4) fv[i], &r)) != WARP_OK)
+						return st;
+					s->fval = r;
+				}
+				else if ((st = warp_float8_pl(s->fval, fv[i], &s->fval)) != WARP_OK)
+					return st;
+				s->count++;
+			}
+			break;
+		case WA_AVG_FLOAT:
+			for (e = 0; e < ne; e++)
+			{
+				int			i = epos[e];
+				WarpAggState *s;
+				double		v,
+							N,
+							Sx,
+							Sxx;
+
+				if (!ok[i])
+					continue;
+				s = &gs[eg[e]];
+				/* float8_accum, step for step */
+				v = fv[i];
+				N = (double) s->count + 1.0;
+				Sx = s->fval + v;
+				Sxx = s->fsxx;
+				if (s->count > 0)
+				{
+					double		tmp = v * N - Sx;
+
+					Sxx += tmp * tmp / (N * (double) s->count);
+					if (isinf(Sx) || isinf(Sxx))
+					{
+						if (!isinf(s->fval) && !isinf(v))
+							return WARP_ERR_FLOAT_OVERFLOW;
+						Sxx = NAN;
+					}
+				}
+				else if (isnan(v) || isinf(v))
+					Sxx = NAN;
+				s->count++;
+				s->fval = Sx;
+				s->fsxx = Sxx;
+			}
+			break;
+	}
+	return WARP_OK;
+}
+
+/* ---------------------------------------------------------------- batch */
+
+/* Probe join j for the joined rows e*[0..ne); result back in e*. */
+static bool
+probe(WarpCpu *x, int j, warp_int64 *ne_io)
+{
+	const WarpJoinTable *t = x->tables[j];
+	int			keynode = x->p->joins[j].key_node;
+	const warp_int64 *kv = x->iv[keynode];
+	const warp_uint8 *kn = x->nv[keynode];
+	warp_int64	ne = *ne_io,
+				n2 = 0,
+				e;
+	int			jj;
+
+	if (t->unique)
+	{
+		/* at most one match: filter in place */
+		for (e = 0; e < ne; e++)
+		{
+			int			i = x->epos[e];
+			warp_int32	r;
+
+			if (kn[i])
+				continue;
+			r = warp_join_lookup(t, kv[i]);
+			if (r < 0)
+				continue;
+			x->epos[n2] = (warp_uint16) i;
+			for (jj = 0; jj < j; jj++)
+				x->ebrow[jj][n2] = x->ebrow[jj][e];
+			x->ebrow[j][n2] = r;
+			n2++;
+		}
+		*ne_io = n2;
+		return true;
+	}
+	for (e = 0; e < ne; e++)
+	{
+		int			i = x->epos[e];
+		warp_int32	r;
+
+		if (kn[i])
+			continue;
+		for (r = warp_join_lookup(t, kv[i]); r >= 0; r = t->next[r])
+		{
+			if (n2 >= x->ecap && !grow_joined(x, n2 + 1, ne, n2))
+				return false;
+			x->tpos[n2] = (warp_uint16) i;
+			for (jj = 0; jj < j; jj++)
+				x->tbrow[jj][n2] = x->ebrow[jj][e];
+			x->tbrow[j][n2] = r;
+			n2++;
+		}
+	}
+	{
+		warp_uint16 *p = x->epos;
+		warp_int32 **b = x->ebrow;
+
+		x->epos = x->tpos;
+		x->tpos = p;
+		x->ebrow = x->tbrow;
+		x->tbrow = b;
+	}
+	*ne_io = n2;
+	return true;
+}
+
+/* One vector: rows [start, start+n) of the batch. */
+static WarpStatus
+run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
+		   const bool *keep, WarpLoadStatus *ls, int *bad_col, warp_int64 *bad_row)
+{
+	const WarpProgram *p = x->p;
+	int			m = 0,
+				q,
+				j,
+				c,
+				k,
+				a,
+				nu;
+	warp_int64	ne,
+				e;
+	WarpStatus	st;
+
+	for (c = 0; c < p->ncols; c++)
+	{
+		int			bad = 0;
+
+		*ls = load_column(x, c, &cols[c], start, n, &bad);
+		if (*ls != WARP_LOAD_OK)
+		{
+			*bad_col = c;
+			*bad_row = start + bad;
+			return WARP_OK;
+		}
+	}
+	for (k = 0; k < n; k++)
+		if (keep == NULL || keep[start + k])
+			x->sel[m++] = (warp_uint16) k;
+	x->counters.rows_in += n;
+
+	for (q = 0; q < p->nquals && m > 0; q++)
+	{
+		int			qn = p->quals[q];
+		int			m2 = 0;
+
+		if ((st = eval(x, qn, x->sel, m)) != WARP_OK)
+			return st;
+		for (k = 0; k < m; k++)
+		{
+			int			i = x->sel[k];
+
+			if (!x->nv[qn][i] && x->iv[qn][i])
+				x->sel[m2++] = (warp_uint16) i;
+		}
+		m = m2;
+	}
+	x->counters.rows_filtered += m;
+	if (m == 0)
+		return WARP_OK;
+
+	/* join keys are plain columns (the planner checks): no errors here */
+	for (j = 0; j < p->njoins; j++)
+		if ((st = eval(x, p->joins[j].key_node, x->sel, m)) != WARP_OK)
+			return st;
+	for (k = 0; k < m; k++)
+		x->epos[k] = x->sel[k];
+	ne = m;
+	for (j = 0; j < p->njoins && ne > 0; j++)
+		if (!probe(x, j, &ne))
+			return WARP_ERR_OUT_OF_MEMORY;
+	x->counters.rows_joined += ne;
+	if (ne == 0)
+		return WARP_OK;
+
+	/* distinct surviving positions, ascending */
+	if (x->all_unique)
+	{
+		nu = (int) ne;
+		memcpy(x->usel, x->epos, sizeof(warp_uint16) * ne);
+	}
+	else
+	{
+		memset(x->mark, 0, n);
+		for (e = 0; e < ne; e++)
+			x->mark[x->epos[e]] = 1;
+		nu = 0;
+		for (k = 0; k < n; k++)
+			if (x->mark[k])
+				x->usel[nu++] = (warp_uint16) k;
+	}
+
+	/* group of every joined row */
+	for (k = 0; k < p->nkeys; k++)
+		if (p->keys[k].kind == WG_FACT &&
+			(st = eval(x, p->keys[k].node, x->usel, nu)) != WARP_OK)
+			return st;
+	for (e = 0; e < ne; e++)
+	{
+		int			i = x->epos[e];
+		warp_int64	code = 0;
+		warp_int64	g;
+
+		for (k = 0; k < p->nkeys; k++)
+		{
+			const WarpGroupKey *gk = &p->keys[k];
+
+			if (gk->kind == WG_DIM)
+			{
+				warp_int32	pid = x->tables[gk->join]->payload[x->ebrow[gk->join][e]];
+
+				x->kbuf[k] = pid;
+				x->knull[k] = 0;
+				if (x->direct)
+					code += pid * x->stride[k];
+			}
+			else
+			{
+				x->knull[k] = x->nv[gk->node][i];
+				if (x->knull[k])
+					x->kbuf[k] = 0;
+				else if (IS_FLOAT_NODE(x, gk->node))
+					memcpy(&x->kbuf[k], &x->fv[gk->node][i], sizeof(double));
+				else
+					x->kbuf[k] = x->iv[gk->node][i];
+			}
+		}
+		g = find_group(x, code);
+		if (g < 0)
+			return WARP_ERR_OUT_OF_MEMORY;
+		x->egroup[e] = g;
+	}
+
+	/* aggregates: FILTER first, then the argument, like ExecAgg */
+	for (a = 0; a < p->naggs; a++)
+	{
+		const WarpAggSpec *ag = &p->aggs[a];
+		warp_uint16 *asel = x->sel;	/* free again: reuse */
+		int			na = nu;
+
+		memcpy(asel, x->usel, sizeof(warp_uint16) * nu);
+		for (k = 0; k < nu; k++)
+			x->ok[x->usel[k]] = 0;
+		if (ag->filter >= 0)
+		{
+			int			m2 = 0;
+
+			if ((st = eval(x, ag->filter, asel, na)) != WARP_OK)
+				return st;
+			for (k = 0; k < na; k++)
+				if (!x->nv[ag->filter][asel[k]] && x->iv[ag->filter][asel[k]])
+					asel[m2++] = asel[k];
+			na = m2;
+		}
+		if (ag->arg >= 0)
+		{
+			if ((st = eval(x, ag->arg, asel, na)) != WARP_OK)
+				return st;
+			for (k = 0; k < na; k++)
+				x->ok[asel[k]] = !x->nv[ag->arg][asel[k]];
+		}
+		else
+			for (k = 0; k < na; k++)
+				x->ok[asel[k]] = 1;
+		if ((st = accumulate(x, a, ne)) != WARP_OK)
+			return st;
+	}
+	return WARP_OK;
+}
+
+WarpStatus
+warp_cpu_run_batch(WarpCpu *x, const ArrowArray *cols, warp_int64 nrows,
+				   const bool *keep, WarpLoadStatus *load_status,
+				   int *bad_col, warp_int64 *bad_row)
+{
+	warp_int64	start;
+
+	*load_status = WARP_LOAD_OK;
+	for (start = 0; start < nrows; start += WARP_VEC)
+	{
+		int			n = (int) (nrows - start < WARP_VEC ? nrows - start : WARP_VEC);
+		WarpStatus	st = run_vector(x, cols, start, n, keep, load_status, bad_col, bad_row);
+
+		if (st != WARP_OK || *load_status != WARP_LOAD_OK)
+			return st;
+	}
+	return WARP_OK;
+}
+
+warp_int64
+warp_cpu_ngroups(const WarpCpu *x)
+{
+	return x->ngroups;
+}
+
+warp_int64
+warp_cpu_group_key(const WarpCpu *x, warp_int64 g, int k, bool *isnull)
+{
+	*isnull = x->gnull[g * x->p->nkeys + k] != 0;
+	return x->gkey[g * x->p->nkeys + k];
+}
+
+const WarpAggState *
+warp_cpu_group_agg(const WarpCpu *x, warp_int64 g, int a)
+{
+	return &x->gagg[a][g];
+}
+
+void
+warp_cpu_counters(const WarpCpu *x, WarpCpuCounters *c)
+{
+	*c = x->counters;
+}

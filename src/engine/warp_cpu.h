@@ -1,0 +1,88 @@
+/*-------------------------------------------------------------------------
+ *
+ * warp_cpu.h
+ *	  The CPU driver: runs a WarpProgram over record batches,
+ *	  vector-at-a-time, and keeps the partial aggregate of every group.
+ *
+ * The caller builds the join tables (warp_join.h), creates the driver, feeds
+ * it record batches (columns already loaded by the Arrow library, in the
+ * program's column order), then reads the groups back.  The driver never
+ * calls PostgreSQL: an error is returned as a WarpStatus and the caller
+ * raises PostgreSQL's error; memory comes from the caller's allocator, so a
+ * backend frees everything by resetting one memory context, even after an
+ * error.
+ *
+ * Pure C; no PostgreSQL headers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WARP_CPU_H
+#define WARP_CPU_H
+
+#include "arrow.h"
+#include "warp_join.h"
+#include "warp_program.h"
+
+/* rows per vector */
+#define WARP_VEC 1024
+
+typedef struct WarpCpu WarpCpu;
+
+/* Per-group partial state of one aggregate (see WarpAggKind). */
+typedef struct WarpAggState
+{
+	warp_int64	count;			/* inputs seen (non-NULL, FILTER passed) */
+	warp_int64	ival;			/* sum (wrapping, like int4_sum), min/max */
+	double		fval;			/* float sum, min/max; avg: Sx */
+	double		fsxx;			/* avg(float): Sxx */
+} WarpAggState;
+
+/* What a run did, for EXPLAIN ANALYZE. */
+typedef struct WarpCpuCounters
+{
+	warp_int64	rows_in;		/* fact rows offered */
+	warp_int64	rows_filtered;	/* passed the quals */
+	warp_int64	rows_joined;	/* joined rows aggregated */
+} WarpCpuCounters;
+
+/*
+ * Errors found while loading a column: a value the declared type cannot
+ * hold, or a physical type the engine does not read.
+ */
+typedef enum WarpLoadStatus
+{
+	WARP_LOAD_OK = 0,
+	WARP_LOAD_UNSUPPORTED,		/* Arrow type cannot be read as declared */
+	WARP_LOAD_RANGE				/* value out of range of the declared type */
+} WarpLoadStatus;
+
+/*
+ * Create a driver for prog.  tables[i] is the join table of join i.  The
+ * program must have passed warp_program_validate().  NULL if alloc fails.
+ */
+extern WarpCpu *warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables,
+								const WarpAlloc *alloc);
+
+/*
+ * Run one record batch.  cols[c] is program column c, loaded from the
+ * batch; keep (may be NULL) marks rows a cheaper prefilter already
+ * rejected (false = rejected).  Returns WARP_OK or the error PostgreSQL
+ * would raise; *load_status is set when a column could not be read (then
+ * the return value is WARP_OK and *bad_col / *bad_row say where).
+ */
+extern WarpStatus warp_cpu_run_batch(WarpCpu *cpu, const ArrowArray *cols, warp_int64 nrows,
+									 const bool *keep, WarpLoadStatus *load_status,
+									 int *bad_col, warp_int64 *bad_row);
+
+/* Groups found so far, and their keys and partial states. */
+extern warp_int64 warp_cpu_ngroups(const WarpCpu *cpu);
+/* key k of group g: value (int64 or double bits) and NULL flag */
+extern warp_int64 warp_cpu_group_key(const WarpCpu *cpu, warp_int64 g, int k, bool *isnull);
+extern const WarpAggState *warp_cpu_group_agg(const WarpCpu *cpu, warp_int64 g, int a);
+
+extern void warp_cpu_counters(const WarpCpu *cpu, WarpCpuCounters *c);
+
+/* Whether an Arrow field can be loaded as the given engine type. */
+extern bool warp_cpu_can_load(const ArrowField *field, WarpType type);
+
+#endif							/* WARP_CPU_H */

@@ -1,0 +1,174 @@
+/*-------------------------------------------------------------------------
+ *
+ * warp_program.c
+ *	  Validation of a WarpProgram (see warp_program.h).
+ *
+ * A driver trusts nothing it has not checked: every node, argument,
+ * column, join and aggregate index is checked to be in range, arguments
+ * must come before the node that uses them (so evaluation terminates and
+ * the expression graph is a tree), and argument kinds must fit the
+ * operation (an integer comparison is not handed a float vector).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "warp_program.h"
+
+#define KIND_FLOAT(p, n) WARP_TYPE_IS_FLOAT((p)->nodes[(n)].type)
+
+static bool
+node_ok(const WarpProgram *p, warp_int32 n, warp_int32 before)
+{
+	return n >= 0 && n < p->nnodes && n < before;
+}
+
+static bool
+is_boolish(const WarpProgram *p, warp_int32 n)
+{
+	return p->nodes[n].type == WT_BOOL;
+}
+
+const char *
+warp_program_validate(const WarpProgram *p)
+{
+	warp_int32	i,
+				j;
+
+	if (p->version != WARP_PROGRAM_VERSION)
+		return "program version mismatch";
+	if (p->ncols < 0 || p->nnodes < 0 || p->nargs < 0 || p->nquals < 0 ||
+		p->njoins < 0 || p->nkeys < 0 || p->naggs < 0)
+		return "negative count";
+	if (p->nkeys > 64)
+		return "too many group keys";
+	for (i = 0; i < p->ncols; i++)
+		if (p->cols[i].type > WT_FLOAT8)
+			return "bad column type";
+	for (i = 0; i < p->nnodes; i++)
+	{
+		const WarpNode *nd = &p->nodes[i];
+
+		if (nd->type > WT_FLOAT8)
+			return "bad node type";
+		switch ((WarpOp) nd->op)
+		{
+			case WN_COL:
+				if (nd->a < 0 || nd->a >= p->ncols)
+					return "column index out of range";
+				if (KIND_FLOAT(p, i) != WARP_TYPE_IS_FLOAT(p->cols[nd->a].type))
+					return "column kind mismatch";
+				break;
+			case WN_CONST:
+				break;
+			case WN_ARITH:
+			case WN_CMP:
+			case WN_DISTINCT:
+			case WN_NULLIF:
+				if (!node_ok(p, nd->a, i) || !node_ok(p, nd->b, i))
+					return "argument index out of range";
+				if (KIND_FLOAT(p, nd->a) != KIND_FLOAT(p, nd->b))
+					return "argument kinds differ";
+				if (nd->op == WN_ARITH && (KIND_FLOAT(p, i) != KIND_FLOAT(p, nd->a) ||
+										   nd->sub > WARP_ARITH_MOD ||
+										   nd->type == WT_BOOL || nd->type == WT_DATE ||
+										   nd->type == WT_TIMESTAMP))
+					return "bad arithmetic";
+				if (nd->op == WN_ARITH && KIND_FLOAT(p, i) && nd->sub == WARP_ARITH_MOD)
+					return "float modulo";
+				if (nd->op == WN_CMP && (nd->sub > WARP_CMP_GE || nd->type != WT_BOOL))
+					return "bad comparison";
+				if ((nd->op == WN_DISTINCT) && nd->type != WT_BOOL)
+					return "bad DISTINCT";
+				if (nd->op == WN_NULLIF && KIND_FLOAT(p, i) != KIND_FLOAT(p, nd->a))
+					return "bad NULLIF";
+				break;
+			case WN_NEG:
+			case WN_NOT:
+			case WN_IS_NULL:
+			case WN_IS_NOT_NULL:
+			case WN_CAST:
+				if (!node_ok(p, nd->a, i))
+					return "argument index out of range";
+				if (nd->op == WN_NEG && (KIND_FLOAT(p, i) != KIND_FLOAT(p, nd->a) ||
+										 nd->type == WT_BOOL || nd->type == WT_DATE ||
+										 nd->type == WT_TIMESTAMP))
+					return "bad negation";
+				if (nd->op == WN_NOT && (!is_boolish(p, nd->a) || nd->type != WT_BOOL))
+					return "NOT of a non-boolean";
+				if (nd->op == WN_CAST && (nd->type == WT_BOOL || nd->type == WT_DATE ||
+										  nd->type == WT_TIMESTAMP))
+					return "unsupported cast";
+				break;
+			case WN_AND:
+			case WN_OR:
+			case WN_CASE:
+			case WN_COALESCE:
+				if (nd->nargs < 1 || nd->args_off < 0 ||
+					nd->args_off > p->nargs - nd->nargs)
+					return "argument list out of range";
+				for (j = 0; j < nd->nargs; j++)
+				{
+					warp_int32	a = p->args[nd->args_off + j];
+
+					if (!node_ok(p, a, i))
+						return "argument index out of range";
+					if (nd->op == WN_AND || nd->op == WN_OR)
+					{
+						if (!is_boolish(p, a))
+							return "AND/OR of a non-boolean";
+					}
+					else if (nd->op == WN_CASE && (j % 2) == 0 &&
+							 !(j == nd->nargs - 1 && (nd->flags & WARP_CASE_HAS_ELSE)))
+					{
+						if (!is_boolish(p, a))
+							return "CASE condition is not boolean";
+					}
+					else if (KIND_FLOAT(p, a) != KIND_FLOAT(p, i))
+						return "CASE/COALESCE result kind mismatch";
+				}
+				if (nd->op == WN_CASE &&
+					(nd->nargs % 2) != ((nd->flags & WARP_CASE_HAS_ELSE) ? 1 : 0))
+					return "CASE argument count";
+				break;
+			default:
+				return "unknown operation";
+		}
+	}
+	for (i = 0; i < p->nquals; i++)
+		if (!node_ok(p, p->quals[i], p->nnodes) || !is_boolish(p, p->quals[i]))
+			return "bad qual";
+	for (i = 0; i < p->njoins; i++)
+		if (!node_ok(p, p->joins[i].key_node, p->nnodes) ||
+			KIND_FLOAT(p, p->joins[i].key_node) ||
+			p->joins[i].table < 0 || p->joins[i].table >= p->njoins)
+			return "bad join";
+	for (i = 0; i < p->nkeys; i++)
+	{
+		const WarpGroupKey *k = &p->keys[i];
+
+		if (k->kind == WG_FACT ? !node_ok(p, k->node, p->nnodes)
+			: (k->kind != WG_DIM || k->join < 0 || k->join >= p->njoins))
+			return "bad group key";
+	}
+	for (i = 0; i < p->naggs; i++)
+	{
+		const WarpAggSpec *a = &p->aggs[i];
+
+		if (a->kind > WA_AVG_FLOAT)
+			return "bad aggregate";
+		if (a->kind == WA_COUNT_STAR ? a->arg != -1 : !node_ok(p, a->arg, p->nnodes))
+			return "bad aggregate argument";
+		if (a->filter != -1 && (!node_ok(p, a->filter, p->nnodes) || !is_boolish(p, a->filter)))
+			return "bad aggregate filter";
+		if (a->arg >= 0)
+		{
+			bool		f = KIND_FLOAT(p, a->arg);
+
+			if ((a->kind == WA_SUM_FLOAT || a->kind == WA_AVG_FLOAT) != f &&
+				a->kind != WA_COUNT && a->kind != WA_MIN && a->kind != WA_MAX)
+				return "aggregate argument kind";
+			if (a->type != p->nodes[a->arg].type)
+				return "aggregate argument type";
+		}
+	}
+	return NULL;
+}

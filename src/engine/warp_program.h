@@ -1,0 +1,186 @@
+/*-------------------------------------------------------------------------
+ *
+ * warp_program.h
+ *	  The engine's program format: what a backend hands to a driver.
+ *
+ * A program is a plan fragment over one fact table's record batches:
+ *
+ *   load columns -> filter (quals, in PostgreSQL's order) -> probe every
+ *   dimension hash table -> group keys -> partial aggregates
+ *
+ * Expressions are a flat array of nodes; a node names its arguments by
+ * index into a separate argument array, so the whole program is a handful of
+ * plain arrays that can be copied to a daemon or a GPU unchanged.  Values
+ * travel in two physical kinds: every integer-like type (bool, int2, int4,
+ * int8, date, timestamp, timestamptz) as int64 in PostgreSQL's own value
+ * domain (date = days since 2000-01-01, timestamp = microseconds since
+ * 2000-01-01), every floating type as double.  A node's type says which
+ * PostgreSQL semantics apply (int4 + int4 overflows at 2^31, float4 + float4
+ * rounds to float).
+ *
+ * Pure C; no PostgreSQL headers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WARP_PROGRAM_H
+#define WARP_PROGRAM_H
+
+#include "warp_defs.h"
+
+/* version of this format; bump when a struct or an enum changes */
+#define WARP_PROGRAM_VERSION 1
+
+typedef enum WarpType
+{
+	WT_BOOL,
+	WT_INT2,
+	WT_INT4,
+	WT_INT8,
+	WT_DATE,
+	WT_TIMESTAMP,				/* with or without time zone: same values */
+	WT_FLOAT4,
+	WT_FLOAT8
+} WarpType;
+
+/* values of this type travel as double */
+#define WARP_TYPE_IS_FLOAT(t) ((t) == WT_FLOAT4 || (t) == WT_FLOAT8)
+
+typedef enum WarpOp
+{
+	WN_COL,						/* column .a of the fact program */
+	WN_CONST,					/* .ival / .fval, or NULL if .flags & NULL */
+	WN_ARITH,					/* .sub = WARP_ARITH_*, args a, b; .type is
+								 * the result type and the operator's width */
+	WN_NEG,						/* unary minus of a */
+	WN_CMP,						/* .sub = WARP_CMP_*, args a, b; compared as
+								 * int64 or as double by a's type */
+	WN_AND,						/* n-ary, args[args_off .. +nargs) */
+	WN_OR,						/* n-ary */
+	WN_NOT,						/* a */
+	WN_IS_NULL,					/* a IS NULL (never NULL itself) */
+	WN_IS_NOT_NULL,
+	WN_CAST,					/* a converted to .type with PostgreSQL's
+								 * cast semantics (range checks, rounding) */
+	WN_DISTINCT,				/* a IS DISTINCT FROM b (.sub = 1: NOT) */
+	WN_CASE,					/* args: when1, then1, ..., [else]; .flags &
+								 * WARP_CASE_HAS_ELSE */
+	WN_COALESCE,				/* n-ary: first non-NULL */
+	WN_NULLIF					/* NULLIF(a, b): NULL when a = b */
+} WarpOp;
+
+enum
+{
+	WARP_ARITH_ADD,
+	WARP_ARITH_SUB,
+	WARP_ARITH_MUL,
+	WARP_ARITH_DIV,
+	WARP_ARITH_MOD
+};
+
+enum
+{
+	WARP_CMP_EQ,
+	WARP_CMP_NE,
+	WARP_CMP_LT,
+	WARP_CMP_LE,
+	WARP_CMP_GT,
+	WARP_CMP_GE
+};
+
+#define WARP_NODE_NULL		0x01	/* WN_CONST: the SQL NULL */
+#define WARP_CASE_HAS_ELSE	0x02
+
+typedef struct WarpNode
+{
+	warp_uint8	op;				/* WarpOp */
+	warp_uint8	type;			/* WarpType of the result */
+	warp_uint8	sub;			/* operator variant */
+	warp_uint8	flags;
+	warp_int32	a;				/* first argument (node index) or column */
+	warp_int32	b;				/* second argument */
+	warp_int32	nargs;			/* n-ary nodes: count ... */
+	warp_int32	args_off;		/* ... and offset into WarpProgram.args */
+	warp_int64	ival;			/* WN_CONST, integer-like */
+	double		fval;			/* WN_CONST, floating */
+} WarpNode;
+
+/* How a column's Arrow values become engine values (see warp_load.c). */
+typedef struct WarpColumnSpec
+{
+	warp_uint8	type;			/* WarpType the column is declared as */
+	warp_int32	field;			/* field index in the file; set per file */
+} WarpColumnSpec;
+
+/* A dimension the fact rows are probed against (inner equi-join). */
+typedef struct WarpJoinSpec
+{
+	warp_int32	key_node;		/* fact-side key expression (integer-like) */
+	warp_int32	table;			/* index of the built hash table */
+} WarpJoinSpec;
+
+typedef enum WarpGroupKeyKind
+{
+	WG_FACT,					/* the value of a fact expression */
+	WG_DIM						/* the payload id of a dimension's row */
+} WarpGroupKeyKind;
+
+typedef struct WarpGroupKey
+{
+	warp_uint8	kind;			/* WarpGroupKeyKind */
+	warp_int32	node;			/* WG_FACT: expression */
+	warp_int32	join;			/* WG_DIM: index into joins */
+} WarpGroupKey;
+
+/*
+ * Partial aggregates.  Each produces the transition state PostgreSQL's
+ * combine function for that aggregate expects (see warp_agg.h).
+ */
+typedef enum WarpAggKind
+{
+	WA_COUNT_STAR,				/* count(*): int8 */
+	WA_COUNT,					/* count(x): int8, non-NULL inputs */
+	WA_SUM_INT,					/* sum(int2|int4): int8, NULL if no input */
+	WA_AVG_INT,					/* avg(int2|int4): int8[2] {count, sum} */
+	WA_MIN,						/* min(x): x's type, NULL if no input */
+	WA_MAX,
+	WA_SUM_FLOAT,				/* sum(float4|float8): arg's type */
+	WA_AVG_FLOAT				/* avg(float4|float8): float8[3] {N, Sx, Sxx}
+								 * (Youngs-Cramer, like float8_accum) */
+} WarpAggKind;
+
+typedef struct WarpAggSpec
+{
+	warp_uint8	kind;			/* WarpAggKind */
+	warp_uint8	type;			/* WarpType of the argument */
+	warp_int32	arg;			/* argument node, -1 for count(*) */
+	warp_int32	filter;			/* FILTER (WHERE ...) node, or -1 */
+} WarpAggSpec;
+
+typedef struct WarpProgram
+{
+	warp_int32	version;
+	warp_int32	ncols;
+	WarpColumnSpec *cols;
+	warp_int32	nnodes;
+	WarpNode   *nodes;
+	warp_int32	nargs;
+	warp_int32 *args;
+	warp_int32	nquals;			/* ANDed, evaluated in this order */
+	warp_int32 *quals;
+	warp_int32	njoins;
+	WarpJoinSpec *joins;
+	warp_int32	nkeys;
+	WarpGroupKey *keys;
+	warp_int32	naggs;
+	WarpAggSpec *aggs;
+} WarpProgram;
+
+/*
+ * Check a program's internal consistency (indexes in range, argument types
+ * of the right kind, no cycles).  Drivers run it before anything else, so a
+ * corrupt program is an error, not an out-of-bounds access.  Returns NULL
+ * if the program is valid, else a description of the first problem.
+ */
+extern const char *warp_program_validate(const WarpProgram *prog);
+
+#endif							/* WARP_PROGRAM_H */

@@ -1,0 +1,355 @@
+/*
+ * arrow_scan.c — reading an arrow_fdw table's record batches (see
+ * arrow_scan.h).
+ *
+ * Only the buffers of referenced columns are read (pread; never mmap, see
+ * arrow_pg.c), batches whose min/max statistics contradict a WHERE clause
+ * are skipped without reading them, and every file is re-checked with
+ * fstat before each batch so that a file replaced or truncated during the
+ * scan gives an ERROR instead of garbage.
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/sysattr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "arrow_scan.h"
+#include "pg_warp.h"
+
+/* ---------------------------------------------------------------- files */
+
+/*
+ * Open a file of the table: a writable table's file is read up to its
+ * committed length (arrow_committed.c).  Returns false when there is nothing
+ * to read (a writable file not created, or with nothing committed yet).
+ */
+static bool
+table_file_open(ArrowFile *file, const char *path, bool writable, int *fd, int64 *limit)
+{
+	*limit = -1;
+	if (writable)
+	{
+		*limit = arrow_committed_length(path);
+		if (*limit == 0 || access(path, F_OK) != 0)
+			return false;
+		/* no row: not recorded (created before pg_warp 0.1's trigger) */
+		pgwarp_arrow_open_file_ext(file, path, *limit, *limit < 0, fd);
+		return true;
+	}
+	pgwarp_arrow_open_file(file, path, fd);
+	return true;
+}
+
+static int
+counting_read(void *ctx, void *dst, size_t len, uint64_t off)
+{
+	ScanFile   *sf = (ScanFile *) ctx;
+	int			rc = sf->inner_read(sf->inner_ctx, dst, len, off);
+
+	if (rc == 0)
+	{
+		sf->bytes_local += len;
+		if (sf->bytes_counter)
+			pg_atomic_fetch_add_u64(sf->bytes_counter, len);
+	}
+	return rc;
+}
+
+void
+arrow_scan_open_file(ArrowScanState *ss, int i)
+{
+	ScanFile   *sf = &ss->files[i];
+
+	if (sf->opened || sf->empty)
+		return;
+	if (!table_file_open(&sf->file, sf->path, ss->writable, &sf->fd, &sf->limit))
+	{
+		sf->empty = true;
+		return;
+	}
+	if (fstat(sf->fd, &sf->st) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not stat Arrow file \"%s\": %m", sf->path)));
+	sf->inner_read = sf->file.src.read;
+	sf->inner_ctx = sf->file.src.ctx;
+	sf->file.src.read = counting_read;
+	sf->file.src.ctx = sf;
+	sf->bytes_counter = &ss->shared->bytes_read;
+	sf->opened = true;
+}
+
+/* The file must be the one we opened, unchanged: else ERROR. */
+void
+arrow_scan_check_file(ScanFile *sf)
+{
+	struct stat st;
+
+	if (fstat(sf->fd, &st) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not stat Arrow file \"%s\": %m", sf->path)));
+	/* a writable file grows by appends past our committed length: fine */
+	if (sf->limit >= 0 ? (st.st_size < sf->limit || st.st_ino != sf->st.st_ino)
+		: (st.st_size != sf->st.st_size || st.st_mtime != sf->st.st_mtime ||
+		   st.st_ino != sf->st.st_ino))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("Arrow file \"%s\" changed during the scan", sf->path),
+				 errdetail("Size was %lld bytes, now %lld.",
+						   (long long) sf->st.st_size, (long long) st.st_size)));
+	{
+		struct stat pst;
+
+		/* replaced by rename: the path now names another inode */
+		if (stat(sf->path, &pst) == 0 && pst.st_ino != sf->st.st_ino)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("Arrow file \"%s\" was replaced during the scan", sf->path)));
+	}
+}
+
+/* Map each referenced attribute to a field of the file, by name. */
+void
+arrow_scan_bind_columns(ArrowScanState *ss, ScanFile *sf, TupleDesc tupdesc)
+{
+	int			a;
+
+	sf->field_of_attr = palloc(sizeof(int) * tupdesc->natts);
+	sf->conv = palloc0(sizeof(ArrowDatumConv *) * tupdesc->natts);
+	for (a = 0; a < tupdesc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, a);
+		int			f;
+
+		sf->field_of_attr[a] = -1;
+		if (att->attisdropped ||
+			!bms_is_member(a + 1 - FirstLowInvalidHeapAttributeNumber, ss->attrs))
+			continue;
+		for (f = 0; f < sf->file.schema.n_fields; f++)
+			if (strcmp(sf->file.schema.fields[f].name, NameStr(att->attname)) == 0)
+				break;
+		if (f == sf->file.schema.n_fields)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" does not exist in Arrow file \"%s\"",
+							NameStr(att->attname), sf->path)));
+		sf->field_of_attr[a] = f;
+		sf->conv[a] = arrow_datum_conv_create(&sf->file.schema.fields[f],
+											  att->atttypid, att->atttypmod,
+											  NameStr(att->attname));
+	}
+	sf->stats = arrow_skip_stats_load(&sf->file, ss->skip, sf->field_of_attr);
+}
+
+/* ------------------------------------------------------------ scanning */
+
+void
+arrow_scan_begin(ArrowScanState *ss, Relation rel, Bitmapset *attrs, List *quals,
+				 Index scanrelid, PlanState *ps, bool explain_only)
+{
+	ArrowFdwOptions opts;
+	ListCell   *lc;
+	int			i;
+
+	arrow_fdw_get_options(RelationGetRelid(rel), &opts);
+	ss->paths = opts.files;
+	ss->writable = opts.writable;
+	ss->nfiles = list_length(ss->paths);
+	ss->files = palloc0(sizeof(ScanFile) * Max(ss->nfiles, 1));
+	i = 0;
+	foreach(lc, ss->paths)
+	{
+		ss->files[i].path = lfirst(lc);
+		ss->files[i].fd = -1;
+		i++;
+	}
+	ss->attrs = bms_copy(attrs);
+	ss->natts = RelationGetDescr(rel)->natts;
+	/* a whole-row reference needs every column */
+	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, ss->attrs))
+		for (i = 1; i <= ss->natts; i++)
+			ss->attrs = bms_add_member(ss->attrs, i - FirstLowInvalidHeapAttributeNumber);
+	ss->cur_cols = palloc0(sizeof(ArrowArray) * Max(ss->natts, 1));
+	ss->shared = &ss->local_shared;
+	pg_atomic_init_u64(&ss->local_shared.next_batch, 0);
+	pg_atomic_init_u64(&ss->local_shared.batches_read, 0);
+	pg_atomic_init_u64(&ss->local_shared.batches_skipped, 0);
+	pg_atomic_init_u64(&ss->local_shared.bytes_read, 0);
+	pg_atomic_init_u64(&ss->local_shared.rows_filtered, 0);
+	ss->batch_cxt = AllocSetContextCreate(CurrentMemoryContext,
+										  "arrow scan batch", ALLOCSET_DEFAULT_SIZES);
+	ss->row_cxt = AllocSetContextCreate(CurrentMemoryContext,
+										"arrow scan row", ALLOCSET_DEFAULT_SIZES);
+	ss->skip = arrow_skip_quals_build(quals, scanrelid, RelationGetDescr(rel), ps);
+	ss->cur_file = -1;
+
+	if (explain_only)
+		return;
+
+	/* open every file now: batch numbering needs all batch counts */
+	ss->batch_start = palloc(sizeof(int64) * (ss->nfiles + 1));
+	ss->batch_start[0] = 0;
+	for (i = 0; i < ss->nfiles; i++)
+	{
+		arrow_scan_open_file(ss, i);
+		if (!ss->files[i].empty)
+			arrow_scan_bind_columns(ss, &ss->files[i], RelationGetDescr(rel));
+		ss->batch_start[i + 1] = ss->batch_start[i] +
+			(ss->files[i].empty ? 0 : ss->files[i].file.n_batches);
+	}
+}
+
+/* Claim the next batch that is not skipped and load it; false at the end. */
+bool
+arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext, bool row_filter)
+{
+	for (;;)
+	{
+		uint64		g;
+		int			fi;
+		int64		b;
+		ScanFile   *sf;
+		ArrowBatchMeta meta;
+		ArrowError	err;
+		MemoryContext old;
+		int			a;
+		int64		kept;
+
+		CHECK_FOR_INTERRUPTS();
+		g = pg_atomic_fetch_add_u64(&ss->shared->next_batch, 1);
+		if (g >= (uint64) ss->batch_start[ss->nfiles])
+			return false;
+		for (fi = 0; fi < ss->nfiles && (uint64) ss->batch_start[fi + 1] <= g; fi++)
+			;
+		sf = &ss->files[fi];
+		b = (int64) g - ss->batch_start[fi];
+
+		if (arrow_skip_batch(ss->skip, sf->stats, (int) b, econtext))
+		{
+			pg_atomic_fetch_add_u64(&ss->shared->batches_skipped, 1);
+			continue;
+		}
+
+		MemoryContextReset(ss->batch_cxt);
+		old = MemoryContextSwitchTo(ss->batch_cxt);
+		arrow_arena_init(&ss->arena, pgwarp_arrow_allocator());
+		arrow_scan_check_file(sf);
+		if (arrow_read_batch_meta(&sf->file, (int) b, &ss->arena, &meta, &err) != 0)
+			pgwarp_report_arrow_error(ERROR, &err);
+		if (arrow_skip_batch_nulls(ss->skip, &sf->file, &meta, sf->field_of_attr))
+		{
+			MemoryContextSwitchTo(old);
+			pg_atomic_fetch_add_u64(&ss->shared->batches_skipped, 1);
+			continue;
+		}
+		for (a = 0; a < ss->natts; a++)
+		{
+			int			f = sf->field_of_attr[a];
+
+			if (f < 0)
+				continue;
+			if (arrow_load_column(&sf->file, (int) b, &meta, f, &ss->arena,
+								  &ss->cur_cols[a], &err) != 0)
+				pgwarp_report_arrow_error(ERROR, &err);
+		}
+		/* decide the simple clauses from the raw values, so that rows that
+		 * fail them are never converted to Datums */
+		ss->cur_keep = palloc(sizeof(bool) * Max(meta.length, 1));
+		if (row_filter)
+			kept = arrow_skip_filter_rows(ss->skip, sf->field_of_attr, ss->cur_cols,
+										  meta.length, ss->cur_keep, econtext);
+		else
+		{
+			memset(ss->cur_keep, true, sizeof(bool) * Max(meta.length, 1));
+			kept = meta.length;
+		}
+		MemoryContextSwitchTo(old);
+		pg_atomic_fetch_add_u64(&ss->shared->batches_read, 1);
+		if (kept < meta.length)
+			pg_atomic_fetch_add_u64(&ss->shared->rows_filtered, meta.length - kept);
+		ss->cur_file = fi;
+		ss->cur_rows = meta.length;
+		ss->cur_row = 0;
+		return true;
+	}
+}
+
+void
+arrow_scan_rescan(ArrowScanState *ss)
+{
+	/* a parallel rescan is reset by ReInitializeDSMForeignScan */
+	if (ss->shared == &ss->local_shared)
+		pg_atomic_write_u64(&ss->shared->next_batch, 0);
+	ss->cur_file = -1;
+	ss->cur_rows = ss->cur_row = 0;
+	ss->done = false;
+	arrow_skip_quals_rescan(ss->skip);
+}
+
+void
+arrow_scan_end(ArrowScanState *ss)
+{
+	int			i;
+
+	for (i = 0; i < ss->nfiles; i++)
+		if (ss->files[i].opened)
+		{
+			ss->files[i].file.src.read = ss->files[i].inner_read;
+			ss->files[i].file.src.ctx = ss->files[i].inner_ctx;
+			pgwarp_arrow_close_file(&ss->files[i].file, ss->files[i].fd);
+			ss->files[i].opened = false;
+		}
+}
+
+void
+arrow_scan_use_shared(ArrowScanState *ss, ArrowSharedScan *sh)
+{
+	int			i;
+
+	ss->shared = sh;
+	for (i = 0; i < ss->nfiles; i++)
+		ss->files[i].bytes_counter = &sh->bytes_read;
+}
+
+void
+arrow_scan_explain(ArrowScanState *ss, TupleDesc td, ExplainState *es)
+{
+	StringInfoData cols;
+	int			a;
+
+	if (es->verbose)
+	{
+		ListCell   *lc;
+
+		foreach(lc, ss->paths)
+			ExplainPropertyText("Arrow File", (char *) lfirst(lc), es);
+	}
+	else
+		ExplainPropertyInteger("Arrow Files", NULL, ss->nfiles, es);
+	initStringInfo(&cols);
+	for (a = 0; a < td->natts; a++)
+		if (bms_is_member(a + 1 - FirstLowInvalidHeapAttributeNumber, ss->attrs))
+			appendStringInfo(&cols, "%s%s", cols.len ? ", " : "",
+							 quote_identifier(NameStr(TupleDescAttr(td, a)->attname)));
+	ExplainPropertyText("Columns Read", cols.len ? cols.data : "(none)", es);
+	if (ss->skip)
+		ExplainPropertyText("Batch Skipping", arrow_skip_quals_describe(ss->skip, td), es);
+	if (es->analyze)
+	{
+		ExplainPropertyInteger("Batches Read", NULL,
+							   pg_atomic_read_u64(&ss->shared->batches_read), es);
+		ExplainPropertyInteger("Batches Skipped", NULL,
+							   pg_atomic_read_u64(&ss->shared->batches_skipped), es);
+		ExplainPropertyInteger("Bytes Read", "bytes",
+							   pg_atomic_read_u64(&ss->shared->bytes_read), es);
+		if (ss->skip)
+			ExplainPropertyInteger("Rows Removed by Arrow Filter", NULL,
+								   pg_atomic_read_u64(&ss->shared->rows_filtered), es);
+	}
+}

@@ -1,0 +1,104 @@
+/*
+ * arrow_scan.h — reading an arrow_fdw table's record batches.
+ *
+ * One scan walks the batches of all the table's files in order (or, under
+ * a parallel plan, claims them from a shared counter), skips batches whose
+ * statistics contradict the quals, re-checks every file with fstat before
+ * each batch, and loads the referenced columns.  arrow_fdw turns the
+ * columns into tuples; pg_warp's engine runs programs over them.
+ */
+#ifndef ARROW_SCAN_H
+#define ARROW_SCAN_H
+
+#include "postgres.h"
+
+#include <sys/stat.h>
+
+#include "commands/explain.h"
+#include "nodes/execnodes.h"
+#include "port/atomics.h"
+#include "utils/relcache.h"
+
+#include "arrow.h"
+#include "arrow_fdw.h"
+#include "arrow_skip.h"
+
+/* One open file of a scan. */
+typedef struct ScanFile
+{
+	char	   *path;
+	int			fd;
+	bool		opened;
+	bool		empty;			/* writable file with nothing committed */
+	int64		limit;			/* committed length, or -1 */
+	ArrowFile	file;
+	struct stat st;				/* identity at open; re-checked per batch */
+	ArrowSkipStats *stats;		/* per-column statistics for skipping */
+	int		   *field_of_attr;	/* attno-1 -> field index, -1 if unused */
+	ArrowDatumConv **conv;		/* per attno-1 */
+	/* counting source wrapper */
+	int			(*inner_read) (void *ctx, void *dst, size_t len, uint64_t off);
+	void	   *inner_ctx;
+	pg_atomic_uint64 *bytes_counter;
+	int64		bytes_local;
+} ScanFile;
+
+/* Shared state of a parallel scan (DSM). */
+typedef struct ArrowSharedScan
+{
+	pg_atomic_uint64 next_batch;	/* global index over all files' batches */
+	pg_atomic_uint64 batches_read;
+	pg_atomic_uint64 batches_skipped;
+	pg_atomic_uint64 bytes_read;
+	pg_atomic_uint64 rows_filtered;	/* rejected from raw values */
+} ArrowSharedScan;
+
+typedef struct ArrowScanState
+{
+	bool		writable;
+	List	   *paths;
+	int			nfiles;
+	ScanFile   *files;
+	int64	   *batch_start;	/* nfiles+1 prefix sums of batch counts, or
+								 * NULL until all files are opened */
+	Bitmapset  *attrs;			/* referenced attnos (offset by
+								 * FirstLowInvalidHeapAttributeNumber) */
+	int			natts;
+	ArrowSkipQuals *skip;		/* quals usable for batch skipping */
+
+	/* iteration */
+	ArrowSharedScan local_shared;	/* when not parallel */
+	ArrowSharedScan *shared;
+	MemoryContext batch_cxt;
+	MemoryContext row_cxt;
+	ArrowArena	arena;
+	int			cur_file;
+	int64		cur_rows;
+	int64		cur_row;
+	ArrowArray *cur_cols;		/* per attno-1, valid if attr referenced */
+	bool	   *cur_keep;		/* per row: may pass the clauses */
+	bool		done;
+} ArrowScanState;
+
+
+/* Set up a scan of rel's files reading the attributes in attrs (offset by
+ * FirstLowInvalidHeapAttributeNumber); quals (of scanrelid) drive
+ * skipping.  Files are opened unless explain_only. */
+extern void arrow_scan_begin(ArrowScanState *ss, Relation rel, Bitmapset *attrs,
+							 List *quals, Index scanrelid, PlanState *ps,
+							 bool explain_only);
+/* Claim the next batch that is not skipped and load it; false at the end.
+ * With row_filter, cur_keep[] marks the rows that can pass the quals. */
+extern bool arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext,
+								  bool row_filter);
+extern void arrow_scan_rescan(ArrowScanState *ss);
+extern void arrow_scan_end(ArrowScanState *ss);
+extern void arrow_scan_explain(ArrowScanState *ss, TupleDesc td, ExplainState *es);
+
+/* pieces ANALYZE uses */
+extern void arrow_scan_open_file(ArrowScanState *ss, int i);
+extern void arrow_scan_check_file(ScanFile *sf);
+extern void arrow_scan_bind_columns(ArrowScanState *ss, ScanFile *sf, TupleDesc tupdesc);
+extern void arrow_scan_use_shared(ArrowScanState *ss, ArrowSharedScan *sh);
+
+#endif							/* ARROW_SCAN_H */
