@@ -44,6 +44,7 @@
 
 #include "arrow_fdw.h"
 #include "arrow_scan.h"
+#include "warp.h"
 #include "pg_warp.h"
 
 PG_FUNCTION_INFO_V1(arrow_fdw_handler);
@@ -179,6 +180,25 @@ arrowGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	scan_clauses = extract_actual_clauses(scan_clauses, false);
 	return make_foreignscan(tlist, scan_clauses, baserel->relid, NIL,
 							list_make1(attr_list), NIL, NIL, outer_plan);
+}
+
+/* Is rel an arrow_fdw table (planned by us)? */
+bool
+arrow_fdw_is_arrow_rel(RelOptInfo *rel)
+{
+	return rel->fdwroutine != NULL &&
+		rel->fdwroutine->GetForeignRelSize == arrowGetForeignRelSize &&
+		rel->fdw_private != NULL;
+}
+
+void
+arrow_fdw_rel_estimates(RelOptInfo *rel, double *rows, double *batches, double *column_bytes)
+{
+	ArrowRelInfo *info = rel->fdw_private;
+
+	*rows = (double) info->total_rows;
+	*batches = (double) info->total_batches;
+	*column_bytes = (double) info->column_bytes;
 }
 
 static bool

@@ -10,6 +10,7 @@
 #include "miscadmin.h"
 
 #include "pg_warp.h"
+#include "warp.h"
 
 PG_MODULE_MAGIC;
 
@@ -19,6 +20,8 @@ void
 _PG_init(void)
 {
 	pgwarp_define_gucs();
+	pgwarp_planner_init();
+	pgwarp_exec_init();
 	if (process_shared_preload_libraries_in_progress)
 		pgwarp_footer_cache_preload();
 }

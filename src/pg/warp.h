@@ -1,0 +1,65 @@
+/*
+ * warp.h — the engine inside PostgreSQL: planner paths, program building
+ * and the CustomScan that runs programs (src/pg/warp_*.c).
+ */
+#ifndef WARP_H
+#define WARP_H
+
+#include "postgres.h"
+
+#include "nodes/execnodes.h"
+#include "nodes/extensible.h"
+#include "nodes/pathnodes.h"
+
+#include "warp_program.h"
+
+/* GUCs (guc.c) */
+extern bool pgwarp_enable_preagg;
+extern int	pgwarp_inner_hash_mem;	/* kB */
+extern bool pgwarp_explain_stable;
+
+/* warp_plan.c */
+extern void pgwarp_planner_init(void);
+
+/* warp_exec.c */
+extern CustomScanMethods warp_preagg_scan_methods;
+extern void pgwarp_exec_init(void);
+
+/* arrow_fdw.c: planner facts about an arrow_fdw base relation */
+extern bool arrow_fdw_is_arrow_rel(RelOptInfo *rel);
+extern void arrow_fdw_rel_estimates(RelOptInfo *rel, double *rows, double *batches,
+									double *column_bytes);
+
+/*
+ * warp_compile.c: PostgreSQL expressions of one relation -> program nodes.
+ *
+ * In check mode (econtext NULL) only decides whether an expression can be
+ * offloaded, and why not; in build mode it emits nodes, evaluating
+ * parameters through econtext.
+ */
+typedef struct WarpBuilder
+{
+	Index		relid;			/* Vars must belong to this relation */
+	ExprContext *econtext;		/* NULL: check only */
+	const char *why_not;		/* set when an expression is refused */
+	/* the program being built */
+	WarpNode   *nodes;
+	int			nnodes;
+	int			nodes_cap;
+	int32	   *args;
+	int			nargs;
+	int			args_cap;
+	/* columns: attno of program column c, and its type */
+	AttrNumber *col_attno;
+	WarpColumnSpec *cols;
+	int			ncols;
+	int			cols_cap;
+} WarpBuilder;
+
+extern void warp_builder_init(WarpBuilder *b, Index relid, ExprContext *econtext);
+/* node index, or -1 with b->why_not set */
+extern int	warp_compile_expr(WarpBuilder *b, Expr *expr);
+/* engine type of a PostgreSQL type; false if the engine has none */
+extern bool warp_type_of(Oid typid, WarpType *t);
+
+#endif							/* WARP_H */

@@ -1,0 +1,585 @@
+/*
+ * warp_compile.c — PostgreSQL expression trees to engine program nodes.
+ *
+ * Only what the engine computes exactly as PostgreSQL does is accepted:
+ * built-in operators on integer, float, date and timestamp values
+ * (arithmetic with PostgreSQL's overflow and division-by-zero errors,
+ * comparisons with its NaN ordering), AND/OR/NOT, IS [NOT] NULL,
+ * IS [NOT] DISTINCT FROM, NULLIF, searched CASE, COALESCE, IN lists,
+ * numeric casts between those types, constants and external parameters.
+ * Anything else is refused with a reason, and the query keeps PostgreSQL's
+ * own plan.  Date and timestamp values take part only in comparisons with
+ * the same type (cross-type datetime comparisons need time zone rules).
+ */
+#include "postgres.h"
+
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/date.h"
+#include "utils/timestamp.h"
+
+#include "warp.h"
+
+bool
+warp_type_of(Oid typid, WarpType *t)
+{
+	switch (typid)
+	{
+		case BOOLOID:
+			*t = WT_BOOL;
+			return true;
+		case INT2OID:
+			*t = WT_INT2;
+			return true;
+		case INT4OID:
+			*t = WT_INT4;
+			return true;
+		case INT8OID:
+			*t = WT_INT8;
+			return true;
+		case DATEOID:
+			*t = WT_DATE;
+			return true;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			*t = WT_TIMESTAMP;
+			return true;
+		case FLOAT4OID:
+			*t = WT_FLOAT4;
+			return true;
+		case FLOAT8OID:
+			*t = WT_FLOAT8;
+			return true;
+	}
+	return false;
+}
+
+static bool
+is_int_type(WarpType t)
+{
+	return t == WT_INT2 || t == WT_INT4 || t == WT_INT8;
+}
+
+void
+warp_builder_init(WarpBuilder *b, Index relid, ExprContext *econtext)
+{
+	memset(b, 0, sizeof(*b));
+	b->relid = relid;
+	b->econtext = econtext;
+	b->nodes_cap = 32;
+	b->nodes = palloc0(sizeof(WarpNode) * b->nodes_cap);
+	b->args_cap = 32;
+	b->args = palloc0(sizeof(int32) * b->args_cap);
+	b->cols_cap = 16;
+	b->col_attno = palloc0(sizeof(AttrNumber) * b->cols_cap);
+	b->cols = palloc0(sizeof(WarpColumnSpec) * b->cols_cap);
+}
+
+static int
+refuse(WarpBuilder *b, const char *why)
+{
+	if (b->why_not == NULL)
+		b->why_not = why;
+	return -1;
+}
+
+static int
+add_node(WarpBuilder *b, WarpOp op, WarpType type)
+{
+	WarpNode   *n;
+
+	if (b->nnodes == b->nodes_cap)
+	{
+		b->nodes_cap *= 2;
+		b->nodes = repalloc(b->nodes, sizeof(WarpNode) * b->nodes_cap);
+	}
+	n = &b->nodes[b->nnodes];
+	memset(n, 0, sizeof(*n));
+	n->op = op;
+	n->type = type;
+	n->a = n->b = -1;
+	return b->nnodes++;
+}
+
+static void
+add_arg(WarpBuilder *b, int node)
+{
+	if (b->nargs == b->args_cap)
+	{
+		b->args_cap *= 2;
+		b->args = repalloc(b->args, sizeof(int32) * b->args_cap);
+	}
+	b->args[b->nargs++] = node;
+}
+
+static int
+column_index(WarpBuilder *b, AttrNumber attno, WarpType t)
+{
+	int			c;
+
+	for (c = 0; c < b->ncols; c++)
+		if (b->col_attno[c] == attno)
+			return c;
+	if (b->ncols == b->cols_cap)
+	{
+		b->cols_cap *= 2;
+		b->col_attno = repalloc(b->col_attno, sizeof(AttrNumber) * b->cols_cap);
+		b->cols = repalloc(b->cols, sizeof(WarpColumnSpec) * b->cols_cap);
+	}
+	b->col_attno[b->ncols] = attno;
+	b->cols[b->ncols].type = t;
+	b->cols[b->ncols].field = -1;
+	return b->ncols++;
+}
+
+/* a constant node holding a Datum of type typid */
+static int
+const_node(WarpBuilder *b, Oid typid, Datum value, bool isnull)
+{
+	WarpType	t;
+	int			n;
+	WarpNode   *nd;
+
+	if (!warp_type_of(typid, &t))
+		return refuse(b, "constant of a type the engine does not compute");
+	n = add_node(b, WN_CONST, t);
+	nd = &b->nodes[n];
+	if (isnull)
+	{
+		nd->flags |= WARP_NODE_NULL;
+		return n;
+	}
+	switch (typid)
+	{
+		case BOOLOID:
+			nd->ival = DatumGetBool(value);
+			break;
+		case INT2OID:
+			nd->ival = DatumGetInt16(value);
+			break;
+		case INT4OID:
+			nd->ival = DatumGetInt32(value);
+			break;
+		case INT8OID:
+			nd->ival = DatumGetInt64(value);
+			break;
+		case DATEOID:
+			nd->ival = DatumGetDateADT(value);
+			break;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			nd->ival = DatumGetTimestamp(value);
+			break;
+		case FLOAT4OID:
+			nd->fval = DatumGetFloat4(value);
+			break;
+		case FLOAT8OID:
+			nd->fval = DatumGetFloat8(value);
+			break;
+	}
+	return n;
+}
+
+static int
+compile_binary(WarpBuilder *b, WarpOp op, int sub, WarpType rtype, Expr *l, Expr *r)
+{
+	int			a = warp_compile_expr(b, l);
+	int			c;
+	int			n;
+
+	if (a < 0)
+		return -1;
+	c = warp_compile_expr(b, r);
+	if (c < 0)
+		return -1;
+	n = add_node(b, op, rtype);
+	b->nodes[n].sub = sub;
+	b->nodes[n].a = a;
+	b->nodes[n].b = c;
+	return n;
+}
+
+/*
+ * A built-in operator on engine types.  Its meaning is taken from its name
+ * and argument types; only built-in operators (OID below
+ * FirstGenbkiObjectId... FirstNormalObjectId) are trusted to mean what
+ * their names say.
+ */
+static int
+compile_operator(WarpBuilder *b, Oid opno, Oid restype, List *args, bool distinct)
+{
+	char	   *name;
+	Oid			ltype,
+				rtype;
+	WarpType	lt,
+				rt,
+				res;
+
+	if (opno >= FirstNormalObjectId)
+		return refuse(b, "user-defined operator");
+	name = get_opname(opno);
+	if (name == NULL)
+		return refuse(b, "unknown operator");
+	if (list_length(args) == 1)
+	{
+		int			a;
+		int			n;
+
+		if (!warp_type_of(restype, &res) || res == WT_BOOL || res == WT_DATE ||
+			res == WT_TIMESTAMP || exprType(linitial(args)) != restype)
+			return refuse(b, "unary operator the engine does not compute");
+		if (strcmp(name, "+") == 0)
+			return warp_compile_expr(b, linitial(args));
+		if (strcmp(name, "-") != 0)
+			return refuse(b, "unary operator the engine does not compute");
+		a = warp_compile_expr(b, linitial(args));
+		if (a < 0)
+			return -1;
+		n = add_node(b, WN_NEG, res);
+		b->nodes[n].a = a;
+		return n;
+	}
+	if (list_length(args) != 2)
+		return refuse(b, "operator with more than two arguments");
+	ltype = exprType(linitial(args));
+	rtype = exprType(lsecond(args));
+	if (!warp_type_of(ltype, &lt) || !warp_type_of(rtype, &rt))
+		return refuse(b, "operator on a type the engine does not compute");
+
+	/* comparisons */
+	{
+		static const char *const cmp_names[] = {"=", "<>", "<", "<=", ">", ">="};
+		int			k;
+
+		for (k = 0; k < 6; k++)
+			if (strcmp(name, cmp_names[k]) == 0)
+				break;
+		if (k < 6)
+		{
+			bool		ok;
+
+			if (is_int_type(lt))
+				ok = is_int_type(rt);
+			else if (WARP_TYPE_IS_FLOAT(lt))
+				ok = WARP_TYPE_IS_FLOAT(rt);
+			else
+				ok = lt == rt && ltype == rtype;	/* bool, date, timestamp */
+			if (!ok)
+				return refuse(b, "comparison across types the engine does not compare");
+			if (distinct)
+			{
+				int			n;
+
+				if (k != 0)
+					return refuse(b, "IS DISTINCT FROM with a non-equality operator");
+				n = compile_binary(b, WN_DISTINCT, 0, WT_BOOL, linitial(args), lsecond(args));
+				return n;
+			}
+			return compile_binary(b, WN_CMP, k, WT_BOOL, linitial(args), lsecond(args));
+		}
+	}
+	if (distinct)
+		return refuse(b, "IS DISTINCT FROM with a non-equality operator");
+
+	/* arithmetic: integer with integer or float with float */
+	if (!warp_type_of(restype, &res))
+		return refuse(b, "operator result of a type the engine does not compute");
+	if (!((is_int_type(lt) && is_int_type(rt) && is_int_type(res)) ||
+		  (WARP_TYPE_IS_FLOAT(lt) && WARP_TYPE_IS_FLOAT(rt) && WARP_TYPE_IS_FLOAT(res))))
+		return refuse(b, "arithmetic on types the engine does not compute");
+	{
+		static const char *const ar_names[] = {"+", "-", "*", "/", "%"};
+		int			k;
+
+		for (k = 0; k < 5; k++)
+			if (strcmp(name, ar_names[k]) == 0)
+				break;
+		if (k == 5 || (k == WARP_ARITH_MOD && WARP_TYPE_IS_FLOAT(res)))
+			return refuse(b, "operator the engine does not compute");
+		return compile_binary(b, WN_ARITH, k, res, linitial(args), lsecond(args));
+	}
+}
+
+/* cast functions between numeric types: int2(), int4(), float8(), ... */
+static int
+compile_func(WarpBuilder *b, FuncExpr *fe)
+{
+	WarpType	from,
+				to;
+	char	   *fname;
+	Oid			argtype;
+	int			a,
+				n;
+
+	if (fe->funcretset || list_length(fe->args) != 1 || fe->funcid >= FirstNormalObjectId)
+		return refuse(b, "function the engine does not compute");
+	argtype = exprType(linitial(fe->args));
+	if (!warp_type_of(fe->funcresulttype, &to) || !warp_type_of(argtype, &from))
+		return refuse(b, "function on types the engine does not compute");
+	fname = get_func_name(fe->funcid);
+	{
+		/* the built-in cast functions are named after their result type */
+		static const struct
+		{
+			Oid			typid;
+			const char *fname;
+		}			casts[] = {
+			{INT2OID, "int2"}, {INT4OID, "int4"}, {INT8OID, "int8"},
+			{FLOAT4OID, "float4"}, {FLOAT8OID, "float8"}
+		};
+		int			k;
+
+		for (k = 0; k < lengthof(casts); k++)
+			if (casts[k].typid == fe->funcresulttype && fname &&
+				strcmp(fname, casts[k].fname) == 0)
+				break;
+		if (k == lengthof(casts))
+			return refuse(b, "function the engine does not compute");
+	}
+	if (!(is_int_type(from) || WARP_TYPE_IS_FLOAT(from)) ||
+		!(is_int_type(to) || WARP_TYPE_IS_FLOAT(to)))
+		return refuse(b, "cast the engine does not compute");
+	a = warp_compile_expr(b, linitial(fe->args));
+	if (a < 0)
+		return -1;
+	n = add_node(b, WN_CAST, to);
+	b->nodes[n].a = a;
+	return n;
+}
+
+static int
+compile_list(WarpBuilder *b, WarpOp op, WarpType type, List *args, int flags)
+{
+	int		   *kids = palloc(sizeof(int) * Max(list_length(args), 1));
+	int			k = 0,
+				n,
+				i;
+	ListCell   *lc;
+
+	foreach(lc, args)
+	{
+		kids[k] = warp_compile_expr(b, lfirst(lc));
+		if (kids[k] < 0)
+			return -1;
+		k++;
+	}
+	n = add_node(b, op, type);
+	b->nodes[n].flags = flags;
+	b->nodes[n].nargs = k;
+	b->nodes[n].args_off = b->nargs;
+	for (i = 0; i < k; i++)
+		add_arg(b, kids[i]);
+	return n;
+}
+
+/* x op ANY/ALL (constant array): an OR/AND of comparisons */
+static int
+compile_saop(WarpBuilder *b, ScalarArrayOpExpr *sa)
+{
+	Expr	   *arr = lsecond(sa->args);
+	Oid			elemtype;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *values;
+	bool	   *nulls;
+	int			nvals,
+				i;
+	List	   *ors = NIL;
+	Node	   *tree;
+
+	if (!IsA(arr, Const) || ((Const *) arr)->constisnull)
+		return refuse(b, "IN list that is not a constant array");
+	elemtype = get_element_type(((Const *) arr)->consttype);
+	if (!OidIsValid(elemtype))
+		return refuse(b, "IN list that is not an array");
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(DatumGetArrayTypeP(((Const *) arr)->constvalue), elemtype,
+					  typlen, typbyval, typalign, &values, &nulls, &nvals);
+	if (nvals == 0)
+		return const_node(b, BOOLOID, BoolGetDatum(!sa->useOr), false);
+	if (nvals > 1000)
+		return refuse(b, "IN list longer than 1000 values");
+	for (i = 0; i < nvals; i++)
+	{
+		Const	   *c = makeConst(elemtype, -1, InvalidOid, typlen, values[i], nulls[i], typbyval);
+
+		ors = lappend(ors, make_opclause(sa->opno, BOOLOID, false,
+										 linitial(sa->args), (Expr *) c,
+										 InvalidOid, sa->inputcollid));
+	}
+	tree = (Node *) (sa->useOr ? makeBoolExpr(OR_EXPR, ors, -1) : makeBoolExpr(AND_EXPR, ors, -1));
+	if (nvals == 1)
+		tree = linitial(ors);
+	return warp_compile_expr(b, (Expr *) tree);
+}
+
+int
+warp_compile_expr(WarpBuilder *b, Expr *expr)
+{
+	WarpType	t;
+
+	check_stack_depth();
+	if (expr == NULL)
+		return refuse(b, "missing expression");
+	switch (nodeTag(expr))
+	{
+		case T_Var:
+			{
+				Var		   *v = (Var *) expr;
+				int			n;
+
+				if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
+					return refuse(b, "column of another relation or a system column");
+				if (!warp_type_of(v->vartype, &t))
+					return refuse(b, "column of a type the engine does not compute");
+				n = add_node(b, WN_COL, t);
+				b->nodes[n].a = column_index(b, v->varattno, t);
+				return n;
+			}
+		case T_Const:
+			{
+				Const	   *c = (Const *) expr;
+
+				return const_node(b, c->consttype, c->constvalue, c->constisnull);
+			}
+		case T_Param:
+			{
+				Param	   *p = (Param *) expr;
+				Datum		v = (Datum) 0;
+				bool		isnull = true;
+
+				if (p->paramkind != PARAM_EXTERN)
+					return refuse(b, "parameter set by a subquery");
+				if (!warp_type_of(p->paramtype, &t))
+					return refuse(b, "parameter of a type the engine does not compute");
+				if (b->econtext)
+				{
+					ExprState  *es = ExecInitExpr(expr, NULL);
+
+					v = ExecEvalExprSwitchContext(es, b->econtext, &isnull);
+				}
+				return const_node(b, p->paramtype, v, isnull);
+			}
+		case T_RelabelType:
+			{
+				RelabelType *r = (RelabelType *) expr;
+
+				if (!warp_type_of(r->resulttype, &t) ||
+					!warp_type_of(exprType((Node *) r->arg), &t))
+					return refuse(b, "relabeling the engine does not compute");
+				if (exprType((Node *) r->arg) != r->resulttype)
+					return refuse(b, "relabeling between types");
+				return warp_compile_expr(b, r->arg);
+			}
+		case T_OpExpr:
+			{
+				OpExpr	   *op = (OpExpr *) expr;
+
+				if (op->opretset)
+					return refuse(b, "set-returning operator");
+				return compile_operator(b, op->opno, op->opresulttype, op->args, false);
+			}
+		case T_DistinctExpr:
+			{
+				DistinctExpr *op = (DistinctExpr *) expr;
+
+				return compile_operator(b, op->opno, BOOLOID, op->args, true);
+			}
+		case T_NullIfExpr:
+			{
+				NullIfExpr *ni = (NullIfExpr *) expr;
+				int			eq;
+				int			n;
+
+				if (!warp_type_of(ni->opresulttype, &t) ||
+					exprType(linitial(ni->args)) != exprType(lsecond(ni->args)))
+					return refuse(b, "NULLIF across types");
+				/* check that "=" is one the engine computes */
+				eq = compile_operator(b, ni->opno, BOOLOID, ni->args, false);
+				if (eq < 0)
+					return -1;
+				n = add_node(b, WN_NULLIF, t);
+				b->nodes[n].a = b->nodes[eq].a;
+				b->nodes[n].b = b->nodes[eq].b;
+				return n;
+			}
+		case T_ScalarArrayOpExpr:
+			return compile_saop(b, (ScalarArrayOpExpr *) expr);
+		case T_BoolExpr:
+			{
+				BoolExpr   *be = (BoolExpr *) expr;
+
+				if (be->boolop == NOT_EXPR)
+				{
+					int			a = warp_compile_expr(b, linitial(be->args));
+					int			n;
+
+					if (a < 0)
+						return -1;
+					n = add_node(b, WN_NOT, WT_BOOL);
+					b->nodes[n].a = a;
+					return n;
+				}
+				return compile_list(b, be->boolop == AND_EXPR ? WN_AND : WN_OR,
+									WT_BOOL, be->args, 0);
+			}
+		case T_NullTest:
+			{
+				NullTest   *nt = (NullTest *) expr;
+				int			a,
+							n;
+
+				if (nt->argisrow)
+					return refuse(b, "row IS NULL");
+				a = warp_compile_expr(b, nt->arg);
+				if (a < 0)
+					return -1;
+				n = add_node(b, nt->nulltesttype == IS_NULL ? WN_IS_NULL : WN_IS_NOT_NULL, WT_BOOL);
+				b->nodes[n].a = a;
+				return n;
+			}
+		case T_FuncExpr:
+			return compile_func(b, (FuncExpr *) expr);
+		case T_CoalesceExpr:
+			{
+				CoalesceExpr *ce = (CoalesceExpr *) expr;
+
+				if (!warp_type_of(ce->coalescetype, &t))
+					return refuse(b, "COALESCE of a type the engine does not compute");
+				return compile_list(b, WN_COALESCE, t, ce->args, 0);
+			}
+		case T_CaseExpr:
+			{
+				CaseExpr   *ce = (CaseExpr *) expr;
+				List	   *args = NIL;
+				ListCell   *lc;
+
+				if (ce->arg != NULL)
+					return refuse(b, "CASE with a test expression");
+				if (!warp_type_of(ce->casetype, &t))
+					return refuse(b, "CASE of a type the engine does not compute");
+				foreach(lc, ce->args)
+				{
+					CaseWhen   *w = lfirst_node(CaseWhen, lc);
+
+					args = lappend(args, w->expr);
+					args = lappend(args, w->result);
+				}
+				if (ce->defresult)
+					args = lappend(args, ce->defresult);
+				return compile_list(b, WN_CASE, t, args,
+									ce->defresult ? WARP_CASE_HAS_ELSE : 0);
+			}
+		default:
+			break;
+	}
+	return refuse(b, "expression the engine does not compute");
+}

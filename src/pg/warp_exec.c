@@ -1,0 +1,787 @@
+/*
+ * warp_exec.c — Custom Scan (WarpPreAgg): running a star query's program on
+ * the CPU driver and emitting partial aggregate states.
+ *
+ * On the first call the node runs every dimension plan (PostgreSQL's own,
+ * children of this node) and builds one join table per dimension: the
+ * join key and a payload id naming the distinct values of the dimension's
+ * group-by columns.  It then builds the program from the fact quals, join
+ * keys, group keys and aggregate arguments kept in the plan (parameters
+ * evaluated now), reads the fact table's record batches through
+ * arrow_scan.c and runs the CPU driver over each.  Finally it returns one
+ * row per group: the group keys and, for each aggregate, the transition
+ * state PostgreSQL's combine function expects; the Finalize Aggregate node
+ * above merges and finalizes them.
+ *
+ * All engine memory comes from one memory context, so an error anywhere
+ * (an overflow found by the engine, a query cancel, a bad file) frees it.
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "portability/instr_time.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#include "arrow_scan.h"
+#include "pg_warp.h"
+#include "warp.h"
+#include "warp_cpu.h"
+
+/* One dimension: its plan, key column, group columns and built table. */
+typedef struct WarpDim
+{
+	PlanState  *ps;
+	Var		   *fact_key;
+	Var		   *dim_key;
+	int			key_resno;
+	int			npay;
+	int		   *pay_resno;
+	int16	   *pay_len;
+	bool	   *pay_byval;
+	/* distinct payload tuples */
+	int			npayloads;
+	int			pcap;
+	Datum	   *pvalues;		/* npayloads * npay */
+	bool	   *pnulls;
+	uint32	   *phash;
+	int32	   *pslots;			/* open addressing over payload ids */
+	uint32		pmask;
+	int64		rows;
+	WarpJoinTable *table;
+} WarpDim;
+
+typedef struct WarpScanState
+{
+	CustomScanState css;
+
+	/* from the plan */
+	Index		fact_relid;		/* the planner's range table index */
+	int			rtoffset;		/* added by setrefs since */
+	Oid			fact_oid;
+	List	   *quals;
+	List	   *fact_attrs;
+	List	   *key_info;
+	List	   *agg_info;
+	List	   *outmap;
+
+	Relation	fact_rel;
+	ArrowScanState scan;
+	int			ndims;
+	WarpDim    *dims;
+
+	MemoryContext engine_cxt;
+	WarpAlloc	alloc;
+	WarpProgram prog;
+	AttrNumber *col_attno;
+	ArrowArray *batch_cols;
+	WarpCpu    *cpu;
+	bool		executed;
+	int64		next_group;
+
+	/* EXPLAIN ANALYZE */
+	WarpCpuCounters counters;
+	int64		groups;
+	double		build_ms;
+	double		scan_ms;
+} WarpScanState;
+
+static CustomExecMethods warp_preagg_exec_methods;
+
+/* ------------------------------------------------------------- helpers */
+
+static void *
+engine_alloc(void *ctx, size_t size)
+{
+	return MemoryContextAllocExtended((MemoryContext) ctx, size,
+									  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+}
+
+static int64
+datum_to_int64(Datum d, Oid typid)
+{
+	switch (typid)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		case DATEOID:
+			return DatumGetDateADT(d);
+		case BOOLOID:
+			return DatumGetBool(d);
+		default:				/* int8, timestamp, timestamptz */
+			return DatumGetInt64(d);
+	}
+}
+
+static Datum
+engine_value_datum(int64 v, Oid typid)
+{
+	double		f;
+
+	switch (typid)
+	{
+		case BOOLOID:
+			return BoolGetDatum(v != 0);
+		case INT2OID:
+			return Int16GetDatum((int16) v);
+		case INT4OID:
+			return Int32GetDatum((int32) v);
+		case DATEOID:
+			return DateADTGetDatum((DateADT) v);
+		case FLOAT4OID:
+			memcpy(&f, &v, sizeof(f));
+			return Float4GetDatum((float4) f);
+		case FLOAT8OID:
+			memcpy(&f, &v, sizeof(f));
+			return Float8GetDatum(f);
+		default:				/* int8, timestamp, timestamptz */
+			return Int64GetDatum(v);
+	}
+}
+
+static void
+report_status(WarpStatus st)
+{
+	ereport(ERROR,
+			(errcode(warp_status_errcode(st)),
+			 errmsg("%s", warp_status_message(st))));
+}
+
+/* ------------------------------------------------------------ dimensions */
+
+static int
+find_resno(Plan *plan, AttrNumber attno)
+{
+	ListCell   *lc;
+
+	foreach(lc, plan->targetlist)
+	{
+		TargetEntry *tle = lfirst(lc);
+		Expr	   *e = tle->expr;
+
+		while (e && IsA(e, RelabelType))
+			e = ((RelabelType *) e)->arg;
+		if (e && IsA(e, Var) && ((Var *) e)->varattno == attno)
+			return tle->resno;
+	}
+	elog(ERROR, "pg_warp: dimension column %d not in the plan's output", attno);
+	return 0;
+}
+
+static uint32
+payload_hash(WarpDim *d, Datum *v, bool *n)
+{
+	uint32		h = 0x9e3779b9;
+	int			k;
+
+	for (k = 0; k < d->npay; k++)
+		h = hash_combine(h, n[k] ? 0x5bd1e995 :
+						 datum_image_hash(v[k], d->pay_byval[k], d->pay_len[k]));
+	return h;
+}
+
+static void
+payload_grow(WarpDim *d)
+{
+	uint32		cap = d->pmask ? (d->pmask + 1) * 2 : 64;
+	int			i;
+
+	d->pslots = palloc(sizeof(int32) * cap);
+	memset(d->pslots, 0xff, sizeof(int32) * cap);
+	d->pmask = cap - 1;
+	for (i = 0; i < d->npayloads; i++)
+	{
+		uint32		s = d->phash[i] & d->pmask;
+
+		while (d->pslots[s] >= 0)
+			s = (s + 1) & d->pmask;
+		d->pslots[s] = i;
+	}
+}
+
+/* payload id of the group-column values v/n (copied when new) */
+static int32
+payload_id(WarpDim *d, Datum *v, bool *n)
+{
+	uint32		h = payload_hash(d, v, n);
+	uint32		s = h & d->pmask;
+	int			k;
+	int32		id;
+
+	for (;;)
+	{
+		int32		cand = d->pslots[s];
+
+		if (cand < 0)
+			break;
+		if (d->phash[cand] == h)
+		{
+			for (k = 0; k < d->npay; k++)
+			{
+				bool		cn = d->pnulls[cand * d->npay + k];
+
+				if (cn != n[k] ||
+					(!cn && !datum_image_eq(d->pvalues[cand * d->npay + k], v[k],
+											d->pay_byval[k], d->pay_len[k])))
+					break;
+			}
+			if (k == d->npay)
+				return cand;
+		}
+		s = (s + 1) & d->pmask;
+	}
+	if (d->npayloads == d->pcap)
+	{
+		d->pcap *= 2;
+		d->pvalues = repalloc_huge(d->pvalues, sizeof(Datum) * d->pcap * Max(d->npay, 1));
+		d->pnulls = repalloc_huge(d->pnulls, sizeof(bool) * d->pcap * Max(d->npay, 1));
+		d->phash = repalloc_huge(d->phash, sizeof(uint32) * d->pcap);
+	}
+	id = d->npayloads++;
+	for (k = 0; k < d->npay; k++)
+	{
+		d->pnulls[id * d->npay + k] = n[k];
+		d->pvalues[id * d->npay + k] = n[k] ? (Datum) 0 :
+			datumCopy(v[k], d->pay_byval[k], d->pay_len[k]);
+	}
+	d->phash[id] = h;
+	d->pslots[s] = id;
+	if ((uint32) d->npayloads * 2 > d->pmask)
+		payload_grow(d);
+	return id;
+}
+
+/* Run a dimension's plan and build its join table. */
+static void
+build_dim(WarpScanState *ws, WarpDim *d)
+{
+	Oid			keytype = d->dim_key->vartype;
+	int64		cap = 1024,
+				n = 0;
+	int64	   *keys = palloc(sizeof(int64) * cap);
+	int32	   *pids = palloc(sizeof(int32) * cap);
+	Datum	   *v = palloc(sizeof(Datum) * Max(d->npay, 1));
+	bool	   *nl = palloc(sizeof(bool) * Max(d->npay, 1));
+	int			k;
+
+	d->npayloads = 0;
+	d->pcap = 64;
+	d->pvalues = palloc(sizeof(Datum) * d->pcap * Max(d->npay, 1));
+	d->pnulls = palloc(sizeof(bool) * d->pcap * Max(d->npay, 1));
+	d->phash = palloc(sizeof(uint32) * d->pcap);
+	d->pmask = 0;
+	payload_grow(d);
+	for (;;)
+	{
+		TupleTableSlot *slot;
+		bool		isnull;
+		Datum		key;
+
+		CHECK_FOR_INTERRUPTS();
+		slot = ExecProcNode(d->ps);
+		if (TupIsNull(slot))
+			break;
+		key = slot_getattr(slot, d->key_resno, &isnull);
+		if (isnull)
+			continue;			/* NULL never matches */
+		for (k = 0; k < d->npay; k++)
+			v[k] = slot_getattr(slot, d->pay_resno[k], &nl[k]);
+		if (n == cap)
+		{
+			cap *= 2;
+			keys = repalloc_huge(keys, sizeof(int64) * cap);
+			pids = repalloc_huge(pids, sizeof(int32) * cap);
+		}
+		keys[n] = datum_to_int64(key, keytype);
+		pids[n] = d->npay > 0 ? payload_id(d, v, nl) : 0;
+		if (d->npay == 0)
+			d->npayloads = 1;
+		n++;
+		if ((n * 24 + d->npayloads * 64) / 1024 > (int64) pgwarp_inner_hash_mem * 4)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("pg_warp: dimension table is far larger than planned"),
+					 errhint("Raise pg_warp.inner_hash_mem, ANALYZE the table, or set pg_warp.enabled = off.")));
+	}
+	if (d->npayloads == 0)
+		d->npayloads = 1;
+	d->rows = n;
+	d->table = warp_join_build(&ws->alloc, keys, pids, n, d->npayloads);
+	if (d->table == NULL)
+		report_status(WARP_ERR_OUT_OF_MEMORY);
+}
+
+/* --------------------------------------------------------------- program */
+
+static void
+build_program(WarpScanState *ws)
+{
+	WarpBuilder b;
+	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+	WarpProgram *p = &ws->prog;
+	ListCell   *lc;
+	int			i;
+	const char *bad;
+
+#define COMPILE(dst, expr) \
+	do { \
+		(dst) = warp_compile_expr(&b, (Expr *) (expr)); \
+		if ((dst) < 0) \
+			elog(ERROR, "pg_warp: could not build the program: %s", b.why_not); \
+	} while (0)
+
+	warp_builder_init(&b, ws->fact_relid, econtext);
+	memset(p, 0, sizeof(*p));
+	p->version = WARP_PROGRAM_VERSION;
+	p->nquals = list_length(ws->quals);
+	p->quals = palloc(sizeof(int32) * Max(p->nquals, 1));
+	i = 0;
+	foreach(lc, ws->quals)
+	{
+		COMPILE(p->quals[i], lfirst(lc));
+		i++;
+	}
+	p->njoins = ws->ndims;
+	p->joins = palloc(sizeof(WarpJoinSpec) * Max(ws->ndims, 1));
+	for (i = 0; i < ws->ndims; i++)
+	{
+		COMPILE(p->joins[i].key_node, ws->dims[i].fact_key);
+		p->joins[i].table = i;
+	}
+	p->nkeys = list_length(ws->key_info);
+	p->keys = palloc0(sizeof(WarpGroupKey) * Max(p->nkeys, 1));
+	i = 0;
+	foreach(lc, ws->key_info)
+	{
+		List	   *ki = lfirst(lc);
+
+		p->keys[i].kind = intVal(linitial(ki));
+		if (p->keys[i].kind == WG_FACT)
+			COMPILE(p->keys[i].node, lsecond(ki));
+		else
+			p->keys[i].join = intVal(lthird(ki));
+		i++;
+	}
+	p->naggs = list_length(ws->agg_info);
+	p->aggs = palloc0(sizeof(WarpAggSpec) * Max(p->naggs, 1));
+	i = 0;
+	foreach(lc, ws->agg_info)
+	{
+		List	   *ai = lfirst(lc);
+		WarpAggSpec *a = &p->aggs[i++];
+		WarpType	t = WT_INT8;
+
+		a->kind = intVal(linitial(ai));
+		a->arg = -1;
+		a->filter = -1;
+		if (lsecond(ai))
+			COMPILE(a->arg, lsecond(ai));
+		if (lthird(ai))
+			COMPILE(a->filter, lthird(ai));
+		if (a->kind != WA_COUNT_STAR)
+			warp_type_of((Oid) intVal(lfourth(ai)), &t);
+		a->type = t;
+	}
+#undef COMPILE
+	p->nnodes = b.nnodes;
+	p->nodes = b.nodes;
+	p->nargs = b.nargs;
+	p->args = b.args;
+	p->ncols = b.ncols;
+	p->cols = b.cols;
+	ws->col_attno = b.col_attno;
+	bad = warp_program_validate(p);
+	if (bad)
+		elog(ERROR, "pg_warp: invalid program: %s", bad);
+}
+
+/* ------------------------------------------------------------- execution */
+
+static void
+run_engine(WarpScanState *ws)
+{
+	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
+	WarpJoinTable **tables;
+	instr_time	t0,
+				t1;
+	int			i;
+	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	tables = palloc(sizeof(WarpJoinTable *) * Max(ws->ndims, 1));
+	for (i = 0; i < ws->ndims; i++)
+	{
+		build_dim(ws, &ws->dims[i]);
+		tables[i] = ws->dims[i].table;
+	}
+	build_program(ws);
+	ws->cpu = warp_cpu_create(&ws->prog, tables, &ws->alloc);
+	if (ws->cpu == NULL)
+		report_status(WARP_ERR_OUT_OF_MEMORY);
+	ws->batch_cols = palloc0(sizeof(ArrowArray) * Max(ws->prog.ncols, 1));
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	ws->build_ms = INSTR_TIME_GET_MILLISEC(t1);
+	MemoryContextSwitchTo(old);
+
+	INSTR_TIME_SET_CURRENT(t0);
+	while (arrow_scan_next_batch(&ws->scan, econtext, false))
+	{
+		WarpLoadStatus ls;
+		int			bad_col = 0;
+		int64		bad_row = 0;
+		WarpStatus	st;
+		int			c;
+
+		for (c = 0; c < ws->prog.ncols; c++)
+			ws->batch_cols[c] = ws->scan.cur_cols[ws->col_attno[c] - 1];
+		st = warp_cpu_run_batch(ws->cpu, ws->batch_cols, ws->scan.cur_rows, NULL,
+								&ls, &bad_col, &bad_row);
+		if (st != WARP_OK)
+			report_status(st);
+		if (ls != WARP_LOAD_OK)
+		{
+			const char *col = get_attname(ws->fact_oid, ws->col_attno[bad_col], false);
+			const char *path = ws->scan.files[ws->scan.cur_file].path;
+
+			if (ls == WARP_LOAD_RANGE)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+						 errmsg("%s out of range in column \"%s\"",
+								ws->prog.cols[bad_col].type == WT_DATE ? "date" : "timestamp", col),
+						 errdetail("Arrow file \"%s\", row %lld of the batch.",
+								   path, (long long) bad_row)));
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("pg_warp's engine cannot read column \"%s\" of Arrow file \"%s\" as declared",
+							col, path),
+					 errhint("Set pg_warp.enabled = off for this query.")));
+		}
+	}
+	warp_cpu_counters(ws->cpu, &ws->counters);
+	ws->groups = warp_cpu_ngroups(ws->cpu);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	ws->scan_ms = INSTR_TIME_GET_MILLISEC(t1);
+}
+
+/* the transition state of aggregate a for group g */
+static Datum
+agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
+{
+	const WarpAggState *s = warp_cpu_group_agg(ws->cpu, g, a);
+	List	   *ai = list_nth(ws->agg_info, a);
+	Oid			argtype = (Oid) intVal(lfourth(ai));
+	Datum		d[3];
+
+	*isnull = false;
+	switch ((WarpAggKind) ws->prog.aggs[a].kind)
+	{
+		case WA_COUNT_STAR:
+		case WA_COUNT:
+			return Int64GetDatum(s->count);
+		case WA_SUM_INT:
+			*isnull = s->count == 0;
+			return Int64GetDatum(s->ival);
+		case WA_AVG_INT:
+			/* int4_avg_accum's state: int8[2] {count, sum} */
+			d[0] = Int64GetDatum(s->count);
+			d[1] = Int64GetDatum(s->ival);
+			return PointerGetDatum(construct_array(d, 2, INT8OID, 8, FLOAT8PASSBYVAL,
+												   TYPALIGN_DOUBLE));
+		case WA_MIN:
+		case WA_MAX:
+			*isnull = s->count == 0;
+			if (argtype == FLOAT4OID)
+				return Float4GetDatum((float4) s->fval);
+			if (argtype == FLOAT8OID)
+				return Float8GetDatum(s->fval);
+			return engine_value_datum(s->ival, argtype);
+		case WA_SUM_FLOAT:
+			*isnull = s->count == 0;
+			return argtype == FLOAT4OID ? Float4GetDatum((float4) s->fval)
+				: Float8GetDatum(s->fval);
+		case WA_AVG_FLOAT:
+			/* float8_accum's state: float8[3] {N, Sx, Sxx} */
+			d[0] = Float8GetDatum((float8) s->count);
+			d[1] = Float8GetDatum(s->fval);
+			d[2] = Float8GetDatum(s->fsxx);
+			return PointerGetDatum(construct_array(d, 3, FLOAT8OID, 8, FLOAT8PASSBYVAL,
+												   TYPALIGN_DOUBLE));
+	}
+	return (Datum) 0;
+}
+
+static TupleTableSlot *
+warp_next(ScanState *node)
+{
+	WarpScanState *ws = (WarpScanState *) node;
+	TupleTableSlot *slot = node->ss_ScanTupleSlot;
+	ListCell   *lc;
+	int			i = 0;
+	int64		g;
+
+	if (!ws->executed)
+	{
+		run_engine(ws);
+		ws->executed = true;
+		ws->next_group = 0;
+	}
+	ExecClearTuple(slot);
+	if (ws->next_group >= ws->groups)
+		return slot;
+	g = ws->next_group++;
+	foreach(lc, ws->outmap)
+	{
+		int			m = lfirst_int(lc);
+
+		if (m >= 0)
+		{
+			List	   *ki = list_nth(ws->key_info, m);
+			bool		isnull;
+			int64		v = warp_cpu_group_key(ws->cpu, g, m, &isnull);
+
+			if (intVal(linitial(ki)) == WG_DIM)
+			{
+				WarpDim    *d = &ws->dims[intVal(lthird(ki))];
+				int			col = intVal(lfourth(ki));
+
+				slot->tts_isnull[i] = d->pnulls[v * d->npay + col];
+				slot->tts_values[i] = d->pvalues[v * d->npay + col];
+			}
+			else
+			{
+				slot->tts_isnull[i] = isnull;
+				slot->tts_values[i] = isnull ? (Datum) 0 :
+					engine_value_datum(v, exprType(lsecond(ki)));
+			}
+		}
+		else
+			slot->tts_values[i] = agg_state_datum(ws, -m - 1, g, &slot->tts_isnull[i]);
+		i++;
+	}
+	return ExecStoreVirtualTuple(slot);
+}
+
+static bool
+warp_recheck(ScanState *node, TupleTableSlot *slot)
+{
+	return true;
+}
+
+/* ----------------------------------------------------- executor methods */
+
+static Node *
+warp_create_state(CustomScan *cscan)
+{
+	WarpScanState *ws = (WarpScanState *) newNode(sizeof(WarpScanState), T_CustomScanState);
+
+	ws->css.methods = &warp_preagg_exec_methods;
+	return (Node *) ws;
+}
+
+static void
+warp_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	WarpScanState *ws = (WarpScanState *) node;
+	CustomScan *cs = (CustomScan *) node->ss.ps.plan;
+	List	   *ids = linitial(cs->custom_private);
+	List	   *joins = lfourth(cs->custom_private);
+	List	   *misc = list_nth(cs->custom_private, 4);
+	Bitmapset  *attrs = NULL;
+	ListCell   *lc,
+			   *pc;
+	int			j;
+
+	ws->fact_relid = intVal(linitial(ids));
+	ws->rtoffset = bms_next_member(cs->custom_relids, -1) - intVal(lsecond(ids));
+	ws->quals = lsecond(cs->custom_private);
+	ws->fact_attrs = lthird(cs->custom_private);
+	ws->key_info = linitial(misc);
+	ws->agg_info = lsecond(misc);
+	ws->outmap = lthird(misc);
+	ws->fact_oid = linitial_oid((List *) list_nth(cs->custom_private, 5));
+
+	ws->engine_cxt = AllocSetContextCreate(estate->es_query_cxt, "pg_warp engine",
+										   ALLOCSET_DEFAULT_SIZES);
+	ws->alloc.alloc = engine_alloc;
+	ws->alloc.ctx = ws->engine_cxt;
+
+	ws->ndims = list_length(joins);
+	ws->dims = palloc0(sizeof(WarpDim) * Max(ws->ndims, 1));
+	j = 0;
+	forboth(lc, joins, pc, cs->custom_plans)
+	{
+		List	   *jn = lfirst(lc);
+		WarpDim    *d = &ws->dims[j++];
+		Plan	   *plan = lfirst(pc);
+		List	   *pattnos = lthird(jn);
+		ListCell   *ac;
+		int			k = 0;
+
+		d->fact_key = linitial(jn);
+		d->dim_key = lsecond(jn);
+		d->ps = ExecInitNode(plan, estate, eflags);
+		node->custom_ps = lappend(node->custom_ps, d->ps);
+		d->key_resno = find_resno(plan, d->dim_key->varattno);
+		d->npay = list_length(pattnos);
+		d->pay_resno = palloc(sizeof(int) * Max(d->npay, 1));
+		d->pay_len = palloc(sizeof(int16) * Max(d->npay, 1));
+		d->pay_byval = palloc(sizeof(bool) * Max(d->npay, 1));
+		foreach(ac, pattnos)
+		{
+			int			resno = find_resno(plan, lfirst_int(ac));
+			TargetEntry *tle = list_nth(plan->targetlist, resno - 1);
+
+			d->pay_resno[k] = resno;
+			get_typlenbyval(exprType((Node *) tle->expr), &d->pay_len[k], &d->pay_byval[k]);
+			k++;
+		}
+	}
+
+	ws->fact_rel = table_open(ws->fact_oid, AccessShareLock);
+	foreach(lc, ws->fact_attrs)
+		attrs = bms_add_member(attrs, lfirst_int(lc) - FirstLowInvalidHeapAttributeNumber);
+	arrow_scan_begin(&ws->scan, ws->fact_rel, attrs, ws->quals, ws->fact_relid,
+					 &node->ss.ps, (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
+}
+
+static TupleTableSlot *
+warp_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, warp_next, warp_recheck);
+}
+
+static void
+warp_end(CustomScanState *node)
+{
+	WarpScanState *ws = (WarpScanState *) node;
+	ListCell   *lc;
+
+	foreach(lc, node->custom_ps)
+		ExecEndNode(lfirst(lc));
+	arrow_scan_end(&ws->scan);
+	if (ws->fact_rel)
+		table_close(ws->fact_rel, AccessShareLock);
+}
+
+static void
+warp_rescan(CustomScanState *node)
+{
+	WarpScanState *ws = (WarpScanState *) node;
+	ListCell   *lc;
+
+	foreach(lc, node->custom_ps)
+		ExecReScan(lfirst(lc));
+	arrow_scan_rescan(&ws->scan);
+	MemoryContextReset(ws->engine_cxt);
+	ws->cpu = NULL;
+	ws->executed = false;
+	ws->groups = 0;
+	ws->next_group = 0;
+}
+
+/* an expression of the plan, with its Vars moved by setrefs' offset */
+static char *
+deparse(WarpScanState *ws, List *context, Node *expr)
+{
+	Node	   *e = copyObject(expr);
+
+	if (ws->rtoffset != 0)
+		OffsetVarNodes(e, ws->rtoffset, 0);
+	return deparse_expression(e, context, true, false);
+}
+
+static void
+warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	WarpScanState *ws = (WarpScanState *) node;
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	StringInfoData buf;
+	ListCell   *lc;
+	int			j;
+
+	if (!pgwarp_explain_stable)
+		ExplainPropertyText("Engine", "CPU", es);
+	ExplainPropertyText("Fact Table", RelationGetRelationName(ws->fact_rel), es);
+	if (ws->quals)
+	{
+		Node	   *q = (Node *) make_ands_explicit(ws->quals);
+
+		ExplainPropertyText("Engine Filter", deparse(ws, context, q), es);
+	}
+	initStringInfo(&buf);
+	for (j = 0; j < ws->ndims; j++)
+		appendStringInfo(&buf, "%s%s = %s", j ? ", " : "",
+						 deparse(ws, context, (Node *) ws->dims[j].fact_key),
+						 deparse(ws, context, (Node *) ws->dims[j].dim_key));
+	if (ws->ndims)
+		ExplainPropertyText("Join Keys", buf.data, es);
+	resetStringInfo(&buf);
+	foreach(lc, ws->key_info)
+	{
+		List	   *ki = lfirst(lc);
+		CustomScan *cs = (CustomScan *) node->ss.ps.plan;
+		int			k = foreach_current_index(lc);
+		int			pos = list_nth_int(ws->outmap, 0) == k ? 0 : -1;
+		ListCell   *oc;
+
+		/* the group key expression is the custom scan tlist entry */
+		foreach(oc, ws->outmap)
+			if (lfirst_int(oc) == k)
+				pos = foreach_current_index(oc);
+		(void) ki;
+		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "",
+						 deparse_expression((Node *) ((TargetEntry *) list_nth(cs->custom_scan_tlist, pos))->expr,
+											context, true, false));
+	}
+	if (buf.len)
+		ExplainPropertyText("Group Keys", buf.data, es);
+	ExplainPropertyInteger("Partial Aggregates", NULL, list_length(ws->agg_info), es);
+	arrow_scan_explain(&ws->scan, RelationGetDescr(ws->fact_rel), es);
+	if (es->analyze && ws->executed)
+	{
+		ExplainPropertyInteger("Fact Rows", NULL, ws->counters.rows_in, es);
+		ExplainPropertyInteger("Rows After Filter", NULL, ws->counters.rows_filtered, es);
+		ExplainPropertyInteger("Rows After Joins", NULL, ws->counters.rows_joined, es);
+		ExplainPropertyInteger("Groups", NULL, ws->groups, es);
+		if (!pgwarp_explain_stable)
+		{
+			ExplainPropertyFloat("Build Time", "ms", ws->build_ms, 3, es);
+			ExplainPropertyFloat("Scan Time", "ms", ws->scan_ms, 3, es);
+		}
+	}
+}
+
+CustomScanMethods warp_preagg_scan_methods = {
+	.CustomName = "WarpPreAgg",
+	.CreateCustomScanState = warp_create_state,
+};
+
+void
+pgwarp_exec_init(void)
+{
+	warp_preagg_exec_methods.CustomName = "WarpPreAgg";
+	warp_preagg_exec_methods.BeginCustomScan = warp_begin;
+	warp_preagg_exec_methods.ExecCustomScan = warp_exec;
+	warp_preagg_exec_methods.EndCustomScan = warp_end;
+	warp_preagg_exec_methods.ReScanCustomScan = warp_rescan;
+	warp_preagg_exec_methods.ExplainCustomScan = warp_explain;
+	RegisterCustomScanMethods(&warp_preagg_scan_methods);
+}

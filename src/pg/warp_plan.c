@@ -1,0 +1,629 @@
+/*
+ * warp_plan.c — offering the engine to the planner.
+ *
+ * In the UPPERREL_GROUP_AGG hook, a query whose FROM is a star (one
+ * arrow_fdw fact table joined to dimension relations, each by one integer
+ * or date equality with the fact table, inner joins only) and whose fact
+ * quals, group keys and aggregates the engine computes exactly gets a
+ * second plan:
+ *
+ *   Finalize Aggregate (PostgreSQL's, combine functions)
+ *     -> Custom Scan (WarpPreAgg): engine scan + filter + probes +
+ *        partial aggregation, emitting one partial state row per group
+ *          -> dimension plans (PostgreSQL's, with their own quals)
+ *
+ * The dimension sides run as ordinary PostgreSQL plans, so every qual on a
+ * dimension (text, LIKE, any collation or function) keeps PostgreSQL's
+ * semantics; the engine builds hash tables from their output.  The final
+ * Agg groups with the types' own equality, so the engine may split a group
+ * (it groups by binary images) without changing results.  The path is
+ * costed from per-row constants and competes with PostgreSQL's plans in
+ * add_path.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/planner.h"
+#include "optimizer/prep.h"
+#include "optimizer/tlist.h"
+#include "parser/parsetree.h"
+#include "utils/fmgroids.h"
+#include "utils/regproc.h"
+#include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
+
+#include "pg_warp.h"
+#include "warp.h"
+#include "warp_join.h"
+
+/* cost constants, in seq_page_cost units (see docs/ARCHITECTURE.md) */
+#define WARP_STARTUP_COST	100.0	/* per query: setup, program build */
+#define WARP_ROW_COST		0.0006	/* per fact row: load, vector loop */
+#define WARP_COLUMN_COST	0.0002	/* per fact row and column read */
+#define WARP_PROBE_COST		0.0004	/* per fact row and join probe */
+#define WARP_BUILD_COST		0.002	/* per dimension row: hash insert */
+
+static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
+
+static CustomPathMethods warp_preagg_path_methods;
+
+/* Everything a star query needs, gathered while checking it. */
+typedef struct StarInfo
+{
+	RelOptInfo *fact;
+	List	   *dims;			/* RelOptInfo *, join order */
+	List	   *fact_keys;		/* Expr (fact side), per dim */
+	List	   *dim_keys;		/* Var (dim side), per dim */
+	List	   *payload;		/* per dim: List of Var (group columns) */
+	List	   *key_info;		/* per group key: List(kind, expr, join, col) */
+	List	   *agg_info;		/* per aggregate: List(kind, arg, filter, type) */
+	List	   *outmap;			/* per partial target column: key k or -(a+1) */
+	List	   *quals;			/* fact quals, in evaluation order */
+	List	   *fact_exprs;		/* fact group keys, aggregate args, filters */
+	PathTarget *partial_target;
+} StarInfo;
+
+static bool
+not_offloaded(const char *why)
+{
+	elog(DEBUG1, "pg_warp: not offloaded: %s", why);
+	return false;
+}
+
+/* ------------------------------------------------------------ the star */
+
+static Var *
+plain_var(Expr *e)
+{
+	while (e && IsA(e, RelabelType))
+		e = ((RelabelType *) e)->arg;
+	if (e && IsA(e, Var) && ((Var *) e)->varattno > 0 && ((Var *) e)->varlevelsup == 0)
+		return (Var *) e;
+	return NULL;
+}
+
+static bool
+join_key_types_ok(Oid a, Oid b)
+{
+	WarpType	ta,
+				tb;
+
+	if (!warp_type_of(a, &ta) || !warp_type_of(b, &tb))
+		return false;
+	if ((ta == WT_INT2 || ta == WT_INT4 || ta == WT_INT8) &&
+		(tb == WT_INT2 || tb == WT_INT4 || tb == WT_INT8))
+		return true;
+	return a == b && (ta == WT_DATE || ta == WT_TIMESTAMP);
+}
+
+static bool
+find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
+{
+	int			rti = -1;
+	ListCell   *lc;
+	Bitmapset  *joined = NULL;
+
+	/* the fact table: the largest arrow_fdw relation */
+	while ((rti = bms_next_member(input_rel->relids, rti)) >= 0)
+	{
+		RelOptInfo *rel = root->simple_rel_array[rti];
+
+		if (rel == NULL || rel->reloptkind != RELOPT_BASEREL)
+			return false;
+		if (arrow_fdw_is_arrow_rel(rel) && (si->fact == NULL || rel->tuples > si->fact->tuples))
+			si->fact = rel;
+	}
+	if (si->fact == NULL)
+		return false;			/* no Arrow table: not ours, say nothing */
+
+	if (root->hasPseudoConstantQuals)
+		return not_offloaded("the query has constant quals");
+	if (root->join_info_list != NIL)
+		return not_offloaded("outer, semi or anti joins");
+	if (root->placeholder_list != NIL)
+		return not_offloaded("placeholder expressions");
+	if (root->parse->rowMarks != NIL)
+		return not_offloaded("FOR UPDATE/SHARE");
+
+	rti = -1;
+	while ((rti = bms_next_member(input_rel->relids, rti)) >= 0)
+	{
+		RelOptInfo *rel = root->simple_rel_array[rti];
+		RangeTblEntry *rte = root->simple_rte_array[rti];
+
+		if (rte->rtekind != RTE_RELATION)
+			return not_offloaded("a relation in FROM is not a table");
+		if (rel->joininfo != NIL)
+			return not_offloaded("join clauses other than equalities");
+		if (!bms_is_empty(rel->lateral_relids))
+			return not_offloaded("LATERAL references");
+		if (rel != si->fact)
+		{
+			if (rel->cheapest_total_path == NULL)
+				return not_offloaded("a dimension has no plan");
+			si->dims = lappend(si->dims, rel);
+		}
+	}
+
+	/* each dimension joins the fact table by exactly one equality */
+	foreach(lc, root->eq_classes)
+	{
+		EquivalenceClass *ec = lfirst(lc);
+		Bitmapset  *rels;
+		Var		   *fv = NULL,
+				   *dv = NULL;
+		ListCell   *mc;
+		int			nmembers = 0;
+		Oid			opf;
+
+		if (ec->ec_has_volatile)
+			return not_offloaded("volatile equivalence");
+		if (ec->ec_has_const)
+			continue;			/* restrictions only */
+		rels = bms_intersect(ec->ec_relids, input_rel->relids);
+		if (bms_membership(rels) != BMS_MULTIPLE)
+			continue;
+		if (ec->ec_broken)
+			return not_offloaded("a join equality PostgreSQL could not use as such");
+		foreach(mc, ec->ec_members)
+		{
+			EquivalenceMember *em = lfirst(mc);
+			Var		   *v;
+
+			if (em->em_is_child)
+				continue;
+			nmembers++;
+			v = plain_var(em->em_expr);
+			if (v == NULL)
+				return not_offloaded("join key that is not a column");
+			if (v->varno == si->fact->relid)
+				fv = v;
+			else
+				dv = v;
+		}
+		if (nmembers != 2 || fv == NULL || dv == NULL)
+			return not_offloaded("a join that is not between the fact table and one dimension");
+		foreach(mc, ec->ec_opfamilies)
+		{
+			opf = lfirst_oid(mc);
+			if (opf >= FirstNormalObjectId)
+				return not_offloaded("join equality of a user-defined operator family");
+		}
+		if (!join_key_types_ok(fv->vartype, dv->vartype))
+			return not_offloaded("join key type");
+		if (bms_is_member(dv->varno, joined))
+			return not_offloaded("a dimension joined by more than one column");
+		joined = bms_add_member(joined, dv->varno);
+		si->fact_keys = lappend(si->fact_keys, fv);
+		si->dim_keys = lappend(si->dim_keys, dv);
+	}
+	/* order dims as the keys were found; every dim needs one */
+	{
+		List	   *ordered = NIL;
+
+		foreach(lc, si->dim_keys)
+			ordered = lappend(ordered, root->simple_rel_array[((Var *) lfirst(lc))->varno]);
+		if (list_length(ordered) != list_length(si->dims))
+			return not_offloaded("a relation is not joined to the fact table (cross join)");
+		si->dims = ordered;
+	}
+	return true;
+}
+
+/* Fact quals in the order PostgreSQL would evaluate them (cheapest first). */
+static List *
+ordered_quals(PlannerInfo *root, List *rinfos)
+{
+	int			n = list_length(rinfos);
+	RestrictInfo **arr = palloc(sizeof(RestrictInfo *) * Max(n, 1));
+	Cost	   *cost = palloc(sizeof(Cost) * Max(n, 1));
+	List	   *out = NIL;
+	int			i,
+				j;
+
+	for (i = 0; i < n; i++)
+	{
+		QualCost	qc;
+
+		arr[i] = list_nth(rinfos, i);
+		cost_qual_eval_node(&qc, (Node *) arr[i]->clause, root);
+		cost[i] = qc.per_tuple;
+	}
+	/* stable insertion sort by (security_level, cost), as createplan does */
+	for (i = 1; i < n; i++)
+	{
+		RestrictInfo *r = arr[i];
+		Cost		c = cost[i];
+
+		for (j = i; j > 0; j--)
+		{
+			if (arr[j - 1]->security_level < r->security_level ||
+				(arr[j - 1]->security_level == r->security_level && cost[j - 1] <= c))
+				break;
+			arr[j] = arr[j - 1];
+			cost[j] = cost[j - 1];
+		}
+		arr[j] = r;
+		cost[j] = c;
+	}
+	for (i = 0; i < n; i++)
+		out = lappend(out, arr[i]->clause);
+	return out;
+}
+
+/* ------------------------------------------------------- the aggregates */
+
+static int
+agg_kind(Aggref *agg, Oid *argtype)
+{
+	*argtype = InvalidOid;
+	if (agg->aggfnoid == F_COUNT_)
+		return WA_COUNT_STAR;
+	if (list_length(agg->args) != 1)
+		return -1;
+	*argtype = exprType((Node *) ((TargetEntry *) linitial(agg->args))->expr);
+	switch (agg->aggfnoid)
+	{
+		case F_COUNT_ANY:
+			return WA_COUNT;
+		case F_SUM_INT2:
+		case F_SUM_INT4:
+			return WA_SUM_INT;
+		case F_AVG_INT2:
+		case F_AVG_INT4:
+			return WA_AVG_INT;
+		case F_SUM_FLOAT4:
+		case F_SUM_FLOAT8:
+			return WA_SUM_FLOAT;
+		case F_AVG_FLOAT4:
+		case F_AVG_FLOAT8:
+			return WA_AVG_FLOAT;
+		case F_MIN_INT2:
+		case F_MIN_INT4:
+		case F_MIN_INT8:
+		case F_MIN_FLOAT4:
+		case F_MIN_FLOAT8:
+		case F_MIN_DATE:
+		case F_MIN_TIMESTAMP:
+		case F_MIN_TIMESTAMPTZ:
+			return WA_MIN;
+		case F_MAX_INT2:
+		case F_MAX_INT4:
+		case F_MAX_INT8:
+		case F_MAX_FLOAT4:
+		case F_MAX_FLOAT8:
+		case F_MAX_DATE:
+		case F_MAX_TIMESTAMP:
+		case F_MAX_TIMESTAMPTZ:
+			return WA_MAX;
+	}
+	return -1;
+}
+
+static bool
+check_fact_expr(StarInfo *si, Expr *e, const char **why)
+{
+	WarpBuilder b;
+
+	warp_builder_init(&b, si->fact->relid, NULL);
+	if (warp_compile_expr(&b, e) < 0)
+	{
+		*why = b.why_not;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Build the partial target (group keys + partial Aggrefs, the way
+ * PostgreSQL's own partial aggregation labels them) and check that the
+ * engine computes every part.
+ */
+static bool
+build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraData *extra,
+					 StarInfo *si)
+{
+	Query	   *parse = root->parse;
+	PathTarget *final = output_rel->reltarget;
+	PathTarget *pt = create_empty_pathtarget();
+	List	   *non_group = NIL;
+	List	   *aggs = NIL;
+	ListCell   *lc;
+	int			i = 0;
+	const char *why = NULL;
+	int			d;
+
+	si->payload = NIL;
+	for (d = 0; d < list_length(si->dims); d++)
+		si->payload = lappend(si->payload, NIL);
+
+	foreach(lc, final->exprs)
+	{
+		Expr	   *expr = lfirst(lc);
+		Index		sgref = get_pathtarget_sortgroupref(final, i);
+
+		i++;
+		if (sgref && parse->groupClause &&
+			get_sortgroupref_clause_noerr(sgref, parse->groupClause) != NULL)
+		{
+			Var		   *v = plain_var(expr);
+			List	   *ki;
+
+			if (v && v->varno != si->fact->relid)
+			{
+				/* a dimension column: the payload of that dimension */
+				int			j = 0;
+				ListCell   *dc;
+				List	   *pl;
+
+				foreach(dc, si->dims)
+				{
+					if (((RelOptInfo *) lfirst(dc))->relid == v->varno)
+						break;
+					j++;
+				}
+				if (j == list_length(si->dims))
+					return not_offloaded("group key of an unknown relation");
+				if (IsA(expr, RelabelType))
+					return not_offloaded("relabeled dimension group key");
+				pl = list_nth(si->payload, j);
+				ki = list_make4(makeInteger(WG_DIM), NULL, makeInteger(j),
+								makeInteger(list_length(pl)));
+				list_nth_cell(si->payload, j)->ptr_value = lappend(pl, v);
+			}
+			else
+			{
+				if (!check_fact_expr(si, expr, &why))
+					return not_offloaded(psprintf("group key: %s", why));
+				ki = list_make4(makeInteger(WG_FACT), expr, makeInteger(-1), makeInteger(-1));
+				si->fact_exprs = lappend(si->fact_exprs, expr);
+			}
+			si->outmap = lappend_int(si->outmap, list_length(si->key_info));
+			si->key_info = lappend(si->key_info, ki);
+			add_column_to_pathtarget(pt, expr, sgref);
+		}
+		else
+			non_group = list_concat(non_group,
+									pull_var_clause((Node *) expr,
+													PVC_INCLUDE_AGGREGATES |
+													PVC_RECURSE_WINDOWFUNCS |
+													PVC_INCLUDE_PLACEHOLDERS));
+	}
+	if (extra->havingQual)
+		non_group = list_concat(non_group,
+								pull_var_clause(extra->havingQual,
+												PVC_INCLUDE_AGGREGATES |
+												PVC_RECURSE_WINDOWFUNCS |
+												PVC_INCLUDE_PLACEHOLDERS));
+	foreach(lc, non_group)
+	{
+		Node	   *n = lfirst(lc);
+		Aggref	   *agg;
+		Aggref	   *partial;
+		Oid			argtype;
+		int			kind;
+		Expr	   *arg = NULL;
+
+		if (!IsA(n, Aggref))
+			return not_offloaded("a column outside the GROUP BY and aggregates");
+		agg = (Aggref *) n;
+		if (list_member(aggs, agg))
+			continue;
+		aggs = lappend(aggs, agg);
+		if (agg->aggdistinct || agg->aggorder || agg->agglevelsup != 0 ||
+			agg->aggkind != AGGKIND_NORMAL || agg->aggvariadic)
+			return not_offloaded("DISTINCT, ORDER BY or ordered-set aggregate");
+		kind = agg_kind(agg, &argtype);
+		if (kind < 0)
+			return not_offloaded(psprintf("aggregate %s", format_procedure(agg->aggfnoid)));
+		if (kind != WA_COUNT_STAR)
+		{
+			arg = ((TargetEntry *) linitial(agg->args))->expr;
+			if (!check_fact_expr(si, arg, &why))
+				return not_offloaded(psprintf("aggregate argument: %s", why));
+		}
+		if (agg->aggfilter && !check_fact_expr(si, agg->aggfilter, &why))
+			return not_offloaded(psprintf("aggregate FILTER: %s", why));
+		si->fact_exprs = lappend(si->fact_exprs, arg);
+		si->fact_exprs = lappend(si->fact_exprs, agg->aggfilter);
+		si->agg_info = lappend(si->agg_info,
+							   list_make4(makeInteger(kind), arg, agg->aggfilter,
+										  makeInteger((int) argtype)));
+		partial = copyObject(agg);
+		mark_partial_aggref(partial, AGGSPLIT_INITIAL_SERIAL);
+		si->outmap = lappend_int(si->outmap, -list_length(si->agg_info));
+		add_column_to_pathtarget(pt, (Expr *) partial, 0);
+	}
+	si->partial_target = set_pathtarget_cost_width(root, pt);
+	return true;
+}
+
+/* ---------------------------------------------------------------- hook */
+
+static void
+try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+		   GroupPathExtraData *extra)
+{
+	Query	   *parse = root->parse;
+	StarInfo	si;
+	ListCell   *lc;
+	const char *why = NULL;
+	CustomPath *cp;
+	AggPath    *ap;
+	AggClauseCosts final_costs;
+	double		fact_rows,
+				fact_batches,
+				fact_bytes;
+	double		ngroups;
+	double		inner_bytes = 0;
+	Cost		cost;
+	List	   *fact_attrs = NIL;
+	Bitmapset  *attrs = NULL;
+	int			k;
+
+	memset(&si, 0, sizeof(si));
+	if (!find_star(root, input_rel, &si))
+		return;
+	if (parse->groupingSets)
+	{
+		not_offloaded("GROUPING SETS");
+		return;
+	}
+	if (parse->groupClause && !grouping_is_hashable(parse->groupClause))
+	{
+		not_offloaded("group keys that cannot be hashed");
+		return;
+	}
+	foreach(lc, si.fact->baserestrictinfo)
+	{
+		RestrictInfo *ri = lfirst(lc);
+
+		if (ri->pseudoconstant || !check_fact_expr(&si, ri->clause, &why))
+		{
+			not_offloaded(psprintf("fact table qual: %s", why ? why : "constant"));
+			return;
+		}
+	}
+	si.quals = ordered_quals(root, si.fact->baserestrictinfo);
+	if (!build_partial_target(root, output_rel, extra, &si))
+		return;
+
+	/* dimensions must fit pg_warp.inner_hash_mem */
+	foreach(lc, si.dims)
+	{
+		RelOptInfo *d = lfirst(lc);
+
+		inner_bytes += warp_join_estimate_bytes((int64) d->rows) +
+			d->rows * d->reltarget->width;
+	}
+	if (inner_bytes > (double) pgwarp_inner_hash_mem * 1024.0)
+	{
+		not_offloaded("dimension tables larger than pg_warp.inner_hash_mem");
+		return;
+	}
+
+	/* cost: a fixed start, per fact row and column, per probe, the dims */
+	arrow_fdw_rel_estimates(si.fact, &fact_rows, &fact_batches, &fact_bytes);
+	pull_varattnos((Node *) si.quals, si.fact->relid, &attrs);
+	pull_varattnos((Node *) si.fact_keys, si.fact->relid, &attrs);
+	pull_varattnos((Node *) si.fact_exprs, si.fact->relid, &attrs);
+	k = -1;
+	while ((k = bms_next_member(attrs, k)) >= 0)
+		fact_attrs = lappend_int(fact_attrs, k + FirstLowInvalidHeapAttributeNumber);
+	cost = WARP_STARTUP_COST +
+		fact_rows * (WARP_ROW_COST + WARP_COLUMN_COST * list_length(fact_attrs) +
+					 WARP_PROBE_COST * list_length(si.dims)) +
+		seq_page_cost * fact_bytes / BLCKSZ;
+	foreach(lc, si.dims)
+	{
+		RelOptInfo *d = lfirst(lc);
+
+		cost += d->cheapest_total_path->total_cost + WARP_BUILD_COST * d->rows;
+	}
+	if (parse->groupClause)
+		ngroups = estimate_num_groups(root,
+									  get_sortgrouplist_exprs(parse->groupClause,
+															  extra->targetList),
+									  input_rel->rows, NULL, NULL);
+	else
+		ngroups = 1;
+
+	cp = makeNode(CustomPath);
+	cp->path.pathtype = T_CustomScan;
+	cp->path.parent = fetch_upper_rel(root, UPPERREL_PARTIAL_GROUP_AGG, input_rel->relids);
+	cp->path.pathtarget = si.partial_target;
+	cp->path.param_info = NULL;
+	cp->path.parallel_aware = false;
+	cp->path.parallel_safe = false;
+	cp->path.parallel_workers = 0;
+	cp->path.rows = ngroups;
+	cp->path.startup_cost = cost;
+	cp->path.total_cost = cost + ngroups * cpu_tuple_cost;
+	cp->path.pathkeys = NIL;
+	cp->flags = 0;
+	foreach(lc, si.dims)
+		cp->custom_paths = lappend(cp->custom_paths,
+								   ((RelOptInfo *) lfirst(lc))->cheapest_total_path);
+	{
+		List	   *joins = NIL;
+		ListCell   *fk,
+				   *dk,
+				   *pl;
+
+		forthree(fk, si.fact_keys, dk, si.dim_keys, pl, si.payload)
+		{
+			List	   *pattnos = NIL;
+			ListCell   *vc;
+
+			foreach(vc, (List *) lfirst(pl))
+				pattnos = lappend_int(pattnos, ((Var *) lfirst(vc))->varattno);
+			joins = lappend(joins, list_make3(lfirst(fk), lfirst(dk), pattnos));
+		}
+		cp->custom_private = list_make5(list_make2(makeInteger(si.fact->relid),
+												   makeInteger(bms_next_member(input_rel->relids, -1))),
+										si.quals,
+										fact_attrs,
+										joins,
+										list_make3(si.key_info, si.agg_info, si.outmap));
+		cp->custom_private = lappend(cp->custom_private,
+									 list_make1_oid(planner_rt_fetch(si.fact->relid, root)->relid));
+	}
+	cp->methods = &warp_preagg_path_methods;
+
+	memset(&final_costs, 0, sizeof(final_costs));
+	get_agg_clause_costs(root, AGGSPLIT_FINAL_DESERIAL, &final_costs);
+	ap = create_agg_path(root, output_rel, &cp->path, output_rel->reltarget,
+						 parse->groupClause ? AGG_HASHED : AGG_PLAIN,
+						 AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
+						 (List *) extra->havingQual, &final_costs, ngroups);
+	add_path(output_rel, (Path *) ap);
+}
+
+static void
+warp_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
+				 RelOptInfo *output_rel, void *extra)
+{
+	if (prev_upper_paths_hook)
+		prev_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+	if (stage != UPPERREL_GROUP_AGG || !pgwarp_enabled || !pgwarp_enable_preagg)
+		return;
+	if (input_rel->reloptkind != RELOPT_BASEREL && input_rel->reloptkind != RELOPT_JOINREL)
+		return;
+	try_preagg(root, input_rel, output_rel, (GroupPathExtraData *) extra);
+}
+
+/* ---------------------------------------------------------------- plan */
+
+static Plan *
+warp_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+					  List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cs = makeNode(CustomScan);
+
+	cs->scan.plan.targetlist = tlist;
+	cs->scan.plan.qual = NIL;
+	cs->scan.scanrelid = 0;
+	cs->custom_scan_tlist = copyObject(tlist);
+	cs->custom_plans = custom_plans;
+	cs->custom_exprs = NIL;
+	cs->custom_private = best_path->custom_private;
+	cs->flags = best_path->flags;
+	cs->methods = &warp_preagg_scan_methods;
+	return &cs->scan.plan;
+}
+
+void
+pgwarp_planner_init(void)
+{
+	warp_preagg_path_methods.CustomName = "WarpPreAgg";
+	warp_preagg_path_methods.PlanCustomPath = warp_plan_custom_path;
+	prev_upper_paths_hook = create_upper_paths_hook;
+	create_upper_paths_hook = warp_upper_paths;
+}
