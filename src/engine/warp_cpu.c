@@ -82,6 +82,16 @@ xalloc(WarpCpu *x, size_t size)
 	return x->alloc.alloc(x->alloc.ctx, size ? size : 1);
 }
 
+static void *
+xalloc0(WarpCpu *x, size_t size)
+{
+	void	   *p = xalloc(x, size);
+
+	if (p)
+		memset(p, 0, size ? size : 1);
+	return p;
+}
+
 #define IS_FLOAT_NODE(x, ni) WARP_TYPE_IS_FLOAT((x)->p->nodes[(ni)].type)
 
 /* ---------------------------------------------------------------- setup */
@@ -96,8 +106,8 @@ alloc_joined(WarpCpu *x, warp_int64 cap)
 	x->epos = xalloc(x, sizeof(warp_uint16) * cap);
 	x->tpos = xalloc(x, sizeof(warp_uint16) * cap);
 	x->egroup = xalloc(x, sizeof(warp_int64) * cap);
-	x->ebrow = xalloc(x, sizeof(warp_int32 *) * (nj + 1));
-	x->tbrow = xalloc(x, sizeof(warp_int32 *) * (nj + 1));
+	x->ebrow = xalloc0(x, sizeof(warp_int32 *) * (nj + 1));
+	x->tbrow = xalloc0(x, sizeof(warp_int32 *) * (nj + 1));
 	if (!x->epos || !x->tpos || !x->egroup || !x->ebrow || !x->tbrow)
 		return false;
 	for (j = 0; j < nj; j++)
@@ -189,20 +199,20 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	memset(x, 0, sizeof(*x));
 	x->p = prog;
 	x->alloc = *alloc;
-	x->tables = xalloc(x, sizeof(WarpJoinTable *) * (prog->njoins + 1));
-	x->iv = xalloc(x, sizeof(void *) * (prog->nnodes + 1));
-	x->fv = xalloc(x, sizeof(void *) * (prog->nnodes + 1));
-	x->nv = xalloc(x, sizeof(void *) * (prog->nnodes + 1));
-	x->selA = xalloc(x, sizeof(void *) * (prog->nnodes + 1));
-	x->selB = xalloc(x, sizeof(void *) * (prog->nnodes + 1));
-	x->ci = xalloc(x, sizeof(void *) * (prog->ncols + 1));
-	x->cf = xalloc(x, sizeof(void *) * (prog->ncols + 1));
-	x->cn = xalloc(x, sizeof(void *) * (prog->ncols + 1));
+	x->tables = xalloc0(x, sizeof(WarpJoinTable *) * (prog->njoins + 1));
+	x->iv = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
+	x->fv = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
+	x->nv = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
+	x->selA = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
+	x->selB = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
+	x->ci = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
+	x->cf = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
+	x->cn = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
 	x->sel = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
 	x->usel = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
 	x->mark = xalloc(x, WARP_VEC);
 	x->ok = xalloc(x, WARP_VEC);
-	x->gagg = xalloc(x, sizeof(WarpAggState *) * (prog->naggs + 1));
+	x->gagg = xalloc0(x, sizeof(WarpAggState *) * (prog->naggs + 1));
 	x->kbuf = xalloc(x, sizeof(warp_int64) * (prog->nkeys + 1));
 	x->knull = xalloc(x, prog->nkeys + 1);
 	x->stride = xalloc(x, sizeof(warp_int64) * (prog->nkeys + 1));

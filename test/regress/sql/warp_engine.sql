@@ -1,0 +1,98 @@
+--
+-- warp_engine: plans and EXPLAIN output of pg_warp's engine (Custom Scan
+-- (WarpPreAgg)), what is and is not offloaded, and answers compared with
+-- the heap tables the Arrow files came from.
+--
+CREATE EXTENSION IF NOT EXISTS pg_warp;
+\getenv dir PGWARP_TEST_DIR
+SELECT set_config('regress.dir', :'dir', false) IS NOT NULL AS dir_set;
+SET pg_warp.explain_stable = on;
+
+CREATE TABLE we_fact (k1 integer, k2 bigint, q smallint, price integer, f8 float8, d date);
+INSERT INTO we_fact
+SELECT i % 50, (i % 7)::bigint, (i % 60)::smallint, 1000 + i % 997,
+       CASE WHEN i % 11 = 0 THEN NULL ELSE i / 8.0 END, date '1995-01-01' + i % 900
+FROM generate_series(1, 30000) i;
+INSERT INTO we_fact VALUES (NULL, NULL, NULL, NULL, NULL, NULL), (7, 3, 5, 2147483647, 'NaN', '2000-01-01');
+CREATE TABLE we_dim1 (id integer, name text, grp integer);
+INSERT INTO we_dim1 SELECT i, 'name ' || (i % 9), i % 4 FROM generate_series(0, 45) i;
+INSERT INTO we_dim1 VALUES (NULL, 'null key', 0);
+CREATE TABLE we_dim2 (id bigint, label varchar(8));
+INSERT INTO we_dim2 SELECT i, 'L' || i FROM generate_series(0, 6) i;
+INSERT INTO we_dim2 VALUES (3, 'dup');   -- a duplicate key: the join multiplies rows
+
+\! pgwarp dump -d dbname=pg_warp_regress --quiet -c 'SELECT * FROM we_fact' -o "$PGWARP_TEST_DIR/we_fact.arrow" --batch-rows 8192
+\! pgwarp dump -d dbname=pg_warp_regress --quiet -c 'SELECT * FROM we_dim1' -o "$PGWARP_TEST_DIR/we_dim1.arrow"
+DO $do$ BEGIN
+  EXECUTE format($$CREATE FOREIGN TABLE we_fact_a (k1 integer, k2 bigint, q smallint, price integer, f8 float8, d date)
+    SERVER arrow_fdw OPTIONS (file %L)$$, current_setting('regress.dir') || '/we_fact.arrow');
+  EXECUTE format($$CREATE FOREIGN TABLE we_dim1_a (id integer, name text, grp integer)
+    SERVER arrow_fdw OPTIONS (file %L)$$, current_setting('regress.dir') || '/we_dim1.arrow');
+END $do$;
+ANALYZE we_fact, we_dim1, we_dim2, we_fact_a, we_dim1_a;
+
+-- a star: Arrow fact, Arrow and heap dimensions
+EXPLAIN (COSTS OFF)
+SELECT d1.name, d2.label, sum(f.price), count(*), avg(f.q), min(f.d), max(f.f8)
+FROM we_fact_a f JOIN we_dim1_a d1 ON f.k1 = d1.id JOIN we_dim2 d2 ON f.k2 = d2.id
+WHERE f.q < 40 AND d1.grp <> 2
+GROUP BY d1.name, d2.label;
+
+-- the same answers as the heap tables with pg_warp off
+CREATE TEMP TABLE we_expected AS
+SELECT d1.name, d2.label, sum(f.price) s, count(*) c, avg(f.q) a, min(f.d) mi, max(f.f8) ma
+FROM we_fact f JOIN we_dim1 d1 ON f.k1 = d1.id JOIN we_dim2 d2 ON f.k2 = d2.id
+WHERE f.q < 40 AND d1.grp <> 2
+GROUP BY d1.name, d2.label;
+CREATE TEMP TABLE we_got AS
+SELECT d1.name, d2.label, sum(f.price) s, count(*) c, avg(f.q) a, min(f.d) mi, max(f.f8) ma
+FROM we_fact_a f JOIN we_dim1_a d1 ON f.k1 = d1.id JOIN we_dim2 d2 ON f.k2 = d2.id
+WHERE f.q < 40 AND d1.grp <> 2
+GROUP BY d1.name, d2.label;
+SELECT count(*) AS groups,
+       (SELECT count(*) FROM (SELECT * FROM we_expected EXCEPT ALL SELECT * FROM we_got) x) AS missing,
+       (SELECT count(*) FROM (SELECT * FROM we_got EXCEPT ALL SELECT * FROM we_expected) x) AS extra
+FROM we_expected;
+
+-- EXPLAIN ANALYZE counters are exact, timings hidden by explain_stable
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*), sum(price) FROM we_fact_a WHERE k1 = 3;
+SELECT count(*), sum(price) FROM we_fact_a WHERE k1 = 3;
+SELECT count(*), sum(price) FROM we_fact WHERE k1 = 3;
+
+-- no GROUP BY and nothing passes: one row, count 0 and NULL sums
+SELECT count(*), sum(price), avg(price), min(d) FROM we_fact_a WHERE q > 1000;
+
+-- HAVING and ORDER BY ... LIMIT run above the engine
+EXPLAIN (COSTS OFF)
+SELECT k2, sum(price) FROM we_fact_a GROUP BY k2 HAVING count(*) > 4000 ORDER BY 2 DESC LIMIT 3;
+SELECT k2, sum(price) FROM we_fact_a GROUP BY k2 HAVING count(*) > 4000 ORDER BY 2 DESC LIMIT 3;
+SELECT k2, sum(price) FROM we_fact GROUP BY k2 HAVING count(*) > 4000 ORDER BY 2 DESC LIMIT 3;
+
+-- overflow is raised where PostgreSQL raises it (int4 * int4), not before
+SELECT sum(price * 1000) FROM we_fact_a;
+SELECT sum(price * 1000) FROM we_fact;
+SELECT sum(price * 1000) FROM we_fact_a WHERE price < 2000;
+SELECT sum(price * 1000) FROM we_fact WHERE price < 2000;
+-- division by zero only for rows that reach the division
+SELECT count(*) FROM we_fact_a WHERE q <> 0 AND price / q > 100;
+SELECT count(*) FROM we_fact WHERE q <> 0 AND price / q > 100;
+SELECT count(*) FROM we_fact_a WHERE price / q > 100;
+SELECT count(*) FROM we_fact WHERE price / q > 100;
+
+-- parameters of a prepared statement
+PREPARE we_p(int, int) AS SELECT count(*), sum(price) FROM we_fact_a WHERE q BETWEEN $1 AND $2;
+EXECUTE we_p(10, 20);
+EXECUTE we_p(30, 31);
+EXECUTE we_p(NULL, 31);
+SELECT count(*), sum(price) FROM we_fact WHERE q BETWEEN 10 AND 20;
+
+-- not offloaded: an outer join, a text qual on the fact table, count(DISTINCT)
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM we_fact_a f LEFT JOIN we_dim2 d ON f.k2 = d.id;
+EXPLAIN (COSTS OFF)
+SELECT count(DISTINCT k1) FROM we_fact_a;
+SET pg_warp.enabled = off;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM we_fact_a;
+RESET pg_warp.enabled;
