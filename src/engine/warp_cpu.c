@@ -49,6 +49,7 @@ struct WarpCpu
 	/* main selection and joined rows */
 	warp_uint16 *sel;
 	bool		all_unique;
+	int		   *order;			/* joins in probe order, most selective first */
 	warp_int64	ecap;
 	warp_uint16 *epos,
 			   *tpos;
@@ -184,6 +185,21 @@ groups_reserve(WarpCpu *x, warp_int64 need)
 	return true;
 }
 
+/*
+ * Fraction of fact keys expected to find a match: rows over key range for
+ * a direct table (dense keys, as dimension keys are), 1 for a hash table
+ * (unknown).  Duplicated keys multiply rows: probe those late.
+ */
+static double
+join_hit_rate(const WarpJoinTable *t)
+{
+	if (!t->unique)
+		return 2.0;
+	if (t->direct && t->nrows > 0)
+		return (double) t->nrows / ((double) (t->max - t->min) + 1.0);
+	return t->nrows == 0 ? 0.0 : 1.0;
+}
+
 WarpCpu *
 warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const WarpAlloc *alloc)
 {
@@ -221,11 +237,22 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 		!x->ok || !x->gagg || !x->kbuf || !x->knull || !x->stride)
 		return NULL;
 	x->all_unique = true;
+	x->order = xalloc0(x, sizeof(int) * (prog->njoins + 1));
+	if (!x->order)
+		return NULL;
 	for (j = 0; j < prog->njoins; j++)
 	{
+		int			k;
+
 		x->tables[j] = tables[prog->joins[j].table];
 		if (!x->tables[j]->unique)
 			x->all_unique = false;
+		/* insertion sort by estimated hit rate: inner joins commute, so
+		 * the most selective dimension is probed first */
+		for (k = j; k > 0 && join_hit_rate(x->tables[x->order[k - 1]]) >
+			 join_hit_rate(x->tables[j]); k--)
+			x->order[k] = x->order[k - 1];
+		x->order[k] = j;
 	}
 	for (c = 0; c < prog->ncols; c++)
 	{
@@ -1211,10 +1238,14 @@ accumulate(WarpCpu *x, int a, warp_int64 ne)
 
 /* ---------------------------------------------------------------- batch */
 
-/* Probe join j for the joined rows e*[0..ne); result back in e*. */
+/*
+ * Probe the step-th join of the probe order for the joined rows e*[0..ne);
+ * result back in e*.  ebrow[] of the joins probed earlier travel along.
+ */
 static bool
-probe(WarpCpu *x, int j, warp_int64 *ne_io)
+probe(WarpCpu *x, int step, warp_int64 *ne_io)
 {
+	int			j = x->order[step];
 	const WarpJoinTable *t = x->tables[j];
 	int			keynode = x->p->joins[j].key_node;
 	const warp_int64 *kv = x->iv[keynode];
@@ -1238,8 +1269,8 @@ probe(WarpCpu *x, int j, warp_int64 *ne_io)
 			if (r < 0)
 				continue;
 			x->epos[n2] = (warp_uint16) i;
-			for (jj = 0; jj < j; jj++)
-				x->ebrow[jj][n2] = x->ebrow[jj][e];
+			for (jj = 0; jj < step; jj++)
+				x->ebrow[x->order[jj]][n2] = x->ebrow[x->order[jj]][e];
 			x->ebrow[j][n2] = r;
 			n2++;
 		}
@@ -1258,8 +1289,8 @@ probe(WarpCpu *x, int j, warp_int64 *ne_io)
 			if (n2 >= x->ecap && !grow_joined(x, n2 + 1, ne, n2))
 				return false;
 			x->tpos[n2] = (warp_uint16) i;
-			for (jj = 0; jj < j; jj++)
-				x->tbrow[jj][n2] = x->ebrow[jj][e];
+			for (jj = 0; jj < step; jj++)
+				x->tbrow[x->order[jj]][n2] = x->ebrow[x->order[jj]][e];
 			x->tbrow[j][n2] = r;
 			n2++;
 		}

@@ -9,9 +9,16 @@
 
 #include "warp_join.h"
 
-/* a direct array may be at most this many times the row count (+ slack) */
-#define DIRECT_MAX_SPREAD 8
-#define DIRECT_SLACK 4096
+/*
+ * A direct array (4 bytes per key value in [min, max]) is used when the key
+ * range is at most this many times the row count, or small in absolute
+ * terms: filtered dimensions (SSB's part after p_category = ...) keep few
+ * rows of a dense range, and a miss in a direct array costs one load where
+ * an open-addressing miss walks a cluster.
+ */
+#define DIRECT_MAX_SPREAD 16
+#define DIRECT_SMALL_SPAN (1 << 22)
+#define DIRECT_MAX_SPAN (1 << 26)
 
 warp_int64
 warp_join_estimate_bytes(warp_int64 n)
@@ -60,8 +67,9 @@ warp_join_build(const WarpAlloc *alloc, const warp_int64 *keys,
 	 * Rows are chained in build order, so duplicates come out of a probe in
 	 * the order the dimension produced them.  Insert backwards, prepending.
 	 */
-	if (n > 0 && (warp_uint64) (max - min) <
-		(warp_uint64) (n * DIRECT_MAX_SPREAD + DIRECT_SLACK))
+	if (n > 0 && (warp_uint64) (max - min) < (warp_uint64) DIRECT_MAX_SPAN &&
+		((warp_uint64) (max - min) < (warp_uint64) DIRECT_SMALL_SPAN ||
+		 (warp_uint64) (max - min) < (warp_uint64) n * DIRECT_MAX_SPREAD))
 	{
 		warp_int64	span = max - min + 1;
 

@@ -260,13 +260,15 @@ arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext, bool row_filter
 		}
 		/* decide the simple clauses from the raw values, so that rows that
 		 * fail them are never converted to Datums */
-		ss->cur_keep = palloc(sizeof(bool) * Max(meta.length, 1));
 		if (row_filter)
+		{
+			ss->cur_keep = palloc(sizeof(bool) * Max(meta.length, 1));
 			kept = arrow_skip_filter_rows(ss->skip, sf->field_of_attr, ss->cur_cols,
 										  meta.length, ss->cur_keep, econtext);
+		}
 		else
 		{
-			memset(ss->cur_keep, true, sizeof(bool) * Max(meta.length, 1));
+			ss->cur_keep = NULL;	/* every row */
 			kept = meta.length;
 		}
 		MemoryContextSwitchTo(old);
