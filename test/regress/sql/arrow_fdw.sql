@@ -3,6 +3,9 @@
 -- Every answer is compared with the heap table the file came from.
 --
 CREATE EXTENSION pg_warp;
+-- this file tests the FDW on PostgreSQL's executor; the engine's plans are
+-- tested in warp_engine.sql
+SET pg_warp.enable_preagg = off;
 \getenv dir PGWARP_TEST_DIR
 SELECT set_config('regress.dir', :'dir', false) IS NOT NULL AS dir_set;
 
