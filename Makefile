@@ -32,6 +32,8 @@ endif
 ifndef SKIP_PGXS
 PGXS       := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+# PGXS does not track headers: any header change rebuilds the extension
+$(OBJS): $(wildcard src/pg/*.h src/arrow/*.h src/engine/*.h)
 endif
 
 # ---------------------------------------------------------------- tool etc.

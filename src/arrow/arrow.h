@@ -107,6 +107,8 @@ typedef struct ArrowArena
 void		arrow_arena_init(ArrowArena *arena, const ArrowAllocator *allocator);
 /* 64-byte aligned, zero-filled; NULL (and err set) on failure */
 void	   *arrow_arena_alloc(ArrowArena *arena, size_t size, ArrowError *err);
+/* the same without zeroing, for buffers the caller fills entirely */
+void	   *arrow_arena_alloc_uninit(ArrowArena *arena, size_t size, ArrowError *err);
 char	   *arrow_arena_strdup(ArrowArena *arena, const char *s, ArrowError *err);
 void		arrow_arena_free_all(ArrowArena *arena);
 

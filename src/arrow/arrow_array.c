@@ -112,7 +112,7 @@ read_into_arena(LoadCtx *lc, int64_t off, int64_t len)
 		(uint64_t) len > src->size - (uint64_t) off)
 		return lc_corrupt(lc, off, "%" PRId64 " bytes at offset %" PRId64 " extend past the end of the data",
 						  len, off), NULL;
-	p = arrow_arena_alloc(lc->arena, (size_t) len, lc->err);
+	p = arrow_arena_alloc_uninit(lc->arena, (size_t) len, lc->err);
 	if (p == NULL || len == 0)
 		return p;
 	if (src->map)

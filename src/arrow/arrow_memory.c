@@ -111,8 +111,8 @@ arena_new_chunk(ArrowArena *arena, size_t size, ArrowError *err)
 	return c;
 }
 
-void *
-arrow_arena_alloc(ArrowArena *arena, size_t size, ArrowError *err)
+static void *
+arena_alloc(ArrowArena *arena, size_t size, bool zero, ArrowError *err)
 {
 	ArrowArenaChunk *c = arena->chunks;
 	size_t		start;
@@ -143,7 +143,8 @@ arrow_arena_alloc(ArrowArena *arena, size_t size, ArrowError *err)
 			big->next = NULL;
 			arena->chunks = big;
 		}
-		memset(big->base, 0, size);
+		if (zero)
+			memset(big->base, 0, size);
 		return big->base;
 	}
 
@@ -174,6 +175,20 @@ arrow_arena_alloc(ArrowArena *arena, size_t size, ArrowError *err)
 	c->used = size;
 	memset(c->base, 0, size);
 	return c->base;
+}
+
+/* Zeroed memory from the arena (NULL and err set on failure). */
+void *
+arrow_arena_alloc(ArrowArena *arena, size_t size, ArrowError *err)
+{
+	return arena_alloc(arena, size, true, err);
+}
+
+/* Memory the caller overwrites entirely (a buffer read from a file). */
+void *
+arrow_arena_alloc_uninit(ArrowArena *arena, size_t size, ArrowError *err)
+{
+	return arena_alloc(arena, size, false, err);
 }
 
 char *

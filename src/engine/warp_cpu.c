@@ -41,6 +41,14 @@ struct WarpCpu
 	warp_uint16 **selA;
 	warp_uint16 **selB;
 
+	/* the batch's columns and the current vector within it */
+	const ArrowArray *bcols;
+	warp_int64	vstart;
+	int			vn;
+	WarpLoadStatus load_status;	/* set with WARP_STATUS_LOAD */
+	int			bad_col;
+	warp_int64	bad_row;
+
 	/* per column: loaded values of the current vector */
 	warp_int64 **ci;
 	double	  **cf;
@@ -92,6 +100,9 @@ xalloc0(WarpCpu *x, size_t size)
 		memset(p, 0, size ? size : 1);
 	return p;
 }
+
+/* internal status: a column could not be loaded (x->load_status says why) */
+#define WARP_STATUS_LOAD ((WarpStatus) (WARP_STATUS_COUNT + 1))
 
 #define IS_FLOAT_NODE(x, ni) WARP_TYPE_IS_FLOAT((x)->p->nodes[(ni)].type)
 
@@ -391,38 +402,62 @@ warp_cpu_can_load(const ArrowField *f, WarpType type)
 #define PG_TS_MIN (-INT64_C(211813488000000000))
 #define PG_TS_END INT64_C(9223371331200000000)
 
+/*
+ * Load column c of the current vector at the positions of sel (late
+ * materialization: a column is read only for the rows an expression needs,
+ * so an aggregate argument is read for the rows that survived the quals and
+ * the joins, not for the whole batch).  *bad is the position of a value out
+ * of the declared type's range.
+ */
 static WarpLoadStatus
-load_column(WarpCpu *x, int c, const ArrowArray *a, warp_int64 start, int n, int *bad)
+load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 {
 	const WarpColumnSpec *cs = &x->p->cols[c];
+	const ArrowArray *a = &x->bcols[c];
 	const ArrowType *t = &a->field->type;
+	warp_int64	base = a->offset + x->vstart;
 	warp_uint8 *nul = x->cn[c];
-	int			i;
+	bool		dense = n == x->vn;	/* sel is 0 .. vn-1 */
+	int			k;
 
 	if (!warp_cpu_can_load(a->field, (WarpType) cs->type))
 		return WARP_LOAD_UNSUPPORTED;
-	if (a->validity == NULL && a->field->type.id != ARROW_TYPE_NULL)
-		memset(nul, 0, n);
+	if (a->validity == NULL)
+	{
+		if (dense)
+			memset(nul, 0, n);
+		else
+			for (k = 0; k < n; k++)
+				nul[sel[k]] = 0;
+	}
 	else
-		for (i = 0; i < n; i++)
-			nul[i] = arrow_is_null(a, start + i);
+		for (k = 0; k < n; k++)
+			nul[sel[k]] = arrow_is_null(a, x->vstart + sel[k]);
 
 	if (WARP_TYPE_IS_FLOAT(cs->type))
 	{
 		double	   *out = x->cf[c];
 
 		if (t->precision == ARROW_PRECISION_DOUBLE)
-			memcpy(out, (const double *) a->values + a->offset + start, sizeof(double) * n);
+		{
+			const double *in = (const double *) a->values + base;
+
+			if (dense)
+				memcpy(out, in, sizeof(double) * n);
+			else
+				for (k = 0; k < n; k++)
+					out[sel[k]] = in[sel[k]];
+		}
 		else if (t->precision == ARROW_PRECISION_SINGLE)
 		{
-			const float *in = (const float *) a->values + a->offset + start;
+			const float *in = (const float *) a->values + base;
 
-			for (i = 0; i < n; i++)
-				out[i] = in[i];
+			for (k = 0; k < n; k++)
+				out[sel[k]] = in[sel[k]];
 		}
 		else
-			for (i = 0; i < n; i++)
-				out[i] = arrow_get_double(a, start + i);
+			for (k = 0; k < n; k++)
+				out[sel[k]] = arrow_get_double(a, x->vstart + sel[k]);
 		return WARP_LOAD_OK;
 	}
 	else
@@ -431,26 +466,37 @@ load_column(WarpCpu *x, int c, const ArrowArray *a, warp_int64 start, int n, int
 
 		if (t->id == ARROW_TYPE_INT && t->bit_width == 32 && t->is_signed)
 		{
-			const warp_int32 *in = (const warp_int32 *) a->values + a->offset + start;
+			const warp_int32 *in = (const warp_int32 *) a->values + base;
 
-			for (i = 0; i < n; i++)
-				out[i] = in[i];
+			if (dense)
+				for (k = 0; k < n; k++)
+					out[k] = in[k];
+			else
+				for (k = 0; k < n; k++)
+					out[sel[k]] = in[sel[k]];
 		}
 		else if (t->id == ARROW_TYPE_INT && t->bit_width == 64 && t->is_signed)
-			memcpy(out, (const warp_int64 *) a->values + a->offset + start, sizeof(warp_int64) * n);
+		{
+			const warp_int64 *in = (const warp_int64 *) a->values + base;
+
+			for (k = 0; k < n; k++)
+				out[sel[k]] = in[sel[k]];
+		}
 		else if (t->id == ARROW_TYPE_BOOL)
 		{
-			for (i = 0; i < n; i++)
-				out[i] = arrow_get_bit(a->values, a->offset + start + i);
+			for (k = 0; k < n; k++)
+				out[sel[k]] = arrow_get_bit(a->values, base + sel[k]);
 		}
 		else if (t->id == ARROW_TYPE_DATE)
 		{
-			for (i = 0; i < n; i++)
+			for (k = 0; k < n; k++)
 			{
-				warp_int64	d = arrow_get_int(a, start + i);
+				int			i = sel[k];
+				warp_int64	d;
 
 				if (nul[i])
 					continue;
+				d = arrow_get_int(a, x->vstart + i);
 				if (t->unit == ARROW_DATE_MILLISECOND)
 					d = d >= 0 ? d / 86400000 : -((-(d + 1)) / 86400000) - 1;
 				d -= PG_EPOCH_DAYS;
@@ -464,14 +510,16 @@ load_column(WarpCpu *x, int c, const ArrowArray *a, warp_int64 start, int n, int
 		}
 		else if (t->id == ARROW_TYPE_TIMESTAMP)
 		{
-			for (i = 0; i < n; i++)
+			for (k = 0; k < n; k++)
 			{
-				warp_int64	v = arrow_get_int(a, start + i);
-				warp_int64	us;
+				int			i = sel[k];
+				warp_int64	v,
+							us = 0;
 				bool		ovf = false;
 
 				if (nul[i])
 					continue;
+				v = arrow_get_int(a, x->vstart + i);
 				switch (t->unit)
 				{
 					case ARROW_TIME_SECOND:
@@ -505,8 +553,8 @@ load_column(WarpCpu *x, int c, const ArrowArray *a, warp_int64 start, int n, int
 			}
 		}
 		else
-			for (i = 0; i < n; i++)
-				out[i] = arrow_get_int(a, start + i);
+			for (k = 0; k < n; k++)
+				out[sel[k]] = arrow_get_int(a, x->vstart + sel[k]);
 	}
 	return WARP_LOAD_OK;
 }
@@ -911,6 +959,18 @@ eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 	switch ((WarpOp) nd->op)
 	{
 		case WN_COL:
+			{
+				int			bad = 0;
+
+				x->load_status = load_column(x, nd->a, sel, n, &bad);
+				if (x->load_status != WARP_LOAD_OK)
+				{
+					x->bad_col = nd->a;
+					x->bad_row = x->vstart + bad;
+					return WARP_STATUS_LOAD;
+				}
+				return WARP_OK;
+			}
 		case WN_CONST:
 			return WARP_OK;
 		case WN_ARITH:
@@ -1317,7 +1377,6 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 	int			m = 0,
 				q,
 				j,
-				c,
 				k,
 				a,
 				nu;
@@ -1325,18 +1384,9 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 				e;
 	WarpStatus	st;
 
-	for (c = 0; c < p->ncols; c++)
-	{
-		int			bad = 0;
-
-		*ls = load_column(x, c, &cols[c], start, n, &bad);
-		if (*ls != WARP_LOAD_OK)
-		{
-			*bad_col = c;
-			*bad_row = start + bad;
-			return WARP_OK;
-		}
-	}
+	x->bcols = cols;
+	x->vstart = start;
+	x->vn = n;
 	for (k = 0; k < n; k++)
 		if (keep == NULL || keep[start + k])
 			x->sel[m++] = (warp_uint16) k;
@@ -1349,12 +1399,18 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 
 		if ((st = eval(x, qn, x->sel, m)) != WARP_OK)
 			return st;
-		for (k = 0; k < m; k++)
 		{
-			int			i = x->sel[k];
+			const warp_uint8 *qnull = x->nv[qn];
+			const warp_int64 *qval = x->iv[qn];
 
-			if (!x->nv[qn][i] && x->iv[qn][i])
-				x->sel[m2++] = (warp_uint16) i;
+			/* branch-free compaction: selectivity is data, not a pattern */
+			for (k = 0; k < m; k++)
+			{
+				int			i = x->sel[k];
+
+				x->sel[m2] = (warp_uint16) i;
+				m2 += (qnull[i] == 0) & (qval[i] != 0);
+			}
 		}
 		m = m2;
 	}
@@ -1484,7 +1540,14 @@ warp_cpu_run_batch(WarpCpu *x, const ArrowArray *cols, warp_int64 nrows,
 		int			n = (int) (nrows - start < WARP_VEC ? nrows - start : WARP_VEC);
 		WarpStatus	st = run_vector(x, cols, start, n, keep, load_status, bad_col, bad_row);
 
-		if (st != WARP_OK || *load_status != WARP_LOAD_OK)
+		if (st == WARP_STATUS_LOAD)
+		{
+			*load_status = x->load_status;
+			*bad_col = x->bad_col;
+			*bad_row = x->bad_row;
+			return WARP_OK;
+		}
+		if (st != WARP_OK)
 			return st;
 	}
 	return WARP_OK;

@@ -72,6 +72,11 @@ typedef struct ArrowScanState
 	MemoryContext batch_cxt;
 	MemoryContext row_cxt;
 	ArrowArena	arena;
+	bool		arena_live;		/* arena holds the current batch */
+	/* buffers recycled from batch to batch (see recycle_alloc) */
+	MemoryContext buf_cxt;
+	void	   *free_blocks;
+	ArrowAllocator recycler;
 	int			cur_file;
 	int64		cur_rows;
 	int64		cur_row;
