@@ -19,10 +19,13 @@
 #include <math.h>
 
 #include "access/stratnum.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_opfamily.h"
 #include "catalog/pg_type.h"
 #include "datatype/timestamp.h"
 #include "executor/executor.h"
+#include "mb/pg_wchar.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -40,7 +43,9 @@ typedef enum SkipDomain
 	DOM_INT,
 	DOM_FLOAT,
 	DOM_DATE,					/* DateADT */
-	DOM_TIMESTAMP				/* microseconds since 2000-01-01 */
+	DOM_TIMESTAMP,				/* microseconds since 2000-01-01 */
+	DOM_TEXT					/* text/varchar "=" under a deterministic
+								 * collation: byte equality (row filter only) */
 } SkipDomain;
 
 typedef struct SkipQual
@@ -54,6 +59,8 @@ typedef struct SkipQual
 	bool		value_null;
 	__int128	ivalue;
 	double		dvalue;
+	char	   *tvalue;			/* DOM_TEXT: the value's bytes */
+	int			tlen;
 	const char *opname;
 } SkipQual;
 
@@ -175,6 +182,28 @@ btree_strategy(Oid opno, Oid var_type, SkipDomain var_dom, Oid value_type)
 	return 0;
 }
 
+/*
+ * "text_column = value" under a deterministic collation is byte equality,
+ * so it can be decided from the raw UTF-8 bytes when those are what the
+ * database compares: a UTF-8 database (a constant of any other encoding is
+ * compared in that encoding, after conversion; see row_text_equal).
+ * bpchar is excluded (its equality ignores trailing blanks).
+ */
+static bool
+text_equality(OpExpr *op, Oid var_type, Oid value_type)
+{
+	Oid			coll = op->inputcollid;
+
+	if ((var_type != TEXTOID && var_type != VARCHAROID) ||
+		(value_type != TEXTOID && value_type != VARCHAROID))
+		return false;
+	if (op->opno != TextEqualOperator)
+		return false;
+	if (!OidIsValid(coll) || !get_collation_isdeterministic(coll))
+		return false;
+	return GetDatabaseEncoding() == PG_UTF8;
+}
+
 ArrowSkipQuals *
 arrow_skip_quals_build(List *quals, Index scanrelid, TupleDesc tupdesc, PlanState *ps)
 {
@@ -232,6 +261,18 @@ arrow_skip_quals_build(List *quals, Index scanrelid, TupleDesc tupdesc, PlanStat
 		if (var->varno != scanrelid || var->varlevelsup != 0 || var->varattno <= 0 ||
 			var->varattno > tupdesc->natts)
 			continue;
+		if (text_equality(op, TupleDescAttr(tupdesc, var->varattno - 1)->atttypid,
+						  exprType((Node *) val)))
+		{
+			q = &sq->q[sq->n++];
+			q->attno = var->varattno - 1;
+			q->strategy = BTEqualStrategyNumber;
+			q->domain = DOM_TEXT;
+			q->value_expr = val;
+			if (IsA(val, Param))
+				q->value_state = ExecInitExpr(val, ps);
+			continue;
+		}
 		if (!domain_of(TupleDescAttr(tupdesc, var->varattno - 1)->atttypid, &dom))
 			continue;
 		strategy = btree_strategy(op->opno, TupleDescAttr(tupdesc, var->varattno - 1)->atttypid,
@@ -291,6 +332,8 @@ arrow_skip_quals_describe(ArrowSkipQuals *sq, TupleDesc tupdesc)
 			{
 				getTypeOutputInfo(c->consttype, &out, &varlena);
 				v = OidOutputFunctionCall(out, c->constvalue);
+				if (q->domain == DOM_TEXT)
+					v = quote_literal_cstr(v);
 			}
 		}
 		else
@@ -307,6 +350,15 @@ arrow_skip_quals_describe(ArrowSkipQuals *sq, TupleDesc tupdesc)
 static void
 set_value(SkipQual *q, Datum d, Oid typid)
 {
+	if (q->domain == DOM_TEXT)
+	{
+		text	   *t = DatumGetTextPP(d);
+
+		q->tlen = VARSIZE_ANY_EXHDR(t);
+		q->tvalue = palloc(q->tlen + 1);
+		memcpy(q->tvalue, VARDATA_ANY(t), q->tlen);
+		return;
+	}
 	switch (typid)
 	{
 		case INT2OID:
@@ -379,6 +431,8 @@ convert_stat(const ArrowType *t, SkipDomain dom, ArrowStatValue *v)
 		return true;
 	switch (dom)
 	{
+		case DOM_TEXT:
+			return false;		/* no text statistics are used */
 		case DOM_INT:
 			return t->id == ARROW_TYPE_INT && !v->is_float;
 		case DOM_FLOAT:
@@ -442,7 +496,7 @@ arrow_skip_stats_load(ArrowFile *file, ArrowSkipQuals *sq, const int *field_of_a
 		SkipColStats *c = &st->col[i];
 		int			b;
 
-		if (f < 0 || file->schema.fields[f].has_dict)
+		if (f < 0 || file->schema.fields[f].has_dict || q->domain == DOM_TEXT)
 			continue;
 		if (!arrow_field_stats(file, f, &file->arena, &c->mins, &c->maxs))
 			continue;
@@ -576,6 +630,8 @@ row_value(const SkipQual *q, const ArrowArray *a, int64 i, __int128 *iv, double 
 
 	switch (q->domain)
 	{
+		case DOM_TEXT:
+			return false;		/* decided by row_text_rejected */
 		case DOM_INT:
 			*iv = arrow_get_int(a, i);
 			return true;
@@ -621,8 +677,26 @@ column_filterable(const SkipQual *q, const ArrowArray *a)
 			return t->id == ARROW_TYPE_DATE;
 		case DOM_TIMESTAMP:
 			return t->id == ARROW_TYPE_TIMESTAMP;
+		case DOM_TEXT:
+			return t->id == ARROW_TYPE_UTF8 || t->id == ARROW_TYPE_LARGE_UTF8;
 	}
 	return false;
+}
+
+/*
+ * Can row i (not NULL) be rejected by "= q->tvalue"?  Equal bytes pass; a
+ * value that differs is rejected only if it is valid UTF-8, so that an
+ * invalid value still reaches the conversion that reports it.
+ */
+static bool
+row_text_rejected(const SkipQual *q, const ArrowArray *a, int64 i)
+{
+	int64		len;
+	const uint8 *p = arrow_get_bytes(a, i, &len);
+
+	if (len == q->tlen && memcmp(p, q->tvalue, len) == 0)
+		return false;
+	return pg_verify_mbstr(PG_UTF8, (const char *) p, (int) len, true);
 }
 
 static bool
@@ -696,6 +770,15 @@ arrow_skip_filter_rows(ArrowSkipQuals *sq, const int *field_of_attr, const Arrow
 			{
 				keep[i] = false;	/* a strict comparison with NULL */
 				kept--;
+				continue;
+			}
+			if (q->domain == DOM_TEXT)
+			{
+				if (row_text_rejected(q, a, i))
+				{
+					keep[i] = false;
+					kept--;
+				}
 				continue;
 			}
 			if (!row_value(q, a, i, &iv, &dv))

@@ -114,6 +114,15 @@ BEGIN
   END LOOP;
 END $$;
 SELECT filtered_rows('SELECT count(*) FROM fdw_t WHERE id BETWEEN 5000 AND 5099') AS removed_by_arrow_filter;
+-- text equality is decided from the raw UTF-8 bytes too (deterministic
+-- collation, UTF-8 database); the answers must be the heap's
+SELECT filtered_rows('SELECT count(*) FROM fdw_t WHERE t = ''row 77''') AS removed_by_text_filter;
+SELECT filtered_rows('SELECT count(*) FROM fdw_t WHERE v = ''v5''') AS removed_by_varchar_filter;
+SELECT val, (SELECT count(*) FROM fdw_t WHERE t = val) AS arrow_t,
+       (SELECT count(*) FROM fdw_src WHERE t = val) AS heap_t,
+       (SELECT count(*) FROM fdw_t WHERE v = val) AS arrow_v,
+       (SELECT count(*) FROM fdw_src WHERE v = val) AS heap_v
+FROM unnest(ARRAY['row 77', '', 'v5', 'v999', 'no such value', NULL]) AS val;
 DROP FUNCTION filtered_rows(text);
 
 -- timestamptz against a timestamp depends on TimeZone: not used for skipping,
