@@ -165,23 +165,12 @@ report_status(WarpStatus st)
 
 /* ------------------------------------------------------------ dimensions */
 
-static int
-find_resno(Plan *plan, AttrNumber attno)
+/* the planner computed the output position: it must exist */
+static void
+check_resno(Plan *plan, int resno)
 {
-	ListCell   *lc;
-
-	foreach(lc, plan->targetlist)
-	{
-		TargetEntry *tle = lfirst(lc);
-		Expr	   *e = tle->expr;
-
-		while (e && IsA(e, RelabelType))
-			e = ((RelabelType *) e)->arg;
-		if (e && IsA(e, Var) && ((Var *) e)->varattno == attno)
-			return tle->resno;
-	}
-	elog(ERROR, "pg_warp: dimension column %d not in the plan's output", attno);
-	return 0;
+	if (resno < 1 || resno > list_length(plan->targetlist))
+		elog(ERROR, "pg_warp: dimension plan has no output column %d", resno);
 }
 
 static uint32
@@ -631,7 +620,7 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 		List	   *jn = lfirst(lc);
 		WarpDim    *d = &ws->dims[j++];
 		Plan	   *plan = lfirst(pc);
-		List	   *pattnos = lthird(jn);
+		List	   *presnos = lthird(jn);
 		ListCell   *ac;
 		int			k = 0;
 
@@ -639,16 +628,19 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 		d->dim_key = lsecond(jn);
 		d->ps = ExecInitNode(plan, estate, eflags);
 		node->custom_ps = lappend(node->custom_ps, d->ps);
-		d->key_resno = find_resno(plan, d->dim_key->varattno);
-		d->npay = list_length(pattnos);
+		d->key_resno = intVal(lfourth(jn));
+		d->npay = list_length(presnos);
 		d->pay_resno = palloc(sizeof(int) * Max(d->npay, 1));
 		d->pay_len = palloc(sizeof(int16) * Max(d->npay, 1));
 		d->pay_byval = palloc(sizeof(bool) * Max(d->npay, 1));
-		foreach(ac, pattnos)
+		check_resno(plan, d->key_resno);
+		foreach(ac, presnos)
 		{
-			int			resno = find_resno(plan, lfirst_int(ac));
-			TargetEntry *tle = list_nth(plan->targetlist, resno - 1);
+			int			resno = lfirst_int(ac);
+			TargetEntry *tle;
 
+			check_resno(plan, resno);
+			tle = list_nth(plan->targetlist, resno - 1);
 			d->pay_resno[k] = resno;
 			get_typlenbyval(exprType((Node *) tle->expr), &d->pay_len[k], &d->pay_byval[k]);
 			k++;
@@ -769,6 +761,58 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 }
 
+/* -------------------------------------------------------------- parallel */
+
+static Size
+warp_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return sizeof(ArrowSharedScan);
+}
+
+static void
+warp_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	WarpScanState *ws = (WarpScanState *) node;
+	ArrowSharedScan *sh = coordinate;
+
+	pg_atomic_init_u64(&sh->next_batch, 0);
+	pg_atomic_init_u64(&sh->batches_read, 0);
+	pg_atomic_init_u64(&sh->batches_skipped, 0);
+	pg_atomic_init_u64(&sh->bytes_read, 0);
+	pg_atomic_init_u64(&sh->rows_filtered, 0);
+	arrow_scan_use_shared(&ws->scan, sh);
+}
+
+static void
+warp_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	pg_atomic_write_u64(&((ArrowSharedScan *) coordinate)->next_batch, 0);
+}
+
+static void
+warp_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	arrow_scan_use_shared(&((WarpScanState *) node)->scan, coordinate);
+}
+
+/* the DSM goes away before EXPLAIN ANALYZE prints: keep the counters */
+static void
+warp_shutdown(CustomScanState *node)
+{
+	WarpScanState *ws = (WarpScanState *) node;
+	ArrowSharedScan *sh = ws->scan.shared;
+	ArrowSharedScan *local = &ws->scan.local_shared;
+
+	if (sh == local)
+		return;
+	pg_atomic_write_u64(&local->batches_read, pg_atomic_read_u64(&sh->batches_read));
+	pg_atomic_write_u64(&local->batches_skipped, pg_atomic_read_u64(&sh->batches_skipped));
+	pg_atomic_write_u64(&local->bytes_read, pg_atomic_read_u64(&sh->bytes_read));
+	pg_atomic_write_u64(&local->rows_filtered, pg_atomic_read_u64(&sh->rows_filtered));
+	pg_atomic_write_u64(&local->next_batch, pg_atomic_read_u64(&sh->next_batch));
+	arrow_scan_use_shared(&ws->scan, local);
+}
+
 CustomScanMethods warp_preagg_scan_methods = {
 	.CustomName = "WarpPreAgg",
 	.CreateCustomScanState = warp_create_state,
@@ -783,5 +827,10 @@ pgwarp_exec_init(void)
 	warp_preagg_exec_methods.EndCustomScan = warp_end;
 	warp_preagg_exec_methods.ReScanCustomScan = warp_rescan;
 	warp_preagg_exec_methods.ExplainCustomScan = warp_explain;
+	warp_preagg_exec_methods.EstimateDSMCustomScan = warp_estimate_dsm;
+	warp_preagg_exec_methods.InitializeDSMCustomScan = warp_init_dsm;
+	warp_preagg_exec_methods.ReInitializeDSMCustomScan = warp_reinit_dsm;
+	warp_preagg_exec_methods.InitializeWorkerCustomScan = warp_init_worker;
+	warp_preagg_exec_methods.ShutdownCustomScan = warp_shutdown;
 	RegisterCustomScanMethods(&warp_preagg_scan_methods);
 }

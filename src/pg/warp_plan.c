@@ -217,6 +217,22 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 	return true;
 }
 
+/* 1-based position of column v in a path's target, or -1 */
+static int
+target_position(PathTarget *pt, Var *v)
+{
+	ListCell   *lc;
+
+	foreach(lc, pt->exprs)
+	{
+		Var		   *e = plain_var(lfirst(lc));
+
+		if (e && e->varno == v->varno && e->varattno == v->varattno)
+			return foreach_current_index(lc) + 1;
+	}
+	return -1;
+}
+
 /* Fact quals in the order PostgreSQL would evaluate them (cheapest first). */
 static List *
 ordered_quals(PlannerInfo *root, List *rinfos)
@@ -557,14 +573,32 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 				   *dk,
 				   *pl;
 
+		ListCell   *dc = list_head(si.dims);
+
 		forthree(fk, si.fact_keys, dk, si.dim_keys, pl, si.payload)
 		{
-			List	   *pattnos = NIL;
+			/* the dimension plan outputs its path's target, in order */
+			PathTarget *dt = ((RelOptInfo *) lfirst(dc))->cheapest_total_path->pathtarget;
+			List	   *presnos = NIL;
 			ListCell   *vc;
+			int			key_resno = target_position(dt, lfirst(dk));
 
 			foreach(vc, (List *) lfirst(pl))
-				pattnos = lappend_int(pattnos, ((Var *) lfirst(vc))->varattno);
-			joins = lappend(joins, list_make3(lfirst(fk), lfirst(dk), pattnos));
+			{
+				int			r = target_position(dt, lfirst(vc));
+
+				if (r < 0)
+					key_resno = -1;
+				presnos = lappend_int(presnos, r);
+			}
+			if (key_resno < 0)
+			{
+				not_offloaded("a dimension plan does not output its key or group columns");
+				return;
+			}
+			joins = lappend(joins, list_make4(lfirst(fk), lfirst(dk), presnos,
+											  makeInteger(key_resno)));
+			dc = lnext(si.dims, dc);
 		}
 		cp->custom_private = list_make5(list_make2(makeInteger(si.fact->relid),
 												   makeInteger(bms_next_member(input_rel->relids, -1))),
@@ -584,6 +618,55 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 						 AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
 						 (List *) extra->havingQual, &final_costs, ngroups);
 	add_path(output_rel, (Path *) ap);
+
+	/*
+	 * The parallel plan: Finalize Aggregate -> Gather -> WarpPreAgg, every
+	 * participant claiming fact batches from a shared counter, building the
+	 * (small) dimension tables itself and emitting its own partial states.
+	 */
+	if (input_rel->consider_parallel && si.fact->consider_parallel &&
+		max_parallel_workers_per_gather > 0)
+	{
+		int			workers;
+		bool		dims_safe = true;
+		double		divisor;
+		CustomPath *pp;
+		GatherPath *gp;
+		double		grows;
+		Cost		dims_cost = 0;
+
+		foreach(lc, si.dims)
+		{
+			RelOptInfo *d = lfirst(lc);
+
+			dims_safe &= d->cheapest_total_path->parallel_safe;
+			dims_cost += d->cheapest_total_path->total_cost + WARP_BUILD_COST * d->rows;
+		}
+		workers = compute_parallel_worker(si.fact, fact_bytes / BLCKSZ, -1,
+										  max_parallel_workers_per_gather);
+		workers = Min(workers, (int) Min(fact_batches, (double) INT_MAX));
+		if (dims_safe && workers > 0)
+		{
+			divisor = workers + (parallel_leader_participation ? 1.0 : 0.0);
+			pp = makeNode(CustomPath);
+			memcpy(pp, cp, sizeof(CustomPath));
+			pp->path.parallel_aware = true;
+			pp->path.parallel_safe = true;
+			pp->path.parallel_workers = workers;
+			pp->path.rows = ngroups;
+			pp->path.startup_cost = WARP_STARTUP_COST + dims_cost +
+				(cost - WARP_STARTUP_COST - dims_cost) / divisor;
+			pp->path.total_cost = pp->path.startup_cost + ngroups * cpu_tuple_cost;
+			grows = ngroups * divisor;
+			gp = create_gather_path(root, cp->path.parent, &pp->path, si.partial_target,
+									NULL, &grows);
+			ap = create_agg_path(root, output_rel, &gp->path, output_rel->reltarget,
+								 parse->groupClause ? AGG_HASHED : AGG_PLAIN,
+								 AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
+								 (List *) extra->havingQual, &final_costs, ngroups);
+			add_path(output_rel, (Path *) ap);
+		}
+	}
 }
 
 static void

@@ -87,6 +87,22 @@ EXECUTE we_p(30, 31);
 EXECUTE we_p(NULL, 31);
 SELECT count(*), sum(price) FROM we_fact WHERE q BETWEEN 10 AND 20;
 
+-- a parallel plan: participants claim batches and emit their own partial states
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+ALTER TABLE we_dim1 SET (parallel_workers = 0);   -- keep the dimension a plain scan
+EXPLAIN (COSTS OFF)
+SELECT d1.grp, k2, count(*), sum(price), max(f8) FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2;
+SELECT d1.grp, k2, count(*), sum(price), max(f8) FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2 ORDER BY 1, 2;
+SELECT d1.grp, k2, count(*), sum(price), max(f8) FROM we_fact f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2 ORDER BY 1, 2;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+ALTER TABLE we_dim1 RESET (parallel_workers);
+
 -- not offloaded: an outer join, a text qual on the fact table, count(DISTINCT)
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM we_fact_a f LEFT JOIN we_dim2 d ON f.k2 = d.id;
