@@ -24,6 +24,8 @@
 
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_type.h"
+#include "commands/explain.h"
+#include "executor/instrument.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
@@ -33,6 +35,7 @@
 #include "optimizer/planner.h"
 #include "optimizer/prep.h"
 #include "optimizer/tlist.h"
+#include "tcop/tcopprot.h"
 #include "parser/parsetree.h"
 #include "utils/fmgroids.h"
 #include "utils/regproc.h"
@@ -70,11 +73,59 @@ typedef struct StarInfo
 	PathTarget *partial_target;
 } StarInfo;
 
+/*
+ * Why the last query planned in this backend was not offloaded (empty if it
+ * was, or touched no Arrow table); EXPLAIN VERBOSE prints it.
+ */
+static char last_reason[256];
+
 static bool
 not_offloaded(const char *why)
 {
 	elog(DEBUG1, "pg_warp: not offloaded: %s", why);
+	strlcpy(last_reason, why, sizeof(last_reason));
 	return false;
+}
+
+static ExplainOneQuery_hook_type prev_explain_hook = NULL;
+
+/*
+ * EXPLAIN as PostgreSQL does it (commands/explain.c, ExplainOneQuery), then,
+ * for VERBOSE text output, one line saying why pg_warp left the query to
+ * PostgreSQL.
+ */
+static void
+warp_explain_one_query(Query *query, int cursorOptions, IntoClause *into,
+					   ExplainState *es, const char *queryString,
+					   ParamListInfo params, QueryEnvironment *queryEnv)
+{
+	last_reason[0] = '\0';
+	if (prev_explain_hook)
+		prev_explain_hook(query, cursorOptions, into, es, queryString, params, queryEnv);
+	else
+	{
+		PlannedStmt *plan;
+		instr_time	planstart,
+					planduration;
+		BufferUsage bufusage_start,
+					bufusage;
+
+		if (es->buffers)
+			bufusage_start = pgBufferUsage;
+		INSTR_TIME_SET_CURRENT(planstart);
+		plan = pg_plan_query(query, queryString, cursorOptions, params);
+		INSTR_TIME_SET_CURRENT(planduration);
+		INSTR_TIME_SUBTRACT(planduration, planstart);
+		if (es->buffers)
+		{
+			memset(&bufusage, 0, sizeof(BufferUsage));
+			BufferUsageAccumDiff(&bufusage, &pgBufferUsage, &bufusage_start);
+		}
+		ExplainOnePlan(plan, into, es, queryString, params, queryEnv,
+					   &planduration, (es->buffers ? &bufusage : NULL));
+	}
+	if (es->verbose && es->format == EXPLAIN_FORMAT_TEXT && last_reason[0])
+		appendStringInfo(es->str, "pg_warp: not offloaded: %s\n", last_reason);
 }
 
 /* ------------------------------------------------------------ the star */
@@ -709,4 +760,6 @@ pgwarp_planner_init(void)
 	warp_preagg_path_methods.PlanCustomPath = warp_plan_custom_path;
 	prev_upper_paths_hook = create_upper_paths_hook;
 	create_upper_paths_hook = warp_upper_paths;
+	prev_explain_hook = ExplainOneQuery_hook;
+	ExplainOneQuery_hook = warp_explain_one_query;
 }

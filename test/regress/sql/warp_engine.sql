@@ -108,6 +108,20 @@ EXPLAIN (COSTS OFF)
 SELECT count(*) FROM we_fact_a f LEFT JOIN we_dim2 d ON f.k2 = d.id;
 EXPLAIN (COSTS OFF)
 SELECT count(DISTINCT k1) FROM we_fact_a;
+-- EXPLAIN VERBOSE says why a query was left to PostgreSQL
+CREATE FUNCTION we_reason(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP
+    IF l LIKE 'pg_warp:%' THEN RETURN NEXT l; END IF;
+  END LOOP;
+END $$;
+SELECT we_reason('SELECT count(*) FROM we_fact_a f LEFT JOIN we_dim2 d ON f.k2 = d.id');
+SELECT we_reason('SELECT count(DISTINCT k1) FROM we_fact_a');
+SELECT we_reason('SELECT sum(k2) FROM we_fact_a');
+SELECT we_reason('SELECT count(*) FROM we_fact_a WHERE k1::text = ''3''');
+SELECT we_reason('SELECT count(*) FROM we_fact_a f JOIN we_dim2 d ON f.k2 < d.id');
+SELECT count(*) AS no_reason_when_offloaded FROM we_reason('SELECT count(*) FROM we_fact_a');
 SET pg_warp.enabled = off;
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM we_fact_a;
