@@ -360,10 +360,8 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 bool
 warp_cpu_can_load(const ArrowField *f, WarpType type)
 {
-	const ArrowType *t = &f->type;
+	const ArrowType *t = &f->type;	/* the value type, also for dictionaries */
 
-	if (f->has_dict)
-		return false;
 	switch (type)
 	{
 		case WT_BOOL:
@@ -402,6 +400,112 @@ warp_cpu_can_load(const ArrowField *f, WarpType type)
 #define PG_TS_MIN (-INT64_C(211813488000000000))
 #define PG_TS_END INT64_C(9223371331200000000)
 
+/* Date32/Date64 raw value to PostgreSQL's DateADT; false if out of range */
+static inline bool
+conv_date(warp_int64 d, int unit, warp_int64 *out)
+{
+	if (unit == ARROW_DATE_MILLISECOND)
+		d = d >= 0 ? d / 86400000 : -((-(d + 1)) / 86400000) - 1;
+	d -= PG_EPOCH_DAYS;
+	if (d < PG_DATE_MIN || d >= PG_DATE_END)
+		return false;
+	*out = d;
+	return true;
+}
+
+/* Timestamp raw value in its unit to PostgreSQL's; false if out of range */
+static inline bool
+conv_timestamp(warp_int64 v, int unit, warp_int64 *out)
+{
+	warp_int64	us = 0;
+	bool		ovf = false;
+
+	switch (unit)
+	{
+		case ARROW_TIME_SECOND:
+			ovf = __builtin_mul_overflow(v, INT64_C(1000000), &us);
+			break;
+		case ARROW_TIME_MILLISECOND:
+			ovf = __builtin_mul_overflow(v, INT64_C(1000), &us);
+			break;
+		case ARROW_TIME_MICROSECOND:
+			us = v;
+			break;
+		default:
+			{
+				/* nanoseconds: round half away from zero, like arrow_fdw */
+				warp_int64	q = v / 1000,
+							r = v % 1000;
+
+				if (r >= 500)
+					q++;
+				else if (r <= -500)
+					q--;
+				us = q;
+			}
+	}
+	if (ovf || __builtin_sub_overflow(us, PG_EPOCH_USECS, &us) ||
+		us < PG_TS_MIN || us >= PG_TS_END)
+		return false;
+	*out = us;
+	return true;
+}
+
+/*
+ * A dictionary-encoded column: each selected row's index is looked up in
+ * the dictionary (indices were checked against its length at load time).
+ */
+static WarpLoadStatus
+load_dict_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
+{
+	const ArrowArray *a = &x->bcols[c];
+	const ArrowArray *dict = a->dictionary;
+	const ArrowType *t = &a->field->type;
+	bool		isfloat = WARP_TYPE_IS_FLOAT(x->p->cols[c].type);
+	warp_uint8 *nul = x->cn[c];
+	int			k;
+
+	if (dict == NULL)
+		return WARP_LOAD_UNSUPPORTED;
+	for (k = 0; k < n; k++)
+	{
+		int			i = sel[k];
+		warp_int64	row = x->vstart + i;
+		warp_int64	idx;
+
+		nul[i] = arrow_is_null(a, row);
+		if (nul[i])
+			continue;
+		idx = arrow_get_dict_index(a, row);
+		if (arrow_is_null(dict, idx))
+		{
+			nul[i] = 1;
+			continue;
+		}
+		if (isfloat)
+			x->cf[c][i] = arrow_get_double(dict, idx);
+		else if (t->id == ARROW_TYPE_DATE)
+		{
+			if (!conv_date(arrow_get_int(dict, idx), t->unit, &x->ci[c][i]))
+			{
+				*bad = i;
+				return WARP_LOAD_RANGE;
+			}
+		}
+		else if (t->id == ARROW_TYPE_TIMESTAMP)
+		{
+			if (!conv_timestamp(arrow_get_int(dict, idx), t->unit, &x->ci[c][i]))
+			{
+				*bad = i;
+				return WARP_LOAD_RANGE;
+			}
+		}
+		else
+			x->ci[c][i] = arrow_get_int(dict, idx);
+	}
+	return WARP_LOAD_OK;
+}
+
 /*
  * Load column c of the current vector at the positions of sel (late
  * materialization: a column is read only for the rows an expression needs,
@@ -422,6 +526,8 @@ load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 
 	if (!warp_cpu_can_load(a->field, (WarpType) cs->type))
 		return WARP_LOAD_UNSUPPORTED;
+	if (a->field->has_dict)
+		return load_dict_column(x, c, sel, n, bad);
 	if (a->validity == NULL)
 	{
 		if (dense)
@@ -492,20 +598,12 @@ load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 			for (k = 0; k < n; k++)
 			{
 				int			i = sel[k];
-				warp_int64	d;
 
-				if (nul[i])
-					continue;
-				d = arrow_get_int(a, x->vstart + i);
-				if (t->unit == ARROW_DATE_MILLISECOND)
-					d = d >= 0 ? d / 86400000 : -((-(d + 1)) / 86400000) - 1;
-				d -= PG_EPOCH_DAYS;
-				if (d < PG_DATE_MIN || d >= PG_DATE_END)
+				if (!nul[i] && !conv_date(arrow_get_int(a, x->vstart + i), t->unit, &out[i]))
 				{
 					*bad = i;
 					return WARP_LOAD_RANGE;
 				}
-				out[i] = d;
 			}
 		}
 		else if (t->id == ARROW_TYPE_TIMESTAMP)
@@ -513,43 +611,12 @@ load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 			for (k = 0; k < n; k++)
 			{
 				int			i = sel[k];
-				warp_int64	v,
-							us = 0;
-				bool		ovf = false;
 
-				if (nul[i])
-					continue;
-				v = arrow_get_int(a, x->vstart + i);
-				switch (t->unit)
-				{
-					case ARROW_TIME_SECOND:
-						ovf = __builtin_mul_overflow(v, INT64_C(1000000), &us);
-						break;
-					case ARROW_TIME_MILLISECOND:
-						ovf = __builtin_mul_overflow(v, INT64_C(1000), &us);
-						break;
-					case ARROW_TIME_MICROSECOND:
-						us = v;
-						break;
-					default:
-						{
-							warp_int64	q = v / 1000,
-										r = v % 1000;
-
-							if (r >= 500)
-								q++;
-							else if (r <= -500)
-								q--;
-							us = q;
-						}
-				}
-				if (ovf || __builtin_sub_overflow(us, PG_EPOCH_USECS, &us) ||
-					us < PG_TS_MIN || us >= PG_TS_END)
+				if (!nul[i] && !conv_timestamp(arrow_get_int(a, x->vstart + i), t->unit, &out[i]))
 				{
 					*bad = i;
 					return WARP_LOAD_RANGE;
 				}
-				out[i] = us;
 			}
 		}
 		else
@@ -1540,6 +1607,29 @@ warp_cpu_run_batch(WarpCpu *x, const ArrowArray *cols, warp_int64 nrows,
 		int			n = (int) (nrows - start < WARP_VEC ? nrows - start : WARP_VEC);
 		WarpStatus	st = run_vector(x, cols, start, n, keep, load_status, bad_col, bad_row);
 
+		/*
+		 * An error: PostgreSQL's executor, working row by row, reports the
+		 * first row's error, whichever stage (qual, aggregate argument) it
+		 * comes from.  Find that row by re-running the vector one row at a
+		 * time (the query fails either way, so the partial states the rows
+		 * leave behind do not matter).
+		 */
+		if (st != WARP_OK && st != WARP_STATUS_LOAD && st != WARP_ERR_OUT_OF_MEMORY)
+		{
+			int			k;
+
+			for (k = 0; k < n; k++)
+			{
+				WarpStatus	rst = run_vector(x, cols, start + k, 1, keep, load_status,
+											 bad_col, bad_row);
+
+				if (rst != WARP_OK)
+				{
+					st = rst;
+					break;
+				}
+			}
+		}
 		if (st == WARP_STATUS_LOAD)
 		{
 			*load_status = x->load_status;

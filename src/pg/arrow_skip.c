@@ -209,12 +209,16 @@ arrow_skip_quals_build(List *quals, Index scanrelid, TupleDesc tupdesc, PlanStat
 {
 	ArrowSkipQuals *sq = palloc0(sizeof(ArrowSkipQuals));
 	ListCell   *lc;
+	bool		safe_prefix;
+	int			recognized = -1;	/* count before the previous qual */
 
 	sq->q = palloc0(sizeof(SkipQual) * Max(list_length(quals), 1));
 	sq->nq = palloc0(sizeof(NullQual) * Max(list_length(quals), 1));
+	safe_prefix = true;
 	foreach(lc, quals)
 	{
 		OpExpr	   *op = (OpExpr *) lfirst(lc);
+
 		Expr	   *l;
 		Expr	   *r;
 		Var		   *var;
@@ -223,6 +227,20 @@ arrow_skip_quals_build(List *quals, Index scanrelid, TupleDesc tupdesc, PlanStat
 		SkipDomain	dom;
 		int			strategy;
 		SkipQual   *q;
+
+		/*
+		 * The executor evaluates the quals in list order, row by row.  A
+		 * batch or row rejected here never reaches the quals after the one
+		 * that rejected it, nor those before it: so only a prefix of quals
+		 * that cannot raise an error (the simple forms recognised below)
+		 * may be used, or an overflow PostgreSQL would report in an
+		 * earlier qual would go unreported.
+		 */
+		if (recognized >= 0 && sq->n + sq->nnull == recognized)
+			safe_prefix = false;	/* the previous qual was not recognised */
+		if (!safe_prefix)
+			break;
+		recognized = sq->n + sq->nnull;
 
 		/* IS [NOT] NULL on a plain column (not a row: its IS NULL means
 		 * "all fields null") */

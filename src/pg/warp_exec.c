@@ -268,6 +268,8 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	Datum	   *v = palloc(sizeof(Datum) * Max(d->npay, 1));
 	bool	   *nl = palloc(sizeof(bool) * Max(d->npay, 1));
 	int			k;
+	MemoryContext query_cxt = ws->css.ss.ps.state->es_query_cxt;
+	MemoryContext old;
 
 	d->npayloads = 0;
 	d->pcap = 64;
@@ -283,7 +285,15 @@ build_dim(WarpScanState *ws, WarpDim *d)
 		Datum		key;
 
 		CHECK_FOR_INTERRUPTS();
+
+		/*
+		 * The child runs in the query's context: a scan it starts lazily
+		 * (heap scan descriptor) must survive the reset of engine_cxt at a
+		 * rescan.
+		 */
+		old = MemoryContextSwitchTo(query_cxt);
 		slot = ExecProcNode(d->ps);
+		MemoryContextSwitchTo(old);
 		if (TupIsNull(slot))
 			break;
 		key = slot_getattr(slot, d->key_resno, &isnull);
