@@ -1273,6 +1273,24 @@ accumulate(WarpCpu *x, int a, warp_int64 ne)
 				}
 			}
 			break;
+		case WA_SUM_INT8:
+			for (e = 0; e < ne; e++)
+			{
+				int			i = epos[e];
+
+				if (ok[i])
+				{
+					WarpAggState *s = &gs[eg[e]];
+
+					/* do_int128_accum: 128 bits never overflow here */
+					warp_int128 w = warp_agg_wide(s) + iv[i];
+
+					s->count++;
+					s->wide_lo = (warp_uint64) w;
+					s->wide_hi = (warp_int64) (w >> 64);
+				}
+			}
+			break;
 		case WA_MIN:
 		case WA_MAX:
 			for (e = 0; e < ne; e++)

@@ -35,7 +35,17 @@ typedef struct WarpAggState
 	warp_int64	ival;			/* sum (wrapping, like int4_sum), min/max */
 	double		fval;			/* float sum, min/max; avg: Sx */
 	double		fsxx;			/* avg(float): Sxx */
+	/* sum(int8): exact 128-bit sum, as two halves (memory from palloc is
+	 * only 8-byte aligned, too little for an __int128 member) */
+	warp_uint64 wide_lo;
+	warp_int64	wide_hi;
 } WarpAggState;
+
+static inline warp_int128
+warp_agg_wide(const WarpAggState *s)
+{
+	return (warp_int128) (((warp_uint128) (warp_uint64) s->wide_hi << 64) | s->wide_lo);
+}
 
 /* What a run did, for EXPLAIN ANALYZE. */
 typedef struct WarpCpuCounters

@@ -153,7 +153,7 @@ warp_program_validate(const WarpProgram *p)
 	{
 		const WarpAggSpec *a = &p->aggs[i];
 
-		if (a->kind > WA_AVG_FLOAT)
+		if (a->kind > WA_SUM_INT8)
 			return "bad aggregate";
 		if (a->kind == WA_COUNT_STAR ? a->arg != -1 : !node_ok(p, a->arg, p->nnodes))
 			return "bad aggregate argument";

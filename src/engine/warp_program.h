@@ -28,7 +28,7 @@
 #include "warp_defs.h"
 
 /* version of this format; bump when a struct or an enum changes */
-#define WARP_PROGRAM_VERSION 1
+#define WARP_PROGRAM_VERSION 2
 
 typedef enum WarpType
 {
@@ -144,8 +144,10 @@ typedef enum WarpAggKind
 	WA_MIN,						/* min(x): x's type, NULL if no input */
 	WA_MAX,
 	WA_SUM_FLOAT,				/* sum(float4|float8): arg's type */
-	WA_AVG_FLOAT				/* avg(float4|float8): float8[3] {N, Sx, Sxx}
+	WA_AVG_FLOAT,				/* avg(float4|float8): float8[3] {N, Sx, Sxx}
 								 * (Youngs-Cramer, like float8_accum) */
+	WA_SUM_INT8					/* sum/avg(int8): count and 128-bit sum, sent
+								 * as int8_avg_serialize's bytea */
 } WarpAggKind;
 
 typedef struct WarpAggSpec

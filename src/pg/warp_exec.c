@@ -23,6 +23,7 @@
 #include "common/hashfn.h"
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
+#include "libpq/pqformat.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -480,6 +481,43 @@ run_engine(WarpScanState *ws)
 	ws->scan_ms = INSTR_TIME_GET_MILLISEC(t1);
 }
 
+/*
+ * sum(int8) and avg(int8) keep an internal state (PolyNumAggState); their
+ * partial Aggref carries it serialized as PostgreSQL 15's
+ * int8_avg_serialize writes it: the count (int64), then the sum as
+ * numericvar_serialize writes a NumericVar — ndigits, weight, sign and
+ * dscale as int32, then the base-10000 digits as int16, most significant
+ * first, as int128_to_numericvar produces them.  int8_avg_deserialize on
+ * the Finalize side reads it back; the regression and differential tests
+ * compare the results with PostgreSQL's own.
+ */
+#define WARP_NUMERIC_POS 0x0000
+#define WARP_NUMERIC_NEG 0x4000
+static Datum
+int8_sum_state(int64 n, warp_int128 sum)
+{
+	unsigned __int128 mag = sum < 0 ? -(unsigned __int128) sum : (unsigned __int128) sum;
+	int16		digits[16];
+	int			nd = 0,
+				i;
+	StringInfoData buf;
+
+	while (mag != 0)
+	{
+		digits[nd++] = (int16) (mag % 10000);
+		mag /= 10000;
+	}
+	pq_begintypsend(&buf);
+	pq_sendint64(&buf, n);
+	pq_sendint32(&buf, nd);
+	pq_sendint32(&buf, nd > 0 ? nd - 1 : 0);	/* weight */
+	pq_sendint32(&buf, sum < 0 ? WARP_NUMERIC_NEG : WARP_NUMERIC_POS);
+	pq_sendint32(&buf, 0);		/* dscale */
+	for (i = nd - 1; i >= 0; i--)
+		pq_sendint16(&buf, digits[i]);
+	return PointerGetDatum(pq_endtypsend(&buf));
+}
+
 /* the transition state of aggregate a for group g */
 static Datum
 agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
@@ -516,6 +554,8 @@ agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
 			*isnull = s->count == 0;
 			return argtype == FLOAT4OID ? Float4GetDatum((float4) s->fval)
 				: Float8GetDatum(s->fval);
+		case WA_SUM_INT8:
+			return int8_sum_state(s->count, warp_agg_wide(s));
 		case WA_AVG_FLOAT:
 			/* float8_accum's state: float8[3] {N, Sx, Sxx} */
 			d[0] = Float8GetDatum((float8) s->count);

@@ -346,6 +346,9 @@ agg_kind(Aggref *agg, Oid *argtype)
 		case F_AVG_INT2:
 		case F_AVG_INT4:
 			return WA_AVG_INT;
+		case F_SUM_INT8:
+		case F_AVG_INT8:
+			return WA_SUM_INT8;
 		case F_SUM_FLOAT4:
 		case F_SUM_FLOAT8:
 			return WA_SUM_FLOAT;

@@ -22,7 +22,8 @@ SQLSTATE.
 The tables are a few rows each, far below the size where the planner would
 choose the engine on cost, so the session raises cpu_tuple_cost and
 cpu_operator_cost (the same settings for both runs): they change plan
-choice only, never results.
+choice only, never results.  (A query on an empty table alone still costs
+the same either way, so those few are checked for results only.)
 
 The helpers (Star, check, ...) are shared with test_engine_differential.py.
 """
@@ -32,12 +33,10 @@ import os
 import re
 import shutil
 import struct
-import time
 import tempfile
-from decimal import Decimal
+import time
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.ipc as ipc
 import pytest
@@ -195,11 +194,10 @@ class Star:
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def table(self, name, cols, rows=None, arrow=True, batch_rows=None, arrow_table=None,
-              compression=None, empty_batch=False, arrow_types=None, stats=False):
+              compression=None, empty_batch=False, stats=False):
         """cols: [(name, pgtype)]; rows: tuples of Python values.
         arrow_table: the Arrow data to write instead (other encodings); the
         CSV is then written from its columns cast to the plain types.
-        arrow_types: {column: pyarrow type} overriding PA_TYPE.
         stats: write per-batch min/max statistics (docs/arrow-statistics.md)
         so that arrow_fdw skips batches."""
         names = [c for c, _ in cols]
@@ -209,8 +207,7 @@ class Star:
             rows = list(rows or [])
             arrays = []
             for i, (c, t) in enumerate(cols):
-                typ = (arrow_types or {}).get(c, PA_TYPE[t])
-                arrays.append(pa.array([r[i] for r in rows], type=typ))
+                arrays.append(pa.array([r[i] for r in rows], type=PA_TYPE[t]))
             arrow_table = pa.Table.from_arrays(arrays, names=names)
         plain = pa.Table.from_arrays(
             [col.dictionary_decode() if pa.types.is_dictionary(col.type) else col
@@ -1269,7 +1266,8 @@ def test_scan_qual_order(mk):
     check(s, "SELECT count(*) FROM f WHERE (a + 1) IS NULL AND k = 5", expect="error:22003")
     check(s, "SELECT count(*), count(DISTINCT a) FROM f WHERE (a + 1) IS NULL AND k = 5",
           offload=False, expect="error:22003")
-    check(s, "SELECT count(*) FROM f WHERE k = 5 AND (a + 1) IS NULL", expect=lambda r: r == [(0,)])
+    # written the other way round: whatever PostgreSQL's own order gives
+    check(s, "SELECT count(*) FROM f WHERE k = 5 AND (a + 1) IS NULL")
 
 
 def test_join_key_ranges(mk):
@@ -1362,3 +1360,177 @@ def test_columns_used_on_some_rows(mk):
               "SELECT NULLIF(c, 0::int2) AS k, sum(b) FILTER (WHERE x IS NOT NULL) FROM f WHERE a IS NOT NULL "
               "GROUP BY 1"):
         check(s, q, expect=nonempty)
+
+
+def _fact_rows(n, seed=0):
+    out = []
+    for i in range(n):
+        j = (i * 7919 + seed) % 1000
+        out.append((i, j % 13 if j % 17 else None, (j % 101) - 50, None if j % 9 == 0 else j * 0.5))
+    return out
+
+
+SMALL_FACT = [("id", "int4"), ("k", "int4"), ("v", "int4"), ("x", "float8")]
+
+
+def test_multiple_files(mk):
+    """A fact table over several files (`files`, `dir`), one of them empty,
+    with different batch sizes."""
+    s = mk()
+    parts = [_fact_rows(1500, 1), [], _fact_rows(700, 2), _fact_rows(2100, 3)]
+    for n, rows in enumerate(parts):
+        s.table("p%d" % n, SMALL_FACT, rows, batch_rows=[500, None, 333, 1024][n])
+    allrows = [r for p in parts for r in p]
+    s.table("f", SMALL_FACT, allrows, arrow=False)     # the oracle's copy
+    s.conn.execute("DROP TABLE %s.f" % s.w)
+    files = ",".join(s.files["p%d" % n] for n in range(4))
+    ddl = ", ".join("%s %s" % c for c in SMALL_FACT)
+    s.conn.execute("CREATE FOREIGN TABLE %s.f (%s) SERVER arrow_fdw OPTIONS (files '%s')" % (s.w, ddl, files))
+    s.conn.execute("ANALYZE %s.f" % s.w)
+    s.table("d", [("k", "int4"), ("n", "text")], [(k, "n%d" % (k % 4)) for k in range(13)], arrow=False)
+    for q in ("SELECT count(*), sum(v), avg(x), min(id), max(id) FROM f",
+              "SELECT k, count(*), sum(v), max(x) FROM f WHERE v > -20 GROUP BY k",
+              "SELECT d.n, count(*), sum(f.v), sum(f.x) FROM f JOIN d ON f.k = d.k GROUP BY d.n"):
+        check(s, q, expect=nonempty)
+    # the same files as a directory
+    s2 = mk("dir")
+    os.makedirs(os.path.join(s2.dir, "parts"))
+    os.chmod(os.path.join(s2.dir, "parts"), 0o755)
+    for n in range(4):
+        shutil.copy(s.files["p%d" % n], os.path.join(s2.dir, "parts", "part%d.arrow" % n))
+    s2.table("f", SMALL_FACT, allrows, arrow=False)
+    s2.conn.execute("DROP TABLE %s.f" % s2.w)
+    s2.conn.execute("CREATE FOREIGN TABLE %s.f (%s) SERVER arrow_fdw OPTIONS (dir '%s')"
+                    % (s2.w, ddl, os.path.join(s2.dir, "parts")))
+    s2.conn.execute("ANALYZE %s.f" % s2.w)
+    check(s2, "SELECT k, count(*), sum(v), avg(x) FROM f GROUP BY k", expect=nonempty)
+
+
+def test_writable_table_visibility(mk):
+    """A writable arrow_fdw fact table: rows of a rolled-back INSERT are
+    invisible, the transaction's own uncommitted rows are visible to it."""
+    s = mk()
+    wdir = os.path.join(s.dir, "w")
+    os.makedirs(wdir)
+    os.chmod(wdir, 0o777)
+    ddl = ", ".join("%s %s" % c for c in SMALL_FACT)
+    s.table("src1", SMALL_FACT, _fact_rows(1200, 5), arrow=False)
+    s.table("src2", SMALL_FACT, _fact_rows(900, 6), arrow=False)
+    s.table("d", [("k", "int4"), ("n", "text")], [(k, "n%d" % (k % 3)) for k in range(13)], arrow=False)
+    s.conn.execute("CREATE FOREIGN TABLE %s.f (%s) SERVER arrow_fdw OPTIONS (file '%s', writable 'true')"
+                   % (s.w, ddl, os.path.join(wdir, "f.arrow")))
+    s.conn.execute("CREATE TABLE %s.f (%s)" % (s.h, ddl))
+    for t in (s.w, s.h):
+        s.conn.execute("INSERT INTO %s.f SELECT * FROM %s.src1" % (t, s.h))
+    s.conn.execute("ANALYZE %s.f" % s.w)
+    queries = ("SELECT count(*), sum(v), avg(x), max(id) FROM f",
+               "SELECT d.n, count(*), sum(f.v) FROM f JOIN d ON f.k = d.k GROUP BY d.n")
+    for q in queries:
+        check(s, q, expect=nonempty)
+    # rolled back: invisible
+    s.conn.execute("BEGIN")
+    s.conn.execute("INSERT INTO %s.f SELECT * FROM %s.src2" % (s.w, s.h))
+    s.conn.execute("ROLLBACK")
+    for q in queries:
+        check(s, q, expect=nonempty)
+    # our own uncommitted rows: visible to us
+    s.conn.execute("BEGIN")
+    try:
+        for t in (s.w, s.h):
+            s.conn.execute("INSERT INTO %s.f SELECT * FROM %s.src2 WHERE id %% 2 = 0" % (t, s.h))
+        for q in queries:
+            check(s, q, expect=nonempty)
+    finally:
+        s.conn.execute("ROLLBACK")
+    for q in queries:
+        check(s, q, expect=nonempty)
+
+
+def test_many_groups(mk):
+    """Tens of thousands of groups (group table growth across batches),
+    on fact keys and on a large dimension's payload."""
+    s = mk()
+    rows = [(i, (i * 7) % 40000, i % 3, (i * 13) % 1000 - 500, (i % 97) * 0.5) for i in range(60000)]
+    s.table("f", [("id", "int4"), ("g", "int4"), ("h", "int2"), ("v", "int4"), ("x", "float8")], rows,
+            batch_rows=7000)
+    s.table("d", [("k", "int4"), ("n", "text")], [(k, "name%05d" % (k // 2)) for k in range(40000)],
+            arrow=False)
+    check(s, "SELECT g, count(*), sum(v), max(x) FROM f GROUP BY g", expect=lambda r: len(r) == 40000)
+    check(s, "SELECT g, h, count(*), min(v) FROM f WHERE v > 0 GROUP BY g, h")
+    check(s, "SELECT d.n, f.h, count(*), sum(f.v), avg(f.x) FROM f JOIN d ON f.g = d.k GROUP BY d.n, f.h",
+          expect=lambda r: len(r) > 10000)
+
+
+def test_self_join_and_partitioned_dimension(mk):
+    s = mk()
+    rows = _fact_rows(2000, 7)
+    s.table("f", SMALL_FACT, rows, batch_rows=600)
+    s.table("f2", SMALL_FACT, rows[:300])
+    s.conn.execute("CREATE TABLE %s.dp (k int4, n text) PARTITION BY RANGE (k)" % s.w)
+    s.conn.execute("CREATE TABLE %s.dp_lo PARTITION OF %s.dp FOR VALUES FROM (MINVALUE) TO (6)" % (s.w, s.w))
+    s.conn.execute("CREATE TABLE %s.dp_hi PARTITION OF %s.dp FOR VALUES FROM (6) TO (MAXVALUE)" % (s.w, s.w))
+    s.conn.execute("CREATE TABLE %s.dp (k int4, n text)" % s.h)
+    for t in (s.w, s.h):
+        s.conn.execute("INSERT INTO %s.dp SELECT g, 'p' || (g %% 5) FROM generate_series(0, 12) g" % t)
+        s.conn.execute("ANALYZE %s.dp" % t)
+    check(s, "SELECT dp.n, count(*), sum(f.v) FROM f JOIN dp ON f.k = dp.k GROUP BY dp.n", expect=nonempty)
+    check(s, "SELECT dp.n, count(*) FROM f JOIN dp ON f.k = dp.k WHERE dp.k > 3 GROUP BY dp.n", expect=nonempty)
+    # an Arrow table as the dimension of another (the larger is the fact table)
+    check(s, "SELECT f2.k, count(*), sum(f.v) FROM f JOIN f2 ON f.id = f2.id GROUP BY f2.k", expect=nonempty)
+    check(s, "SELECT count(*), sum(f.x), sum(f2.v) FROM f JOIN f2 ON f.v = f2.id", offload=False)
+
+
+def test_aggregate_expressions(base):
+    """Repeated aggregates, expressions over aggregates and over group keys,
+    aggregates of group keys."""
+    check(base, "SELECT g, sum(a), sum(a) * 2, sum(a) FILTER (WHERE b > 2), count(*), count(*) + 1, "
+                "sum(g), max(g) FROM f GROUP BY g HAVING sum(a) IS NOT NULL OR count(*) > 0")
+    check(base, "SELECT sum(a) / count(*), avg(a) - min(a), max(x) - min(x) FROM f WHERE x < 100::float8")
+    check(base, "SELECT d.name, sum(f.s) + count(*) AS total, sum(f.s) FROM f JOIN d ON f.k = d.dk "
+                "GROUP BY d.name ORDER BY 2 DESC, 1 NULLS LAST", ordered=True)
+    check(base, "SELECT count(*), count(1), count(k), count(fl), count(dt), count(x) FROM f")
+
+
+def test_explain_analyze(base):
+    """EXPLAIN ANALYZE runs the engine too (counters, timings)."""
+    conn = base.conn
+    set_side(conn, base.w, True)
+    for q in ("SELECT g, count(*), sum(a) FROM f GROUP BY g",
+              "SELECT d.name, count(*) FROM f JOIN d ON f.k = d.dk WHERE f.b > 1 GROUP BY d.name"):
+        res = run(conn, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + q)
+        assert res[0] == "ok", (q, res)
+        text = "\n".join(r[0] for r in res[1])
+        assert "WarpPreAgg" in text and "Fact Rows" in text, text
+
+
+def test_parallel_plans(mk):
+    """With parallel query allowed, the pre-aggregation may run under a
+    Gather (each participant scanning part of the batches and building its
+    own dimension tables); results must not change."""
+    s = mk()
+    rows = [(i, (i * 31) % 200 if i % 19 else None, (i * 17) % 2000 - 1000, None if i % 7 == 0 else i * 0.125,
+             i % 5 == 0, (i * 7) % 200) for i in range(50000)]
+    s.table("f", [("id", "int4"), ("k", "int4"), ("v", "int4"), ("x", "float8"), ("b", "bool"), ("k2", "int8")],
+            rows, batch_rows=2000)
+    s.table("d", [("k", "int4"), ("n", "text")], [(k, "n%d" % (k % 9)) for k in range(200)] + [(7, "dup7")],
+            arrow=False)
+    s.table("da", [("k", "int4"), ("m", "text")], [(k, "m%d" % (k % 4)) for k in range(0, 200, 2)])
+    conn = s.conn
+    settings = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0", "parallel_tuple_cost = 0",
+                "min_parallel_table_scan_size = 0", "parallel_leader_participation = on"]
+    try:
+        for st in settings:
+            conn.execute("SET " + st)
+        for q in ("SELECT count(*), sum(v), avg(x), min(id), max(id) FROM f",
+                  "SELECT k, count(*), sum(v), max(x) FROM f WHERE v > -500 GROUP BY k",
+                  "SELECT d.n, count(*), sum(f.v), avg(f.x) FROM f JOIN d ON f.k = d.k GROUP BY d.n",
+                  "SELECT d.n, da.m, count(*), sum(f.v) FROM f JOIN d ON f.k = d.k JOIN da ON f.k2 = da.k "
+                  "WHERE f.b GROUP BY 1, 2",
+                  "SELECT b, count(*) FILTER (WHERE x > 100::float8), sum(v) FILTER (WHERE k IS NULL) FROM f "
+                  "GROUP BY b"):
+            check(s, q, expect=nonempty)
+        check(s, "SELECT count(*) FROM f WHERE v / (id % 1000) > 0", expect="error:22012")
+    finally:
+        for st in settings:
+            conn.execute("RESET " + st.split(" =")[0])
+        conn.execute("SET max_parallel_workers_per_gather = 0")

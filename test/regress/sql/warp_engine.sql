@@ -87,6 +87,20 @@ EXECUTE we_p(30, 31);
 EXECUTE we_p(NULL, 31);
 SELECT count(*), sum(price) FROM we_fact WHERE q BETWEEN 10 AND 20;
 
+-- sum/avg(int8): 128-bit sums sent as int8_avg_serialize's state, past int8's range
+EXPLAIN (COSTS OFF)
+SELECT k1 % 3, sum(k2 * 1000000000000000000) FROM we_fact_a GROUP BY 1;
+SELECT (SELECT count(*) FROM (
+          SELECT k1 % 3, sum(k2 * 1000000000000000000), avg(k2 * -1000000000000000000),
+                 sum(-9223372036854775807 + k2), avg(k2), sum(k2) FILTER (WHERE q > 30)
+          FROM we_fact_a GROUP BY 1
+          EXCEPT ALL
+          SELECT k1 % 3, sum(k2 * 1000000000000000000), avg(k2 * -1000000000000000000),
+                 sum(-9223372036854775807 + k2), avg(k2), sum(k2) FILTER (WHERE q > 30)
+          FROM we_fact GROUP BY 1) x) AS differing_groups,
+       (SELECT sum(k2 * 1000000000000000000) FROM we_fact_a) AS total;
+SELECT sum(k2), avg(k2) FROM we_fact_a WHERE k2 > 100;
+
 -- a parallel plan: participants claim batches and emit their own partial states
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
