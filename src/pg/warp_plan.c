@@ -733,6 +733,14 @@ warp_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 		return;
 	if (input_rel->reloptkind != RELOPT_BASEREL && input_rel->reloptkind != RELOPT_JOINREL)
 		return;
+	if (pgwarp_mode == PGWARP_MODE_GPU)
+	{
+		/* "GPU only": there is no GPU driver yet, so nothing is offloaded */
+		last_reason[0] = '\0';
+		strlcpy(last_reason, "pg_warp.mode = gpu, and the GPU driver is not built yet",
+				sizeof(last_reason));
+		return;
+	}
 	try_preagg(root, input_rel, output_rel, (GroupPathExtraData *) extra);
 }
 

@@ -94,7 +94,7 @@ def test_normal_run_writes_outputs_and_skips_unavailable_modes(pgwarp, bench_db,
             assert x["runs"] == "2" and x["rows"] == expect_rows[x["query"]], x
             assert 0 < float(x["min_s"]) <= float(x["median_s"]) <= float(x["max_s"]), x
         else:
-            # no pg_warp custom plans exist yet: reported, not dropped
+            # the *_arrow tables here are heap tables, so no pg_warp plan: reported, not dropped
             assert x["status"] == "SKIPPED", x
             assert "pg_warp plan node" in x["note"], x
             assert x["median_s"] == "", x

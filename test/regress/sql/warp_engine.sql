@@ -135,6 +135,9 @@ SELECT we_reason('SELECT count(DISTINCT k1) FROM we_fact_a');
 SELECT we_reason('SELECT sum(k2) FROM we_fact_a');
 SELECT we_reason('SELECT count(*) FROM we_fact_a WHERE k1::text = ''3''');
 SELECT we_reason('SELECT count(*) FROM we_fact_a f JOIN we_dim2 d ON f.k2 < d.id');
+SET pg_warp.mode = gpu;
+SELECT we_reason('SELECT count(*) FROM we_fact_a');
+RESET pg_warp.mode;
 SELECT count(*) AS no_reason_when_offloaded FROM we_reason('SELECT count(*) FROM we_fact_a');
 SET pg_warp.enabled = off;
 EXPLAIN (COSTS OFF)
