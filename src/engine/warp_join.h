@@ -22,6 +22,7 @@
 #define WARP_JOIN_H
 
 #include "warp_defs.h"
+#include "warp_ops_text.h"
 
 /* Memory for engine structures.  The backend passes a palloc wrapper. */
 typedef struct WarpAlloc
@@ -60,19 +61,8 @@ extern WarpJoinTable *warp_join_build(const WarpAlloc *alloc, const warp_int64 *
 /* bytes a table of n rows with this key range would take (planning) */
 extern warp_int64 warp_join_estimate_bytes(warp_int64 n);
 
-static inline warp_uint64
-warp_hash_int64(warp_int64 k)
-{
-	warp_uint64 h = (warp_uint64) k;
-
-	h ^= h >> 33;
-	h *= UINT64_C(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64_C(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
-	return h;
-}
-
+/* keys hash with the engine's integer key hash, warp_hash_int64()
+ * (warp_ops_text.h: the widened value, so int4 = int8 keys meet) */
 /* First build row whose key equals k, or -1. */
 static inline warp_int32
 warp_join_lookup(const WarpJoinTable *t, warp_int64 k)
