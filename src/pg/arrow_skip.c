@@ -33,6 +33,7 @@
 #include "utils/timestamp.h"
 
 #include "arrow_skip.h"
+#include "warp.h"
 
 /* btree float_ops and datetime_ops (pg_opfamily.dat gives them no macro) */
 #define FLOAT_BTREE_FAM_OID		1970
@@ -204,107 +205,107 @@ text_equality(OpExpr *op, Oid var_type, Oid value_type)
 	return GetDatabaseEncoding() == PG_UTF8;
 }
 
+/*
+ * Add clause to sq if it has a form decided from statistics or raw values
+ * ("column OP value", "text_column = value", "column IS [NOT] NULL");
+ * false if it has none of them.
+ */
+static bool
+add_qual(ArrowSkipQuals *sq, Expr *clause, Index scanrelid, TupleDesc tupdesc, PlanState *ps)
+{
+	OpExpr	   *op = (OpExpr *) clause;
+	Expr	   *l;
+	Expr	   *r;
+	Var		   *var;
+	Expr	   *val;
+	bool		var_left;
+	Oid			vartype;
+	SkipDomain	dom;
+	int			strategy;
+	SkipQual   *q;
+
+	/* IS [NOT] NULL on a plain column (not a row: its IS NULL means "all
+	 * fields null") */
+	if (IsA(clause, NullTest))
+	{
+		NullTest   *nt = (NullTest *) clause;
+		Var		   *v = (Var *) strip(nt->arg);
+
+		if (nt->argisrow || !IsA(v, Var) || v->varno != scanrelid ||
+			v->varlevelsup != 0 || v->varattno <= 0 || v->varattno > tupdesc->natts)
+			return false;
+		sq->nq[sq->nnull].attno = v->varattno - 1;
+		sq->nq[sq->nnull].is_null = nt->nulltesttype == IS_NULL;
+		sq->nnull++;
+		return true;
+	}
+	if (!IsA(clause, OpExpr) || list_length(op->args) != 2)
+		return false;
+	l = strip(linitial(op->args));
+	r = strip(lsecond(op->args));
+	if (IsA(l, Var) && (IsA(r, Const) || IsA(r, Param)))
+	{
+		var = (Var *) l;
+		val = r;
+		var_left = true;
+	}
+	else if (IsA(r, Var) && (IsA(l, Const) || IsA(l, Param)))
+	{
+		var = (Var *) r;
+		val = l;
+		var_left = false;
+	}
+	else
+		return false;
+	if (var->varno != scanrelid || var->varlevelsup != 0 || var->varattno <= 0 ||
+		var->varattno > tupdesc->natts)
+		return false;
+	vartype = TupleDescAttr(tupdesc, var->varattno - 1)->atttypid;
+	if (text_equality(op, vartype, exprType((Node *) val)))
+	{
+		dom = DOM_TEXT;
+		strategy = BTEqualStrategyNumber;
+	}
+	else
+	{
+		if (!domain_of(vartype, &dom))
+			return false;
+		strategy = btree_strategy(op->opno, vartype, dom, exprType((Node *) val));
+		if (strategy == 0)
+			return false;
+		if (!var_left)
+			strategy = commute_strategy(strategy);
+	}
+	q = &sq->q[sq->n++];
+	q->attno = var->varattno - 1;
+	q->strategy = strategy;
+	q->domain = dom;
+	q->value_expr = val;
+	if (IsA(val, Param))
+		q->value_state = ExecInitExpr(val, ps);
+	return true;
+}
+
 ArrowSkipQuals *
 arrow_skip_quals_build(List *quals, Index scanrelid, TupleDesc tupdesc, PlanState *ps)
 {
 	ArrowSkipQuals *sq = palloc0(sizeof(ArrowSkipQuals));
 	ListCell   *lc;
-	bool		safe_prefix;
-	int			recognized = -1;	/* count before the previous qual */
 
 	sq->q = palloc0(sizeof(SkipQual) * Max(list_length(quals), 1));
 	sq->nq = palloc0(sizeof(NullQual) * Max(list_length(quals), 1));
-	safe_prefix = true;
+
+	/*
+	 * The executor evaluates the quals in list order, row by row.  A batch
+	 * or row rejected here never reaches the quals after the one that
+	 * rejected it, nor those before it: so only the leading quals of the
+	 * simple forms above, which cannot raise an error, may be used, or an
+	 * overflow PostgreSQL would report in an earlier qual would go
+	 * unreported.
+	 */
 	foreach(lc, quals)
-	{
-		OpExpr	   *op = (OpExpr *) lfirst(lc);
-
-		Expr	   *l;
-		Expr	   *r;
-		Var		   *var;
-		Expr	   *val;
-		bool		var_left;
-		SkipDomain	dom;
-		int			strategy;
-		SkipQual   *q;
-
-		/*
-		 * The executor evaluates the quals in list order, row by row.  A
-		 * batch or row rejected here never reaches the quals after the one
-		 * that rejected it, nor those before it: so only a prefix of quals
-		 * that cannot raise an error (the simple forms recognised below)
-		 * may be used, or an overflow PostgreSQL would report in an
-		 * earlier qual would go unreported.
-		 */
-		if (recognized >= 0 && sq->n + sq->nnull == recognized)
-			safe_prefix = false;	/* the previous qual was not recognised */
-		if (!safe_prefix)
+		if (!add_qual(sq, lfirst(lc), scanrelid, tupdesc, ps))
 			break;
-		recognized = sq->n + sq->nnull;
-
-		/* IS [NOT] NULL on a plain column (not a row: its IS NULL means
-		 * "all fields null") */
-		if (IsA(op, NullTest))
-		{
-			NullTest   *nt = (NullTest *) op;
-			Var		   *v = (Var *) strip(nt->arg);
-
-			if (!nt->argisrow && IsA(v, Var) && v->varno == scanrelid &&
-				v->varlevelsup == 0 && v->varattno > 0 && v->varattno <= tupdesc->natts)
-			{
-				sq->nq[sq->nnull].attno = v->varattno - 1;
-				sq->nq[sq->nnull].is_null = nt->nulltesttype == IS_NULL;
-				sq->nnull++;
-			}
-			continue;
-		}
-		if (!IsA(op, OpExpr) || list_length(op->args) != 2)
-			continue;
-		l = strip(linitial(op->args));
-		r = strip(lsecond(op->args));
-		if (IsA(l, Var) && (IsA(r, Const) || IsA(r, Param)))
-		{
-			var = (Var *) l;
-			val = r;
-			var_left = true;
-		}
-		else if (IsA(r, Var) && (IsA(l, Const) || IsA(l, Param)))
-		{
-			var = (Var *) r;
-			val = l;
-			var_left = false;
-		}
-		else
-			continue;
-		if (var->varno != scanrelid || var->varlevelsup != 0 || var->varattno <= 0 ||
-			var->varattno > tupdesc->natts)
-			continue;
-		if (text_equality(op, TupleDescAttr(tupdesc, var->varattno - 1)->atttypid,
-						  exprType((Node *) val)))
-		{
-			q = &sq->q[sq->n++];
-			q->attno = var->varattno - 1;
-			q->strategy = BTEqualStrategyNumber;
-			q->domain = DOM_TEXT;
-			q->value_expr = val;
-			if (IsA(val, Param))
-				q->value_state = ExecInitExpr(val, ps);
-			continue;
-		}
-		if (!domain_of(TupleDescAttr(tupdesc, var->varattno - 1)->atttypid, &dom))
-			continue;
-		strategy = btree_strategy(op->opno, TupleDescAttr(tupdesc, var->varattno - 1)->atttypid,
-								  dom, exprType((Node *) val));
-		if (strategy == 0)
-			continue;
-		q = &sq->q[sq->n++];
-		q->attno = var->varattno - 1;
-		q->strategy = var_left ? strategy : commute_strategy(strategy);
-		q->domain = dom;
-		q->value_expr = val;
-		if (IsA(val, Param))
-			q->value_state = ExecInitExpr(val, ps);
-	}
 	if (sq->n == 0 && sq->nnull == 0)
 		return NULL;
 	return sq;
@@ -377,30 +378,11 @@ set_value(SkipQual *q, Datum d, Oid typid)
 		memcpy(q->tvalue, VARDATA_ANY(t), q->tlen);
 		return;
 	}
-	switch (typid)
 	{
-		case INT2OID:
-			q->ivalue = DatumGetInt16(d);
-			break;
-		case INT4OID:
-			q->ivalue = DatumGetInt32(d);
-			break;
-		case INT8OID:
-			q->ivalue = DatumGetInt64(d);
-			break;
-		case FLOAT4OID:
-			q->dvalue = DatumGetFloat4(d);
-			break;
-		case FLOAT8OID:
-			q->dvalue = DatumGetFloat8(d);
-			break;
-		case DATEOID:
-			q->ivalue = DatumGetDateADT(d);
-			break;
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			q->ivalue = DatumGetTimestamp(d);
-			break;
+		int64		iv = 0;
+
+		warp_datum_value(d, typid, &iv, &q->dvalue);
+		q->ivalue = iv;
 	}
 }
 

@@ -61,5 +61,7 @@ extern void warp_builder_init(WarpBuilder *b, Index relid, ExprContext *econtext
 extern int	warp_compile_expr(WarpBuilder *b, Expr *expr);
 /* engine type of a PostgreSQL type; false if the engine has none */
 extern bool warp_type_of(Oid typid, WarpType *t);
+/* value of a Datum of an engine type: *ival or *fval as the type is */
+extern void warp_datum_value(Datum d, Oid typid, int64 *ival, double *fval);
 
 #endif							/* WARP_H */

@@ -61,6 +61,40 @@ warp_type_of(Oid typid, WarpType *t)
 	return false;
 }
 
+/*
+ * A Datum of an engine type as the engine holds it: integer-like types as
+ * int64 in PostgreSQL's own domain (DateADT days, Timestamp microseconds),
+ * floats as double.  Sets the one that applies.
+ */
+void
+warp_datum_value(Datum d, Oid typid, int64 *ival, double *fval)
+{
+	switch (typid)
+	{
+		case BOOLOID:
+			*ival = DatumGetBool(d);
+			break;
+		case INT2OID:
+			*ival = DatumGetInt16(d);
+			break;
+		case INT4OID:
+			*ival = DatumGetInt32(d);
+			break;
+		case DATEOID:
+			*ival = DatumGetDateADT(d);
+			break;
+		case FLOAT4OID:
+			*fval = DatumGetFloat4(d);
+			break;
+		case FLOAT8OID:
+			*fval = DatumGetFloat8(d);
+			break;
+		default:				/* int8, timestamp, timestamptz */
+			*ival = DatumGetInt64(d);
+			break;
+	}
+}
+
 static bool
 is_int_type(WarpType t)
 {
@@ -156,34 +190,7 @@ const_node(WarpBuilder *b, Oid typid, Datum value, bool isnull)
 		nd->flags |= WARP_NODE_NULL;
 		return n;
 	}
-	switch (typid)
-	{
-		case BOOLOID:
-			nd->ival = DatumGetBool(value);
-			break;
-		case INT2OID:
-			nd->ival = DatumGetInt16(value);
-			break;
-		case INT4OID:
-			nd->ival = DatumGetInt32(value);
-			break;
-		case INT8OID:
-			nd->ival = DatumGetInt64(value);
-			break;
-		case DATEOID:
-			nd->ival = DatumGetDateADT(value);
-			break;
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			nd->ival = DatumGetTimestamp(value);
-			break;
-		case FLOAT4OID:
-			nd->fval = DatumGetFloat4(value);
-			break;
-		case FLOAT8OID:
-			nd->fval = DatumGetFloat8(value);
-			break;
-	}
+	warp_datum_value(value, typid, &nd->ival, &nd->fval);
 	return n;
 }
 

@@ -112,24 +112,6 @@ engine_alloc(void *ctx, size_t size)
 									  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 }
 
-static int64
-datum_to_int64(Datum d, Oid typid)
-{
-	switch (typid)
-	{
-		case INT2OID:
-			return DatumGetInt16(d);
-		case INT4OID:
-			return DatumGetInt32(d);
-		case DATEOID:
-			return DatumGetDateADT(d);
-		case BOOLOID:
-			return DatumGetBool(d);
-		default:				/* int8, timestamp, timestamptz */
-			return DatumGetInt64(d);
-	}
-}
-
 static Datum
 engine_value_datum(int64 v, Oid typid)
 {
@@ -308,7 +290,11 @@ build_dim(WarpScanState *ws, WarpDim *d)
 			keys = repalloc_huge(keys, sizeof(int64) * cap);
 			pids = repalloc_huge(pids, sizeof(int32) * cap);
 		}
-		keys[n] = datum_to_int64(key, keytype);
+		{
+			double		unused;
+
+			warp_datum_value(key, keytype, &keys[n], &unused);
+		}
 		pids[n] = d->npay > 0 ? payload_id(d, v, nl) : 0;
 		if (d->npay == 0)
 			d->npayloads = 1;
@@ -776,22 +762,15 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (ws->ndims)
 		ExplainPropertyText("Join Keys", buf.data, es);
 	resetStringInfo(&buf);
-	foreach(lc, ws->key_info)
+	/* group keys are the scan tlist entries the output map marks as keys */
+	foreach(lc, ws->outmap)
 	{
-		List	   *ki = lfirst(lc);
 		CustomScan *cs = (CustomScan *) node->ss.ps.plan;
-		int			k = foreach_current_index(lc);
-		int			pos = list_nth_int(ws->outmap, 0) == k ? 0 : -1;
-		ListCell   *oc;
+		TargetEntry *tle = list_nth(cs->custom_scan_tlist, foreach_current_index(lc));
 
-		/* the group key expression is the custom scan tlist entry */
-		foreach(oc, ws->outmap)
-			if (lfirst_int(oc) == k)
-				pos = foreach_current_index(oc);
-		(void) ki;
-		appendStringInfo(&buf, "%s%s", buf.len ? ", " : "",
-						 deparse_expression((Node *) ((TargetEntry *) list_nth(cs->custom_scan_tlist, pos))->expr,
-											context, true, false));
+		if (lfirst_int(lc) >= 0)
+			appendStringInfo(&buf, "%s%s", buf.len ? ", " : "",
+							 deparse_expression((Node *) tle->expr, context, true, false));
 	}
 	if (buf.len)
 		ExplainPropertyText("Group Keys", buf.data, es);

@@ -533,7 +533,10 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 				fact_bytes;
 	double		ngroups;
 	double		inner_bytes = 0;
-	Cost		cost;
+	Cost		cost,
+				fact_cost,
+				dims_cost = 0;
+	bool		dims_safe = true;
 	List	   *fact_attrs = NIL;
 	Bitmapset  *attrs = NULL;
 	int			k;
@@ -587,16 +590,17 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	k = -1;
 	while ((k = bms_next_member(attrs, k)) >= 0)
 		fact_attrs = lappend_int(fact_attrs, k + FirstLowInvalidHeapAttributeNumber);
-	cost = WARP_STARTUP_COST +
-		fact_rows * (WARP_ROW_COST + WARP_COLUMN_COST * list_length(fact_attrs) +
-					 WARP_PROBE_COST * list_length(si.dims)) +
+	fact_cost = fact_rows * (WARP_ROW_COST + WARP_COLUMN_COST * list_length(fact_attrs) +
+							 WARP_PROBE_COST * list_length(si.dims)) +
 		seq_page_cost * fact_bytes / BLCKSZ;
 	foreach(lc, si.dims)
 	{
 		RelOptInfo *d = lfirst(lc);
 
-		cost += d->cheapest_total_path->total_cost + WARP_BUILD_COST * d->rows;
+		dims_cost += d->cheapest_total_path->total_cost + WARP_BUILD_COST * d->rows;
+		dims_safe &= d->cheapest_total_path->parallel_safe;
 	}
+	cost = WARP_STARTUP_COST + fact_cost + dims_cost;
 	if (parse->groupClause)
 		ngroups = estimate_num_groups(root,
 									  get_sortgrouplist_exprs(parse->groupClause,
@@ -682,20 +686,11 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		max_parallel_workers_per_gather > 0)
 	{
 		int			workers;
-		bool		dims_safe = true;
 		double		divisor;
 		CustomPath *pp;
 		GatherPath *gp;
 		double		grows;
-		Cost		dims_cost = 0;
 
-		foreach(lc, si.dims)
-		{
-			RelOptInfo *d = lfirst(lc);
-
-			dims_safe &= d->cheapest_total_path->parallel_safe;
-			dims_cost += d->cheapest_total_path->total_cost + WARP_BUILD_COST * d->rows;
-		}
 		workers = compute_parallel_worker(si.fact, fact_bytes / BLCKSZ, -1,
 										  max_parallel_workers_per_gather);
 		workers = Min(workers, (int) Min(fact_batches, (double) INT_MAX));
@@ -708,8 +703,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			pp->path.parallel_safe = true;
 			pp->path.parallel_workers = workers;
 			pp->path.rows = ngroups;
-			pp->path.startup_cost = WARP_STARTUP_COST + dims_cost +
-				(cost - WARP_STARTUP_COST - dims_cost) / divisor;
+			/* every participant builds the dimensions; the fact is split */
+			pp->path.startup_cost = WARP_STARTUP_COST + dims_cost + fact_cost / divisor;
 			pp->path.total_cost = pp->path.startup_cost + ngroups * cpu_tuple_cost;
 			grows = ngroups * divisor;
 			gp = create_gather_path(root, cp->path.parent, &pp->path, si.partial_target,
