@@ -16,8 +16,10 @@ PGFILEDESC  = "pg_warp - GPU-accelerated analytics over Arrow files"
 ARROW_SRCS  = $(sort $(wildcard src/arrow/*.c))
 PG_SRCS     = $(sort $(wildcard src/pg/*.c))
 ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
-OBJS        = $(PG_SRCS:.c=.o) $(ARROW_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
-PG_CPPFLAGS = -Isrc -Isrc/arrow -Isrc/engine
+# the daemon protocol is shared by the extension (client) and pg_warp_gpud
+WIRE_SRCS   = src/gpud/gpud_wire.c
+OBJS        = $(PG_SRCS:.c=.o) $(ARROW_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o) $(WIRE_SRCS:.c=.o)
+PG_CPPFLAGS = -Isrc -Isrc/arrow -Isrc/engine -Isrc/gpud
 SHLIB_LINK  = -llz4 -lzstd
 EXTRA_CLEAN = build
 
@@ -25,7 +27,7 @@ PG_CONFIG  ?= pg_config
 # `make test` and `make demo` install the build dependencies (PGXS among
 # them) before building, so they must not need PGXS themselves.
 ifneq ($(MAKECMDGOALS),)
-ifeq ($(filter-out test demo deps,$(MAKECMDGOALS)),)
+ifeq ($(filter-out test demo deps installcheck-gpu,$(MAKECMDGOALS)),)
 SKIP_PGXS = 1
 endif
 endif
@@ -33,14 +35,14 @@ ifndef SKIP_PGXS
 PGXS       := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 # PGXS does not track headers: any header change rebuilds the extension
-$(OBJS): $(wildcard src/pg/*.h src/arrow/*.h src/engine/*.h)
+$(OBJS): $(wildcard src/pg/*.h src/arrow/*.h src/engine/*.h src/gpud/*.h)
 endif
 
 # ---------------------------------------------------------------- tool etc.
 B          := build
 TOOL_CC    ?= gcc
 TOOL_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
-              -Wno-missing-field-initializers -D_GNU_SOURCE -Isrc -Isrc/arrow -Isrc/engine \
+              -Wno-missing-field-initializers -D_GNU_SOURCE -Isrc -Isrc/arrow -Isrc/engine -Isrc/gpud \
               -I$(shell $(PG_CONFIG) --includedir)
 TOOL_LIBS   = -L$(shell $(PG_CONFIG) --libdir) -lpq -llz4 -lzstd -lm -lpthread
 
@@ -53,7 +55,7 @@ ENGINE_HDRS = $(wildcard src/engine/*.h)
 
 ENGINE_TOBJS = $(patsubst src/%.c,$(B)/obj/%.o,$(ENGINE_SRCS))
 
-$(B)/obj/%.o: src/%.c $(wildcard src/arrow/*.h src/tool/*.h src/engine/*.h)
+$(B)/obj/%.o: src/%.c $(wildcard src/arrow/*.h src/tool/*.h src/engine/*.h src/gpud/*.h)
 	@mkdir -p $(dir $@)
 	$(TOOL_CC) $(TOOL_CFLAGS) -c -o $@ $<
 
@@ -92,16 +94,31 @@ $(B)/gpu/%: src/gpu/%.cu $(ENGINE_HDRS)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 $(CUDA_ARCH) -Isrc -Isrc/arrow -o $@ $< -cudart static
 
+# pg_warp_gpud: the daemon (C) with the device driver (CUDA, runtime linked
+# statically: the server needs the NVIDIA driver, not the toolkit)
+GPUD_SRCS   = $(sort $(wildcard src/gpud/*.c))
+GPUD_OBJS   = $(patsubst src/%.c,$(B)/obj/%.o,$(GPUD_SRCS)) $(B)/obj/gpud/warp_gpu.o
+
+$(B)/obj/gpud/warp_gpu.o: src/gpud/warp_gpu.cu $(wildcard src/gpud/*.h) $(ENGINE_HDRS)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -std=c++17 $(CUDA_ARCH) -Isrc -Isrc/arrow -Isrc/engine -Isrc/gpud -c -o $@ $<
+
+$(B)/pg_warp_gpud: $(GPUD_OBJS) $(B)/libwarpengine.a $(B)/libwarparrow.a
+	$(NVCC) -o $@ $(GPUD_OBJS) $(B)/libwarpengine.a $(B)/libwarparrow.a -cudart static \
+	    -llz4 -lzstd -lm -lpthread -ldl -lrt
+
+gpud: $(B)/pg_warp_gpud
 tool: $(B)/pgwarp
 unit: $(UNIT_BINS) $(B)/unit/engine_ops_cli
 gpu: $(CU_BINS)
 bench: $(BENCH_BINS)
-all: tool unit gpu bench
+all: tool unit gpu gpud bench
 
 install: install-tool
-install-tool: $(B)/pgwarp $(B)/gpu/pgwarp_gpu_probe
+install-tool: $(B)/pgwarp $(B)/gpu/pgwarp_gpu_probe $(B)/pg_warp_gpud
 	$(MKDIR_P) '$(DESTDIR)$(bindir)'
 	$(INSTALL_PROGRAM) $(B)/pgwarp '$(DESTDIR)$(bindir)/pgwarp'
+	$(INSTALL_PROGRAM) $(B)/pg_warp_gpud '$(DESTDIR)$(bindir)/pg_warp_gpud'
 	$(INSTALL_PROGRAM) $(B)/gpu/pgwarp_gpu_probe '$(DESTDIR)$(bindir)/'
 
 # libFuzzer target for the reader (clang).
@@ -118,5 +135,8 @@ test:
 	bash scripts/test.sh
 demo:
 	bash scripts/demo.sh
+# on a GPU machine, against a running cluster (see scripts/installcheck_gpu.sh)
+installcheck-gpu:
+	bash scripts/installcheck_gpu.sh
 
-.PHONY: bench tool unit gpu install-tool deps test demo fuzz
+.PHONY: bench tool unit gpu gpud install-tool deps test demo fuzz installcheck-gpu

@@ -30,8 +30,11 @@ fi
 
 . scripts/cluster.sh
 trap cluster_stop EXIT
-cluster_start -c shared_preload_libraries=pg_warp || { echo "0 passed, 1 failed (cluster start)"; exit 1; }
-export PGWARP_BIN="$ROOT/build/pgwarp"
+# the GPU daemon runs with the CPU driver here, so the daemon, its protocol,
+# cancellation and crash recovery are tested without a GPU
+cluster_start -c shared_preload_libraries=pg_warp -c pg_warp.gpud_device=cpu ||
+	{ echo "0 passed, 1 failed (cluster start)"; exit 1; }
+export PGWARP_BIN="$ROOT/build/pgwarp" PGWARP_EXPECT_GPUD=1
 
 passed=0
 failed=0

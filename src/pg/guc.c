@@ -8,6 +8,7 @@
 
 #include "utils/guc.h"
 
+#include "gpud_client.h"
 #include "pg_warp.h"
 #include "warp.h"
 
@@ -16,6 +17,24 @@ bool		pgwarp_enable_preagg = true;
 int			pgwarp_inner_hash_mem = 256 * 1024;	/* kB */
 bool		pgwarp_explain_stable = false;
 int			pgwarp_mode = PGWARP_MODE_AUTO;
+int			pgwarp_gpud_device = PGWARP_GPUD_AUTO;
+int			pgwarp_gpud_fault = GPUD_FAULT_NONE;
+
+static const struct config_enum_entry gpud_device_options[] = {
+	{"off", PGWARP_GPUD_OFF, false},
+	{"auto", PGWARP_GPUD_AUTO, false},
+	{"gpu", PGWARP_GPUD_GPU, false},
+	{"cpu", PGWARP_GPUD_CPU, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry gpud_fault_options[] = {
+	{"none", GPUD_FAULT_NONE, false},
+	{"crash", GPUD_FAULT_CRASH, false},
+	{"slow", GPUD_FAULT_SLOW, false},
+	{"device_oom", GPUD_FAULT_DEVICE_OOM, false},
+	{NULL, 0, false}
+};
 
 static const struct config_enum_entry mode_options[] = {
 	{"auto", PGWARP_MODE_AUTO, false},
@@ -81,6 +100,33 @@ pgwarp_define_gucs(void)
 							 false,
 							 PGC_USERSET,
 							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("pg_warp.gpud_device",
+							 "What the pg_warp_gpud daemon runs jobs on.",
+							 "auto: the first GPU if there is one (without one "
+							 "the daemon serves nothing and backends use the CPU "
+							 "engine); gpu: the same; cpu: the CPU engine inside "
+							 "the daemon (for tests); off: no daemon.  Needs "
+							 "pg_warp in shared_preload_libraries.",
+							 &pgwarp_gpud_device,
+							 PGWARP_GPUD_AUTO,
+							 gpud_device_options,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("pg_warp.gpud_fault",
+							 "Injects a fault into this session's pg_warp_gpud jobs "
+							 "(developer option, for tests).",
+							 "crash: the daemon is killed after the first batch; "
+							 "slow: it sleeps 50 ms per batch; device_oom: the "
+							 "device driver reports out of memory.",
+							 &pgwarp_gpud_fault,
+							 GPUD_FAULT_NONE,
+							 gpud_fault_options,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("pg_warp");

@@ -2,13 +2,15 @@
  * pg_warp.c — module entry point.
  *
  * pg_warp works without being preloaded (CPU only); preloading it
- * (shared_preload_libraries) is what will let it start the GPU daemon.
+ * (shared_preload_libraries) registers the background worker that runs the
+ * GPU daemon, pg_warp_gpud (gpud_supervisor.c).
  */
 #include "postgres.h"
 
 #include "fmgr.h"
 #include "miscadmin.h"
 
+#include "gpud_client.h"
 #include "pg_warp.h"
 #include "warp.h"
 
@@ -23,5 +25,8 @@ _PG_init(void)
 	pgwarp_planner_init();
 	pgwarp_exec_init();
 	if (process_shared_preload_libraries_in_progress)
+	{
 		pgwarp_footer_cache_preload();
+		pgwarp_gpud_register_supervisor();
+	}
 }

@@ -13,6 +13,14 @@
  * state PostgreSQL's combine function expects; the Finalize Aggregate node
  * above merges and finalizes them.
  *
+ * On a plan made for pg_warp_gpud (pg_warp.mode = gpu, or auto with a GPU
+ * present) the same program, the dimensions' keys and payload ids and the
+ * list of batches to read go to the daemon instead (gpud_client.c), which
+ * reads the files and runs the program on the GPU; its groups come back in
+ * the same form.  When the daemon cannot run the job (not running, died
+ * mid-query, refused it) the node runs the CPU driver itself: nothing has
+ * been emitted yet, so the query still returns once, exactly.
+ *
  * All engine memory comes from one memory context, so an error anywhere
  * (an overflow found by the engine, a query cancel, a bad file) frees it.
  */
@@ -39,6 +47,7 @@
 #include "utils/ruleutils.h"
 
 #include "arrow_scan.h"
+#include "gpud_client.h"
 #include "pg_warp.h"
 #include "warp.h"
 #include "warp_cpu.h"
@@ -63,7 +72,9 @@ typedef struct WarpDim
 	int32	   *pslots;			/* open addressing over payload ids */
 	uint32		pmask;
 	int64		rows;
-	WarpJoinTable *table;
+	int64	   *keys;			/* per build row: key, payload id */
+	int32	   *pids;
+	WarpJoinTable *table;		/* built for the CPU driver */
 } WarpDim;
 
 typedef struct WarpScanState
@@ -91,6 +102,12 @@ typedef struct WarpScanState
 	AttrNumber *col_attno;
 	ArrowArray *batch_cols;
 	WarpCpu    *cpu;
+	bool		on_daemon;		/* planned for pg_warp_gpud */
+	bool		daemon_gpu;		/* ... which drove a GPU at plan time */
+	GpudResult *gres;			/* the daemon's groups, when it ran */
+	char		ran_on[96];		/* EXPLAIN ANALYZE: where it ran */
+	char		fallback[256];	/* why not where planned, or "" */
+	GpudResult	gstats;			/* the daemon's counters */
 	bool		executed;
 	int64		next_group;
 
@@ -308,9 +325,8 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	if (d->npayloads == 0)
 		d->npayloads = 1;
 	d->rows = n;
-	d->table = warp_join_build(&ws->alloc, keys, pids, n, d->npayloads);
-	if (d->table == NULL)
-		report_status(WARP_ERR_OUT_OF_MEMORY);
+	d->keys = keys;
+	d->pids = pids;
 }
 
 /* --------------------------------------------------------------- program */
@@ -399,34 +415,52 @@ build_program(WarpScanState *ws)
 
 /* ------------------------------------------------------------- execution */
 
+/* A column the engine could not load: PostgreSQL's error for it. */
 static void
-run_engine(WarpScanState *ws)
+report_load_error(WarpScanState *ws, WarpLoadStatus ls, int bad_col, int64 bad_row,
+				  const char *path)
+{
+	const char *col = get_attname(ws->fact_oid, ws->col_attno[bad_col], false);
+
+	if (ls == WARP_LOAD_RANGE)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("%s out of range in column \"%s\"",
+						ws->prog.cols[bad_col].type == WT_DATE ? "date" : "timestamp", col),
+				 errdetail("Arrow file \"%s\", row %lld of the batch.",
+						   path, (long long) bad_row)));
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("pg_warp's engine cannot read column \"%s\" of Arrow file \"%s\" as declared",
+					col, path),
+			 errhint("Set pg_warp.enabled = off for this query.")));
+}
+
+/* The CPU driver, in this process, over the batches arrow_scan.c reads. */
+static void
+run_cpu(WarpScanState *ws)
 {
 	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
 	WarpJoinTable **tables;
-	instr_time	t0,
-				t1;
-	int			i;
 	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+	int			i;
 
-	INSTR_TIME_SET_CURRENT(t0);
 	tables = palloc(sizeof(WarpJoinTable *) * Max(ws->ndims, 1));
 	for (i = 0; i < ws->ndims; i++)
 	{
-		build_dim(ws, &ws->dims[i]);
-		tables[i] = ws->dims[i].table;
+		WarpDim    *d = &ws->dims[i];
+
+		d->table = warp_join_build(&ws->alloc, d->keys, d->pids, d->rows, d->npayloads);
+		if (d->table == NULL)
+			report_status(WARP_ERR_OUT_OF_MEMORY);
+		tables[i] = d->table;
 	}
-	build_program(ws);
 	ws->cpu = warp_cpu_create(&ws->prog, tables, &ws->alloc);
 	if (ws->cpu == NULL)
 		report_status(WARP_ERR_OUT_OF_MEMORY);
 	ws->batch_cols = palloc0(sizeof(ArrowArray) * Max(ws->prog.ncols, 1));
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	ws->build_ms = INSTR_TIME_GET_MILLISEC(t1);
 	MemoryContextSwitchTo(old);
 
-	INSTR_TIME_SET_CURRENT(t0);
 	while (arrow_scan_next_batch(&ws->scan, econtext, false))
 	{
 		WarpLoadStatus ls;
@@ -442,29 +476,157 @@ run_engine(WarpScanState *ws)
 		if (st != WARP_OK)
 			report_status(st);
 		if (ls != WARP_LOAD_OK)
-		{
-			const char *col = get_attname(ws->fact_oid, ws->col_attno[bad_col], false);
-			const char *path = ws->scan.files[ws->scan.cur_file].path;
-
-			if (ls == WARP_LOAD_RANGE)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-						 errmsg("%s out of range in column \"%s\"",
-								ws->prog.cols[bad_col].type == WT_DATE ? "date" : "timestamp", col),
-						 errdetail("Arrow file \"%s\", row %lld of the batch.",
-								   path, (long long) bad_row)));
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("pg_warp's engine cannot read column \"%s\" of Arrow file \"%s\" as declared",
-							col, path),
-					 errhint("Set pg_warp.enabled = off for this query.")));
-		}
+			report_load_error(ws, ls, bad_col, bad_row, ws->scan.files[ws->scan.cur_file].path);
 	}
 	warp_cpu_counters(ws->cpu, &ws->counters);
 	ws->groups = warp_cpu_ngroups(ws->cpu);
+}
+
+/*
+ * The job on pg_warp_gpud: every batch the statistics do not rule out, the
+ * dimensions as keys and payload ids.  False (fallback set) when the daemon
+ * could not run it; errors the query itself raises are raised here.
+ */
+static bool
+run_on_daemon(WarpScanState *ws)
+{
+	ArrowScanState *ss = &ws->scan;
+	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
+	GpudClientTable *tables = palloc0(sizeof(GpudClientTable) * Max(ws->ndims, 1));
+	GpudClientFile *files = palloc0(sizeof(GpudClientFile) * Max(ss->nfiles, 1));
+	int64		skipped = 0;
+	GpudResult *res;
+	int			i;
+
+	for (i = 0; i < ws->ndims; i++)
+	{
+		tables[i].nrows = ws->dims[i].rows;
+		tables[i].npayloads = ws->dims[i].npayloads;
+		tables[i].keys = ws->dims[i].keys;
+		tables[i].payload = ws->dims[i].pids;
+	}
+	for (i = 0; i < ss->nfiles; i++)
+	{
+		ScanFile   *sf = &ss->files[i];
+		GpudClientFile *f = &files[i];
+		int64		nb = ss->batch_start[i + 1] - ss->batch_start[i];
+		int64		b;
+		int			c;
+
+		f->path = sf->path;
+		f->limit = sf->limit;
+		f->recover_tail = ss->writable && sf->limit < 0;
+		f->st = sf->st;
+		f->batches = palloc(sizeof(int32) * Max(nb, 1));
+		f->fields = palloc(sizeof(int32) * Max(ws->prog.ncols, 1));
+		if (sf->empty)
+			continue;
+		for (b = 0; b < nb; b++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (arrow_skip_batch(ss->skip, sf->stats, (int) b, econtext))
+				skipped++;
+			else
+				f->batches[f->nbatches++] = (int32) b;
+		}
+		for (c = 0; c < ws->prog.ncols; c++)
+			f->fields[c] = sf->field_of_attr[ws->col_attno[c] - 1];
+	}
+	res = pgwarp_gpud_run(&ws->prog, ws->ndims, tables, ss->nfiles, files,
+						  ws->fallback, sizeof(ws->fallback));
+	MemoryContextSwitchTo(old);
+	if (res == NULL)
+		return false;
+
+	pg_atomic_fetch_add_u64(&ss->shared->batches_read, res->batches);
+	pg_atomic_fetch_add_u64(&ss->shared->batches_skipped, skipped);
+	pg_atomic_fetch_add_u64(&ss->shared->bytes_read, res->bytes_read);
+	if (res->has_arrow_error)
+	{
+		res->arrow_error.msg[sizeof(res->arrow_error.msg) - 1] = '\0';
+		pgwarp_report_arrow_error(ERROR, &res->arrow_error);
+	}
+	if (res->status != WARP_OK)
+		report_status((WarpStatus) res->status);
+	if (res->load_status != WARP_LOAD_OK)
+	{
+		if (res->bad_col < 0 || res->bad_col >= ws->prog.ncols ||
+			res->bad_file < 0 || res->bad_file >= ss->nfiles)
+			elog(ERROR, "pg_warp_gpud reported a load error at an invalid position");
+		report_load_error(ws, (WarpLoadStatus) res->load_status, res->bad_col, res->bad_row,
+						  ss->files[res->bad_file].path);
+	}
+	res->device[sizeof(res->device) - 1] = '\0';
+	res->fallback[sizeof(res->fallback) - 1] = '\0';
+	ws->gres = res;
+	ws->gstats = *res;
+	ws->counters = res->counters;
+	ws->groups = res->ngroups;
+	if (res->ran_on == GPUD_DEVICE_GPU)
+		snprintf(ws->ran_on, sizeof(ws->ran_on), "GPU (%s)", res->device);
+	else
+		snprintf(ws->ran_on, sizeof(ws->ran_on), "CPU in pg_warp_gpud");
+	strlcpy(ws->fallback, res->fallback, sizeof(ws->fallback));
+	return true;
+}
+
+static void
+run_engine(WarpScanState *ws)
+{
+	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
+	instr_time	t0,
+				t1;
+	int			i;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	for (i = 0; i < ws->ndims; i++)
+		build_dim(ws, &ws->dims[i]);
+	build_program(ws);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	ws->build_ms = INSTR_TIME_GET_MILLISEC(t1);
+	MemoryContextSwitchTo(old);
+
+	INSTR_TIME_SET_CURRENT(t0);
+	ws->gres = NULL;
+	ws->fallback[0] = '\0';
+	if (ws->on_daemon && run_on_daemon(ws))
+		;						/* ran there */
+	else
+	{
+		if (ws->on_daemon)
+			ereport(DEBUG1,
+					(errmsg("pg_warp: running on the CPU in this backend: %s", ws->fallback)));
+		strlcpy(ws->ran_on, "CPU", sizeof(ws->ran_on));
+		run_cpu(ws);
+	}
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	ws->scan_ms = INSTR_TIME_GET_MILLISEC(t1);
+}
+
+/* group g's key k and aggregate a's state, from whichever driver ran */
+static int64
+group_key(WarpScanState *ws, int64 g, int k, bool *isnull)
+{
+	if (ws->gres)
+	{
+		uint8	   *r = (uint8 *) ws->gres;
+
+		*isnull = r[ws->gres->off_nulls + g * ws->gres->nkeys + k] != 0;
+		return ((int64 *) (r + ws->gres->off_keys))[g * ws->gres->nkeys + k];
+	}
+	return warp_cpu_group_key(ws->cpu, g, k, isnull);
+}
+
+static const WarpAggState *
+group_agg(WarpScanState *ws, int64 g, int a)
+{
+	if (ws->gres)
+		return (const WarpAggState *) ((uint8 *) ws->gres + ws->gres->off_states) +
+			g * ws->gres->naggs + a;
+	return warp_cpu_group_agg(ws->cpu, g, a);
 }
 
 /*
@@ -508,7 +670,7 @@ int8_sum_state(int64 n, warp_int128 sum)
 static Datum
 agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
 {
-	const WarpAggState *s = warp_cpu_group_agg(ws->cpu, g, a);
+	const WarpAggState *s = group_agg(ws, g, a);
 	List	   *ai = list_nth(ws->agg_info, a);
 	Oid			argtype = (Oid) intVal(lfourth(ai));
 	Datum		d[3];
@@ -580,12 +742,15 @@ warp_next(ScanState *node)
 		{
 			List	   *ki = list_nth(ws->key_info, m);
 			bool		isnull;
-			int64		v = warp_cpu_group_key(ws->cpu, g, m, &isnull);
+			int64		v = group_key(ws, g, m, &isnull);
 
 			if (intVal(linitial(ki)) == WG_DIM)
 			{
 				WarpDim    *d = &ws->dims[intVal(lthird(ki))];
 				int			col = intVal(lfourth(ki));
+
+				if (v < 0 || v >= d->npayloads)
+					elog(ERROR, "pg_warp: group key names no dimension row");
 
 				slot->tts_isnull[i] = d->pnulls[v * d->npay + col];
 				slot->tts_values[i] = d->pvalues[v * d->npay + col];
@@ -642,6 +807,8 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 	ws->agg_info = lsecond(misc);
 	ws->outmap = lthird(misc);
 	ws->fact_oid = linitial_oid((List *) list_nth(cs->custom_private, 5));
+	ws->on_daemon = intVal(list_nth(cs->custom_private, 6)) != 0;
+	ws->daemon_gpu = intVal(list_nth(cs->custom_private, 6)) == 1 + GPUD_DEVICE_GPU;
 
 	ws->engine_cxt = AllocSetContextCreate(estate->es_query_cxt, "pg_warp engine",
 										   ALLOCSET_DEFAULT_SIZES);
@@ -720,6 +887,7 @@ warp_rescan(CustomScanState *node)
 	arrow_scan_rescan(&ws->scan);
 	MemoryContextReset(ws->engine_cxt);
 	ws->cpu = NULL;
+	ws->gres = NULL;
 	ws->executed = false;
 	ws->groups = 0;
 	ws->next_group = 0;
@@ -745,8 +913,12 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ListCell   *lc;
 	int			j;
 
-	if (!pgwarp_explain_stable)
+	if (!ws->on_daemon)
 		ExplainPropertyText("Engine", "CPU", es);
+	else if (pgwarp_explain_stable)
+		ExplainPropertyText("Engine", "pg_warp_gpud", es);
+	else
+		ExplainPropertyText("Engine", ws->daemon_gpu ? "GPU (pg_warp_gpud)" : "CPU (pg_warp_gpud)", es);
 	ExplainPropertyText("Fact Table", RelationGetRelationName(ws->fact_rel), es);
 	if (ws->quals)
 	{
@@ -784,6 +956,17 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Groups", NULL, ws->groups, es);
 		if (!pgwarp_explain_stable)
 		{
+			ExplainPropertyText("Ran On", ws->ran_on, es);
+			if (ws->fallback[0])
+				ExplainPropertyText("Fallback", ws->fallback, es);
+			if (ws->gres && ws->gstats.ran_on == GPUD_DEVICE_GPU)
+			{
+				double		gbs = ws->gstats.h2d_ms > 0 ?
+					ws->gstats.bytes_h2d / (ws->gstats.h2d_ms * 1e6) : 0;
+
+				ExplainPropertyInteger("Bytes To Device", NULL, ws->gstats.bytes_h2d, es);
+				ExplainPropertyFloat("Copy Rate", "GB/s", gbs, 1, es);
+			}
 			ExplainPropertyFloat("Build Time", "ms", ws->build_ms, 3, es);
 			ExplainPropertyFloat("Scan Time", "ms", ws->scan_ms, 3, es);
 		}

@@ -42,6 +42,7 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
+#include "gpud_client.h"
 #include "pg_warp.h"
 #include "warp.h"
 #include "warp_join.h"
@@ -537,6 +538,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 				fact_cost,
 				dims_cost = 0;
 	bool		dims_safe = true;
+	bool		on_daemon = false;
+	int			daemon_kind = GPUD_DEVICE_CPU;
 	List	   *fact_attrs = NIL;
 	Bitmapset  *attrs = NULL;
 	int			k;
@@ -580,6 +583,26 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	{
 		not_offloaded("dimension tables larger than pg_warp.inner_hash_mem");
 		return;
+	}
+
+	/*
+	 * Where it runs: on pg_warp_gpud (mode gpu: whatever the daemon drives;
+	 * auto: only a GPU), or on the CPU driver in the backend.  Daemon plans
+	 * are not parallel: the daemon does the reading.
+	 */
+	if (pgwarp_mode != PGWARP_MODE_CPU)
+	{
+		int			kind;
+		bool		serving = pgwarp_gpud_serving(&kind, NULL, 0);
+
+		daemon_kind = kind;
+
+		if (pgwarp_mode == PGWARP_MODE_GPU && !serving)
+		{
+			not_offloaded("pg_warp.mode = gpu, and pg_warp_gpud is not running");
+			return;
+		}
+		on_daemon = serving && (pgwarp_mode == PGWARP_MODE_GPU || kind == GPUD_DEVICE_GPU);
 	}
 
 	/* cost: a fixed start, per fact row and column, per probe, the dims */
@@ -666,6 +689,9 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 										list_make3(si.key_info, si.agg_info, si.outmap));
 		cp->custom_private = lappend(cp->custom_private,
 									 list_make1_oid(planner_rt_fetch(si.fact->relid, root)->relid));
+		/* 0: the backend's CPU driver; 1 + GpudDeviceKind: pg_warp_gpud */
+		cp->custom_private = lappend(cp->custom_private,
+									 makeInteger(on_daemon ? 1 + daemon_kind : 0));
 	}
 	cp->methods = &warp_preagg_path_methods;
 
@@ -682,7 +708,7 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	 * participant claiming fact batches from a shared counter, building the
 	 * (small) dimension tables itself and emitting its own partial states.
 	 */
-	if (input_rel->consider_parallel && si.fact->consider_parallel &&
+	if (!on_daemon && input_rel->consider_parallel && si.fact->consider_parallel &&
 		max_parallel_workers_per_gather > 0)
 	{
 		int			workers;
@@ -728,14 +754,6 @@ warp_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 		return;
 	if (input_rel->reloptkind != RELOPT_BASEREL && input_rel->reloptkind != RELOPT_JOINREL)
 		return;
-	if (pgwarp_mode == PGWARP_MODE_GPU)
-	{
-		/* "GPU only": there is no GPU driver yet, so nothing is offloaded */
-		last_reason[0] = '\0';
-		strlcpy(last_reason, "pg_warp.mode = gpu, and the GPU driver is not built yet",
-				sizeof(last_reason));
-		return;
-	}
 	try_preagg(root, input_rel, output_rel, (GroupPathExtraData *) extra);
 }
 

@@ -96,6 +96,31 @@ def pg_dsn():
     return " ".join(parts)
 
 
+def gpud_status(conn):
+    """(kind, name, pid) of the pg_warp_gpud serving the test cluster, from
+    the status file it writes under $PGDATA, or None when none serves."""
+    row = conn.execute("SELECT pg_read_file('pg_warp_gpud.status', 0, 256, true)").fetchone()
+    if not row or not row[0]:
+        return None
+    parts = row[0].strip().split("\t")
+    if len(parts) != 4:
+        return None
+    pid = int(parts[3])
+    try:
+        os.kill(pid, 0)         # the status file outlives a killed daemon
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass                    # alive, run by the server's user
+    return (parts[0], parts[2], pid)
+
+
+def engine_modes():
+    """pg_warp.mode values the engine suites run under: cpu always, gpu when
+    a pg_warp_gpud serves the cluster (CI starts one with the CPU driver)."""
+    return ["cpu", "gpu"]
+
+
 def error_lines(res):
     """The lines of stderr that are pgwarp error messages."""
     return [l for l in res.err.splitlines() if l.startswith("pgwarp: ")]

@@ -41,6 +41,7 @@ import random
 
 import pytest
 
+from pwhelpers import gpud_status
 from test_engine_targeted import (D, INF, NAN, TS, Session, Star, _short, diagnose,
                                   execute_both, run, same_result, set_side)
 
@@ -575,11 +576,21 @@ def other_oracle(conn, star, sql, limit, got):
     return None
 
 
-@pytest.mark.parametrize("chunk", range(NCHUNKS))
-def test_differential(star, chunk):
+# Under pg_warp.mode = gpu the jobs go to pg_warp_gpud.  CI's daemon runs the
+# CPU driver, so there a few chunks cover the protocol; on the GPU machine
+# (PGWARP_ENGINE_MODE=gpu) every chunk runs against the device driver.
+GPU_CHUNKS = NCHUNKS if os.environ.get("PGWARP_ENGINE_MODE") == "gpu" else 3
+CASES = [("cpu", c) for c in range(NCHUNKS)] + [("gpu", c) for c in range(GPU_CHUNKS)]
+
+
+@pytest.mark.parametrize("mode,chunk", CASES, ids=["%s-%d" % c for c in CASES])
+def test_differential(star, mode, chunk):
     rng = random.Random("%d/%d" % (SEED, chunk))
     gen = Gen(rng)
     conn = star.conn
+    if mode == "gpu" and gpud_status(conn) is None:
+        pytest.skip("no pg_warp_gpud serves this cluster")
+    conn.execute("SET pg_warp.mode = %s" % mode)
     n = offloaded = oracle_ok = both_failed = 0
     failures = []
     for q in range(QUERIES_PER_CHUNK):
@@ -599,6 +610,8 @@ def test_differential(star, chunk):
                 want = alt
         n += 1
         warp = "WarpPreAgg" in plan
+        if warp and mode == "gpu":
+            assert "(pg_warp_gpud)" in plan, plan
         offloaded += warp
         oracle_ok += want[0] == "ok"
         both_failed += got[0] == want[0] == "error"
@@ -609,6 +622,7 @@ def test_differential(star, chunk):
                             "  arrow_fdw, pg_warp off: %s\n  offloaded: %s"
                             % (chunk, q, "ordered" if ordered else "sorted", why, sql, _short(got, 8),
                                _short(want, 8), _short(alt, 8), warp))
+    conn.execute("RESET pg_warp.mode")
     print("seed %d chunk %d: %d queries, %d offloaded, %d succeeded on the oracle, %d failed on both, "
           "%d mismatches" % (SEED, chunk, n, offloaded, oracle_ok, both_failed, len(failures)))
     assert not failures, "PGWARP_DIFF_SEED=%d: %d of %d queries differ:\n%s" % (

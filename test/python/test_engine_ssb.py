@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from pwhelpers import REPO
+from pwhelpers import REPO, engine_modes, gpud_status
 
 QUERIES = sorted(glob.glob(os.path.join(REPO, "bench", "ssb", "queries", "q*.sql")))
 SCHEMA = "ssb_engine"
@@ -51,21 +51,25 @@ def ssb(db, pgwarp, tmp_path_factory):
         cur.execute("DROP SCHEMA IF EXISTS %s CASCADE" % SCHEMA)
 
 
-def run(db, sql, enabled):
+def run(db, sql, enabled, mode="cpu"):
     with db.cursor() as cur:
         cur.execute("SET pg_warp.enabled = %s" % ("on" if enabled else "off"))
+        cur.execute("SET pg_warp.mode = %s" % mode)
         cur.execute(sql)
         rows = cur.fetchall()
         cur.execute("RESET pg_warp.enabled")
+        cur.execute("RESET pg_warp.mode")
     return rows
 
 
-def plan(db, sql):
+def plan(db, sql, mode="cpu", analyze=False):
     with db.cursor() as cur:
         cur.execute("SET pg_warp.enabled = on")
-        cur.execute("EXPLAIN " + sql)
+        cur.execute("SET pg_warp.mode = %s" % mode)
+        cur.execute("EXPLAIN %s" % ("(ANALYZE) " if analyze else "") + sql)
         text = "\n".join(r[0] for r in cur.fetchall())
         cur.execute("RESET pg_warp.enabled")
+        cur.execute("RESET pg_warp.mode")
     return text
 
 
@@ -73,16 +77,27 @@ def test_thirteen_queries_present():
     assert len(QUERIES) == 13
 
 
+@pytest.mark.parametrize("mode", engine_modes())
 @pytest.mark.parametrize("path", QUERIES, ids=[os.path.basename(q)[:-4] for q in QUERIES])
-def test_ssb_query(ssb, path):
+def test_ssb_query(ssb, path, mode):
+    """mode cpu: the CPU driver in the backend (parallel plans allowed);
+    mode gpu: the job goes to pg_warp_gpud (its GPU, or its CPU driver in
+    CI), and EXPLAIN ANALYZE must say it ran there without a fallback."""
+    if mode == "gpu" and gpud_status(ssb) is None:
+        pytest.skip("no pg_warp_gpud serves this cluster")
     sql = open(path).read()
     oracle = run(ssb, sql, enabled=False)
     assert len(oracle) > 0, "the oracle returned nothing: the data or query is wrong"
     asql = arrowize(sql)
-    p = plan(ssb, asql)
+    p = plan(ssb, asql, mode)
     assert "Custom Scan (WarpPreAgg)" in p, p
     assert "Finalize" in p, p
-    warp = run(ssb, asql, enabled=True)
+    if mode == "gpu":
+        assert "(pg_warp_gpud)" in p and "Gather" not in p, p
+        a = plan(ssb, asql, mode, analyze=True)
+        assert "Ran On: " in a and "Fallback" not in a, a
+        assert ("Ran On: GPU" in a) == (gpud_status(ssb)[0] == "gpu"), a
+    warp = run(ssb, asql, enabled=True, mode=mode)
     assert warp == oracle
     assert run(ssb, asql, enabled=False) == oracle
 

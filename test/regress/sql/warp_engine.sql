@@ -7,6 +7,8 @@ CREATE EXTENSION IF NOT EXISTS pg_warp;
 \getenv dir PGWARP_TEST_DIR
 SELECT set_config('regress.dir', :'dir', false) IS NOT NULL AS dir_set;
 SET pg_warp.explain_stable = on;
+-- the CPU driver in the backend, so plans are the same with or without a GPU
+SET pg_warp.mode = cpu;
 
 CREATE TABLE we_fact (k1 integer, k2 bigint, q smallint, price integer, f8 float8, d date);
 INSERT INTO we_fact
@@ -135,9 +137,22 @@ SELECT we_reason('SELECT count(DISTINCT k1) FROM we_fact_a');
 SELECT we_reason('SELECT sum(k2) FROM we_fact_a');
 SELECT we_reason('SELECT count(*) FROM we_fact_a WHERE k1::text = ''3''');
 SELECT we_reason('SELECT count(*) FROM we_fact_a f JOIN we_dim2 d ON f.k2 < d.id');
+-- mode gpu: the job goes to pg_warp_gpud (the test cluster runs one), in a
+-- plan that is never parallel (the daemon does the reading)
 SET pg_warp.mode = gpu;
-SELECT we_reason('SELECT count(*) FROM we_fact_a');
-RESET pg_warp.mode;
+SELECT count(*) AS no_reason_on_daemon FROM we_reason('SELECT count(*) FROM we_fact_a');
+EXPLAIN (COSTS OFF)
+SELECT d.name, count(*), sum(f.price) FROM we_fact_a f JOIN we_dim1 d ON f.k1 = d.id GROUP BY 1;
+-- the same groups as the heap table the Arrow file came from
+SELECT count(*) AS differences FROM (
+  (SELECT d.name, count(*), sum(f.price) FROM we_fact_a f JOIN we_dim1 d ON f.k1 = d.id GROUP BY 1
+   EXCEPT ALL
+   SELECT d.name, count(*), sum(f.price) FROM we_fact f JOIN we_dim1 d ON f.k1 = d.id GROUP BY 1)
+  UNION ALL
+  (SELECT d.name, count(*), sum(f.price) FROM we_fact f JOIN we_dim1 d ON f.k1 = d.id GROUP BY 1
+   EXCEPT ALL
+   SELECT d.name, count(*), sum(f.price) FROM we_fact_a f JOIN we_dim1 d ON f.k1 = d.id GROUP BY 1)) x;
+SET pg_warp.mode = cpu;
 SELECT count(*) AS no_reason_when_offloaded FROM we_reason('SELECT count(*) FROM we_fact_a');
 SET pg_warp.enabled = off;
 EXPLAIN (COSTS OFF)

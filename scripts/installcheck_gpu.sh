@@ -1,0 +1,128 @@
+#!/bin/bash
+# `make installcheck-gpu`: pg_warp's checks on a machine with an NVIDIA GPU,
+# against a running cluster (PGHOST/PGPORT/PGUSER set; ../shared/devkit's
+# device-pg.sh starts one) whose shared_preload_libraries has pg_warp, so
+# that pg_warp_gpud drives the GPU.  Needs only psql, pg_regress's files in
+# the repository and the installed pgwarp tool (no Python packages).
+#
+#   1. the daemon serves with a GPU (its status file says so)
+#   2. the regression suite (the same expected output as CI: plans are
+#      printed with pg_warp.explain_stable)
+#   3. SSB at SF (default 1): the 13 queries under heap (vanilla PostgreSQL
+#      over tables COPYed from the generator's .tbl text), the CPU driver and
+#      the GPU (pg_warp.mode = gpu); `pgwarp bench` compares every answer
+#      and fails on a difference; EXPLAIN ANALYZE must show each query ran
+#      on the GPU with no fallback
+#   4. faults: the daemon killed mid-query (answer still right, daemon
+#      restarted), device out of memory (CPU fallback), a cancelled query
+#      (prompt, daemon survives)
+# Output: a summary line per check; results under $OUT (or build/gpu-check).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SF=${SF:-1}
+OUTDIR=${OUT:-build/gpu-check}
+mkdir -p "$OUTDIR"
+WORK=${PGWARP_TEST_DIR:-$(mktemp -d /tmp/pgwarp-gpu.XXXXXX)}
+mkdir -p "$WORK"; chmod 777 "$WORK"
+export PGWARP_TEST_DIR=$WORK
+fails=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+q() { psql -XAtq -v ON_ERROR_STOP=1 "$@"; }
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+
+# 1. the daemon
+datadir=$(q -c "SHOW data_directory")
+for i in $(seq 1 100); do
+	st=$(q -c "SELECT pg_read_file('pg_warp_gpud.status', 0, 256, true)")
+	[ -n "$st" ] && break
+	sleep 0.1
+done
+echo "pg_warp_gpud: $st"
+case "$st" in
+	gpu*) ok "pg_warp_gpud drives a GPU" ;;
+	*) bad "pg_warp_gpud is not serving a GPU (status: '$st')"; echo "$fails failed"; exit 1 ;;
+esac
+gpud_pid() { q -c "SELECT split_part(pg_read_file('pg_warp_gpud.status', 0, 256, true), E'\t', 4)"; }
+
+# 2. regression suite
+PG_REGRESS="$(dirname "$(pg_config --pgxs)")/../test/regress/pg_regress"
+if [ -x "$PG_REGRESS" ]; then
+	if "$PG_REGRESS" --host="$PGHOST" --port="$PGPORT" --user="$PGUSER" --inputdir=test/regress \
+		--outputdir="$OUTDIR/regress" --dbname=pg_warp_regress \
+		$(ls test/regress/sql/*.sql | xargs -n1 basename | sed 's/\.sql$//') >"$OUTDIR/regress.log" 2>&1; then
+		ok "pg_regress"
+	else
+		bad "pg_regress (see regress/regression.diffs)"
+		tail -5 "$OUTDIR/regress.log"
+	fi
+else
+	echo "skip pg_regress: not installed with this PostgreSQL"
+fi
+
+# 3. SSB
+q -c "CREATE EXTENSION IF NOT EXISTS pg_warp"
+ssb="$WORK/ssb-sf$SF"
+t0=$(date +%s.%N)
+pgwarp ssb gen --sf "$SF" --format arrow --out "$ssb" --quiet &&
+	pgwarp ssb gen --sf "$SF" --format tbl --out "$ssb" --quiet &&
+	pgwarp ssb load -d "dbname=postgres" --from "$ssb" --schema ssb --replace --quiet ||
+	{ bad "SSB data"; echo "$fails failed"; exit 1; }
+echo "SSB SF=$SF generated and loaded in $(since "$t0") s"
+q -c "VACUUM ANALYZE" >/dev/null
+DSN="dbname=postgres options=-csearch_path=ssb"
+if pgwarp bench ssb -d "$DSN" --modes heap,warp-cpu,warp-gpu --runs "${RUNS:-3}" \
+	--out "$OUTDIR/ssb-sf$SF" >"$OUTDIR/ssb-sf$SF.log" 2>&1; then
+	ok "SSB SF=$SF: 13 answers equal under heap, warp-cpu and warp-gpu"
+else
+	bad "SSB SF=$SF bench (answers differ or a mode failed; see ssb-sf$SF.log)"
+	tail -20 "$OUTDIR/ssb-sf$SF.log"
+fi
+cat "$OUTDIR/ssb-sf$SF/results.md" 2>/dev/null | head -40
+for f in bench/ssb/queries/q*.sql; do
+	sql=$(sed -E 's/\b(lineorder|customer|supplier|part|date)\b/\1_arrow/g' "$f")
+	plan=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $sql")
+	echo "== $(basename "$f")" >>"$OUTDIR/ssb-explain-gpu.txt"
+	echo "$plan" >>"$OUTDIR/ssb-explain-gpu.txt"
+	if echo "$plan" | grep -q "Ran On: GPU" && ! echo "$plan" | grep -q "Fallback"; then
+		:
+	else
+		bad "$(basename "$f"): did not run on the GPU"
+		echo "$plan" | grep -E "Engine|Ran On|Fallback"
+	fi
+done
+grep -E "^== |Ran On|Bytes To Device|Copy Rate|Scan Time|Execution Time" "$OUTDIR/ssb-explain-gpu.txt" |
+	paste - - - - - - | sed 's/  */ /g' > "$OUTDIR/ssb-gpu-transfer.txt"
+cat "$OUTDIR/ssb-gpu-transfer.txt"
+
+# 4. faults (q4.1: three joins and a group by)
+sql=$(sed -E 's/\b(lineorder|customer|supplier|part|date)\b/\1_arrow/g' bench/ssb/queries/q4.1.sql)
+want=$(PGOPTIONS="-c search_path=ssb -c pg_warp.enabled=off" q -c "$sql" | md5sum)
+pid=$(gpud_pid)
+got=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu -c pg_warp.gpud_fault=crash" q -c "$sql" | md5sum)
+[ "$got" = "$want" ] && ok "daemon killed mid-query: right answer" || bad "daemon killed mid-query: wrong answer"
+for i in $(seq 1 100); do
+	npid=$(gpud_pid)
+	[ -n "$npid" ] && [ "$npid" != "$pid" ] && kill -0 "$npid" 2>/dev/null && break
+	sleep 0.1
+done
+[ "$npid" != "$pid" ] && ok "daemon restarted (pid $pid -> $npid)" || bad "daemon not restarted"
+sleep 1
+plan=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $sql")
+echo "$plan" | grep -q "Ran On: GPU" && ok "GPU used again after the restart" ||
+	{ bad "GPU not used after the restart"; echo "$plan" | grep -E "Engine|Ran On|Fallback"; }
+got=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu -c pg_warp.gpud_fault=device_oom" q -c "$sql" | md5sum)
+plan=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu -c pg_warp.gpud_fault=device_oom" q -c "EXPLAIN (ANALYZE) $sql")
+[ "$got" = "$want" ] && echo "$plan" | grep -q "Fallback: device out of memory" &&
+	ok "device out of memory: ran on the CPU, right answer" || bad "device out of memory fallback"
+pid=$(gpud_pid)
+t0=$(date +%s.%N)
+PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu -c pg_warp.gpud_fault=slow -c statement_timeout=100" \
+	q -c "$sql" >/dev/null 2>"$OUTDIR/cancel.err"
+el=$(since "$t0")
+grep -q "canceling statement" "$OUTDIR/cancel.err" && awk -v e="$el" 'BEGIN { exit !(e < 1.5) }' &&
+	[ "$(gpud_pid)" = "$pid" ] && ok "cancel: stopped after $el s, daemon alive" ||
+	bad "cancel (took $el s: $(cat "$OUTDIR/cancel.err"))"
+
+echo "$fails failed"
+[ "$fails" -eq 0 ]

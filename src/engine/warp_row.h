@@ -1,0 +1,1862 @@
+/*-------------------------------------------------------------------------
+ *
+ * warp_row.h
+ *	  A row-at-a-time evaluator of a WarpProgram, compiled by both gcc and
+ *	  nvcc: the body of the GPU driver's fused kernel (src/gpud/warp_gpu.cu),
+ *	  and testable on the CPU (test/unit/test_engine_row.c checks it against
+ *	  the CPU driver, warp_cpu.c, which is the reference for every detail).
+ *
+ * One call of warp_row_run() takes one fact row through the whole program:
+ *
+ *   quals in order (each evaluated only if the earlier ones passed) ->
+ *   every join key -> probe every join table (a miss drops the row) ->
+ *   group keys and aggregate FILTERs/arguments (once per fact row) ->
+ *   for every combination of matching build rows (duplicate keys chain):
+ *   find or create the group, update every aggregate.
+ *
+ * Expressions are evaluated lazily with a small explicit stack instead of
+ * recursion (device stacks are tiny): a node's value is memoized for the
+ * row, and a node is evaluated only when its parent needs it, exactly where
+ * the CPU driver evaluates it (a CASE branch not taken, the right side of
+ * an AND whose left side was false, an aggregate argument whose FILTER
+ * failed are never computed), so a row raises an error here iff the CPU
+ * driver raises one for it.  An error, a value the row evaluator does not
+ * reproduce exactly, or malformed data is returned as a status; the GPU
+ * driver then gives the whole query back to the CPU driver, which reports
+ * PostgreSQL's error (or computes the answer).
+ *
+ * Aggregate states are updated in place with the *_atomic helpers below:
+ * atomics in device code, plain read-modify-write on the host.  While
+ * accumulating, some kinds keep a different representation from the CPU
+ * driver's (see warp_row_agg_init); warp_row_agg_export converts a state to
+ * the CPU driver's form and warp_row_agg_merge combines two such states, so
+ * partial results may be merged in any number of steps.
+ *
+ * Exactness rules (what is sent back to the CPU driver instead):
+ *	- sum(float4): its rounding and overflow depend on the order of the
+ *	  additions; refused when the driver is created (warp_row_check).
+ *	- sum(float8), avg(float*): atomic adds reorder the sum, which changes
+ *	  the result only by rounding, but overflow would be order-dependent.
+ *	  An input that is not finite, or of magnitude >= 2^960 (sum) or 2^400
+ *	  (avg, whose Youngs-Cramer Sxx squares it), makes the row fall back:
+ *	  below those bounds no order of additions of fewer than 2^60 values
+ *	  can overflow, so neither driver raises an error.  avg(float)'s Sxx is
+ *	  not computed step by step: Σx² is accumulated instead and converted
+ *	  by warp_row_agg_final(); avg's final function reads only N and Sx.
+ *	- min/max(float) of -0: PostgreSQL keeps the last of equal values, so
+ *	  whether min(0, -0) prints 0 or -0 depends on row order; a -0 input
+ *	  falls back.  All NaNs compare equal; the state keeps the canonical NaN.
+ *
+ * Pure C (also valid C++ for nvcc); no PostgreSQL headers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WARP_ROW_H
+#define WARP_ROW_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrow.h"
+#include "warp_cpu.h"
+#include "warp_join.h"
+#include "warp_ops_float.h"
+#include "warp_ops_int.h"
+#include "warp_program.h"
+
+/* limits of the row evaluator (per-thread memory on the GPU) */
+#define WARP_ROW_MAX_NODES	128
+#define WARP_ROW_MAX_DEPTH	32		/* longest argument chain */
+#define WARP_ROW_MAX_JOINS	16
+#define WARP_ROW_MAX_KEYS	16
+#define WARP_ROW_MAX_AGGS	64
+
+/*
+ * Statuses besides WarpStatus: the row needs the CPU driver.  LOAD: a
+ * column value outside its declared type's range (the CPU driver reports
+ * it); BAD: malformed data (a dictionary index out of range), a limit of
+ * this evaluator, a value it does not aggregate exactly, or a full group
+ * table.
+ */
+#define WARP_ROW_NEED		(-1)	/* internal: evaluate a child first */
+#define WARP_ROW_LOAD		((int) WARP_STATUS_COUNT + 1)
+#define WARP_ROW_BAD		((int) WARP_STATUS_COUNT + 2)
+#define WARP_ROW_FULL		((int) WARP_STATUS_COUNT + 3)
+
+/* ------------------------------------------------------------- columns */
+
+/* physical layout of a fixed-width Arrow buffer */
+typedef enum WarpRowPhys
+{
+	WRP_NONE = 0,
+	WRP_BOOL,					/* bit-packed */
+	WRP_I8,
+	WRP_I16,
+	WRP_I32,
+	WRP_I64,
+	WRP_U8,
+	WRP_U16,
+	WRP_U32,
+	WRP_U64,					/* dictionary indices only */
+	WRP_F16,
+	WRP_F32,
+	WRP_F64
+} WarpRowPhys;
+
+/* conversion of an integer value to the engine's domain */
+typedef enum WarpRowConv
+{
+	WRC_NONE = 0,
+	WRC_DATE_DAY,
+	WRC_DATE_MS,
+	WRC_TS_S,
+	WRC_TS_MS,
+	WRC_TS_US,
+	WRC_TS_NS
+} WarpRowConv;
+
+/* One fixed-width array: row i is element offset+i (bit offset+i). */
+typedef struct WarpRowBuf
+{
+	const warp_uint8 *validity; /* LSB-first bitmap, NULL = no NULLs */
+	const warp_uint8 *values;
+	warp_int64	offset;
+	warp_int64	length;			/* rows that may be addressed */
+	warp_int32	phys;			/* WarpRowPhys */
+	warp_int32	pad;
+} WarpRowBuf;
+
+/* How program column c is read from one record batch. */
+typedef struct WarpRowCol
+{
+	WarpRowBuf	data;			/* values, or dictionary indices */
+	WarpRowBuf	dict;			/* the dictionary's values (has_dict) */
+	warp_int32	has_dict;
+	warp_int32	isfloat;		/* engine value is a double */
+	warp_int32	conv;			/* WarpRowConv */
+	warp_int32	pad;
+} WarpRowCol;
+
+/* --------------------------------------------------------- the program */
+
+/*
+ * Everything constant while rows are evaluated.  All pointers must be valid
+ * where the evaluator runs (device pointers in the kernel).  tables[j] is
+ * the table of join j (already resolved through joins[j].table).
+ */
+typedef struct WarpRowEnv
+{
+	const WarpProgram *p;
+	const WarpJoinTable *tables;
+	const WarpRowCol *cols;
+	warp_int64	nrows;			/* rows of the batch */
+} WarpRowEnv;
+
+/* Per-row scratch: memoized node values and the evaluation stack. */
+typedef struct WarpRowState
+{
+	warp_int64	row;
+	warp_int64	v[WARP_ROW_MAX_NODES];	/* int64, or double bits */
+	warp_uint8	st[WARP_ROW_MAX_NODES]; /* 0 = not yet, 1 = value, 2 = NULL */
+	warp_int32	stack[WARP_ROW_MAX_DEPTH];
+} WarpRowState;
+
+/* What the rows did, for EXPLAIN ANALYZE (like WarpCpuCounters). */
+typedef struct WarpRowCounts
+{
+	warp_int64	rows_filtered;
+	warp_int64	rows_joined;
+} WarpRowCounts;
+
+/* ------------------------------------------------------------ the groups */
+
+/*
+ * The group table.  Direct form: every key is a dimension payload id and
+ * slot = sum of pid * stride[k] (as the CPU driver's direct codes); hash
+ * form: open addressing over the keys, slot claimed with a compare-and-swap
+ * on state (0 empty, 1 being filled, 2 ready).  Slot s's keys are
+ * keys[s * nkeys ...], NULL flags knull[s * nkeys ...], aggregate a's state
+ * aggs[s * naggs + a].  At most max_used slots may be taken in hash form
+ * (the host sizes batches so that it never runs over; if it did, the row
+ * would return WARP_ROW_FULL rather than be lost).
+ */
+typedef struct WarpRowGroups
+{
+	warp_int32	direct;
+	warp_int32	nkeys;
+	warp_int32	naggs;
+	warp_int32	pad;
+	warp_uint64 mask;			/* hash: slots - 1 */
+	warp_uint64 max_used;		/* hash: claim limit */
+	warp_int64	stride[WARP_ROW_MAX_KEYS];	/* direct */
+	warp_uint32 *state;
+	warp_int64 *keys;
+	warp_uint8 *knull;
+	WarpAggState *aggs;
+	unsigned long long *nused;	/* groups created */
+} WarpRowGroups;
+
+/* ------------------------------------------------------------ bit casts */
+
+WARP_FN warp_int64
+warp_row_dbits(double d)
+{
+	union
+	{
+		double		d;
+		warp_int64	i;
+	}			u;
+
+	u.d = d;
+	return u.i;
+}
+
+WARP_FN double
+warp_row_bitsd(warp_int64 i)
+{
+	union
+	{
+		double		d;
+		warp_int64	i;
+	}			u;
+
+	u.i = i;
+	return u.d;
+}
+
+/* ------------------------------------------------------------- atomics */
+
+WARP_FN void
+warp_row_add_u64(warp_uint64 *p, warp_uint64 v)
+{
+#ifdef __CUDA_ARCH__
+	atomicAdd((unsigned long long *) p, (unsigned long long) v);
+#else
+	*p += v;
+#endif
+}
+
+/* add, returning the old value */
+WARP_FN warp_uint64
+warp_row_fetch_add_u64(warp_uint64 *p, warp_uint64 v)
+{
+#ifdef __CUDA_ARCH__
+	return atomicAdd((unsigned long long *) p, (unsigned long long) v);
+#else
+	warp_uint64 o = *p;
+
+	*p = o + v;
+	return o;
+#endif
+}
+
+WARP_FN void
+warp_row_add_f64(double *p, double v)
+{
+#ifdef __CUDA_ARCH__
+	atomicAdd(p, v);
+#else
+	*p = WARP_F8_ADD(*p, v);
+#endif
+}
+
+WARP_FN void
+warp_row_min_i64(warp_int64 *p, warp_int64 v)
+{
+#ifdef __CUDA_ARCH__
+	atomicMin((long long *) p, (long long) v);
+#else
+	if (v < *p)
+		*p = v;
+#endif
+}
+
+WARP_FN void
+warp_row_max_i64(warp_int64 *p, warp_int64 v)
+{
+#ifdef __CUDA_ARCH__
+	atomicMax((long long *) p, (long long) v);
+#else
+	if (v > *p)
+		*p = v;
+#endif
+}
+
+WARP_FN void
+warp_row_min_u64(warp_uint64 *p, warp_uint64 v)
+{
+#ifdef __CUDA_ARCH__
+	atomicMin((unsigned long long *) p, (unsigned long long) v);
+#else
+	if (v < *p)
+		*p = v;
+#endif
+}
+
+WARP_FN void
+warp_row_max_u64(warp_uint64 *p, warp_uint64 v)
+{
+#ifdef __CUDA_ARCH__
+	atomicMax((unsigned long long *) p, (unsigned long long) v);
+#else
+	if (v > *p)
+		*p = v;
+#endif
+}
+
+/* compare-and-swap, returning the old value */
+WARP_FN warp_uint32
+warp_row_cas_u32(warp_uint32 *p, warp_uint32 expect, warp_uint32 v)
+{
+#ifdef __CUDA_ARCH__
+	return atomicCAS((unsigned int *) p, expect, v);
+#else
+	warp_uint32 o = *p;
+
+	if (o == expect)
+		*p = v;
+	return o;
+#endif
+}
+
+/* publish a slot: its keys must be visible before the state says ready */
+WARP_FN void
+warp_row_publish_u32(warp_uint32 *p, warp_uint32 v)
+{
+#ifdef __CUDA_ARCH__
+	__threadfence();
+	atomicExch((unsigned int *) p, v);
+#else
+	*p = v;
+#endif
+}
+
+WARP_FN warp_uint32
+warp_row_load_u32(const warp_uint32 *p)
+{
+	return *(const volatile warp_uint32 *) p;
+}
+
+/* -------------------------------------------------------------- loading */
+
+/* IEEE half to double, exactly as arrow_half_to_double() */
+WARP_FN double
+warp_row_half(warp_uint16 h)
+{
+	int			sign = h >> 15;
+	int			e = (h >> 10) & 0x1f;
+	int			mant = h & 0x3ff;
+	double		v;
+
+	if (e == 0)
+		v = (double) mant * (1.0 / 16777216.0); /* 2^-24, exact */
+	else if (e == 31)
+		v = mant ? warp_row_bitsd(INT64_C(0x7ff8000000000000))
+			: warp_row_bitsd(INT64_C(0x7ff0000000000000));
+	else
+		v = (double) (mant | 0x400) *
+			warp_row_bitsd((warp_int64) (e - 25 + 1023) << 52);
+	return sign ? -v : v;
+}
+
+WARP_FN bool
+warp_row_buf_null(const WarpRowBuf *b, warp_int64 i)
+{
+	warp_int64	j;
+
+	if (b->validity == NULL)
+		return false;
+	j = b->offset + i;
+	return ((b->validity[j >> 3] >> (j & 7)) & 1) == 0;
+}
+
+/* integer element i (any width, signed or not; Bool as 0/1) */
+WARP_FN warp_int64
+warp_row_buf_int(const WarpRowBuf *b, warp_int64 i)
+{
+	warp_int64	j = b->offset + i;
+
+	switch (b->phys)
+	{
+		case WRP_BOOL:
+			return (b->values[j >> 3] >> (j & 7)) & 1;
+		case WRP_I8:
+			return ((const warp_int8 *) b->values)[j];
+		case WRP_I16:
+			return ((const warp_int16 *) b->values)[j];
+		case WRP_I32:
+			return ((const warp_int32 *) b->values)[j];
+		case WRP_I64:
+		case WRP_U64:
+			return ((const warp_int64 *) b->values)[j];
+		case WRP_U8:
+			return ((const warp_uint8 *) b->values)[j];
+		case WRP_U16:
+			return ((const warp_uint16 *) b->values)[j];
+		case WRP_U32:
+			return ((const warp_uint32 *) b->values)[j];
+		default:
+			return 0;
+	}
+}
+
+WARP_FN double
+warp_row_buf_double(const WarpRowBuf *b, warp_int64 i)
+{
+	warp_int64	j = b->offset + i;
+
+	switch (b->phys)
+	{
+		case WRP_F16:
+			return warp_row_half(((const warp_uint16 *) b->values)[j]);
+		case WRP_F32:
+			return ((const float *) b->values)[j];
+		case WRP_F64:
+			return ((const double *) b->values)[j];
+		default:
+			return (double) warp_row_buf_int(b, i);
+	}
+}
+
+/* PostgreSQL's epoch (2000-01-01) relative to Unix's, and its limits */
+#define WARP_ROW_EPOCH_DAYS INT64_C(10957)
+#define WARP_ROW_EPOCH_USECS (WARP_ROW_EPOCH_DAYS * INT64_C(86400000000))
+#define WARP_ROW_DATE_MIN (-INT64_C(2451545))
+#define WARP_ROW_DATE_END INT64_C(2147483494)
+#define WARP_ROW_TS_MIN (-INT64_C(211813488000000000))
+#define WARP_ROW_TS_END INT64_C(9223371331200000000)
+
+/* v * m without overflow (m > 0); false on overflow */
+WARP_FN bool
+warp_row_mul_ok(warp_int64 v, warp_int64 m, warp_int64 *out)
+{
+	if (v > WARP_INT64_MAX / m || v < WARP_INT64_MIN / m)
+		return false;
+	*out = v * m;
+	return true;
+}
+
+/* conv_date / conv_timestamp of warp_cpu.c */
+WARP_FN bool
+warp_row_convert(int conv, warp_int64 v, warp_int64 *out)
+{
+	warp_int64	us = 0;
+
+	switch (conv)
+	{
+		case WRC_NONE:
+			*out = v;
+			return true;
+		case WRC_DATE_DAY:
+		case WRC_DATE_MS:
+			if (conv == WRC_DATE_MS)
+				v = v >= 0 ? v / 86400000 : -((-(v + 1)) / 86400000) - 1;
+			v -= WARP_ROW_EPOCH_DAYS;
+			if (v < WARP_ROW_DATE_MIN || v >= WARP_ROW_DATE_END)
+				return false;
+			*out = v;
+			return true;
+		case WRC_TS_S:
+			if (!warp_row_mul_ok(v, INT64_C(1000000), &us))
+				return false;
+			break;
+		case WRC_TS_MS:
+			if (!warp_row_mul_ok(v, INT64_C(1000), &us))
+				return false;
+			break;
+		case WRC_TS_US:
+			us = v;
+			break;
+		default:
+			{
+				/* nanoseconds: round half away from zero, like arrow_fdw */
+				warp_int64	q = v / 1000,
+							r = v % 1000;
+
+				if (r >= 500)
+					q++;
+				else if (r <= -500)
+					q--;
+				us = q;
+			}
+	}
+	if (us < WARP_INT64_MIN + WARP_ROW_EPOCH_USECS)
+		return false;
+	us -= WARP_ROW_EPOCH_USECS;
+	if (us < WARP_ROW_TS_MIN || us >= WARP_ROW_TS_END)
+		return false;
+	*out = us;
+	return true;
+}
+
+/*
+ * Column c of the current row into node ni's memo (load_column and
+ * load_dict_column of warp_cpu.c).
+ */
+WARP_FN int
+warp_row_load(const WarpRowEnv *env, WarpRowState *s, int ni, int c)
+{
+	const WarpRowCol *col = &env->cols[c];
+	const WarpRowBuf *vb = &col->data;
+	warp_int64	i = s->row;
+	warp_int64	v;
+
+	if (warp_row_buf_null(&col->data, i))
+	{
+		s->st[ni] = 2;
+		return WARP_OK;
+	}
+	if (col->has_dict)
+	{
+		warp_int64	idx = warp_row_buf_int(&col->data, i);
+
+		/* the Arrow library checked indices at load; never trust a copy */
+		if (idx < 0 || idx >= col->dict.length)
+			return WARP_ROW_BAD;
+		vb = &col->dict;
+		i = idx;
+		if (warp_row_buf_null(vb, i))
+		{
+			s->st[ni] = 2;
+			return WARP_OK;
+		}
+	}
+	s->st[ni] = 1;
+	if (col->isfloat)
+	{
+		s->v[ni] = warp_row_dbits(warp_row_buf_double(vb, i));
+		return WARP_OK;
+	}
+	if (!warp_row_convert(col->conv, warp_row_buf_int(vb, i), &v))
+		return WARP_ROW_LOAD;
+	s->v[ni] = v;
+	return WARP_OK;
+}
+
+/* ----------------------------------------------------------- evaluation */
+
+#define WARP_ROW_ISFLOAT(p, n) WARP_TYPE_IS_FLOAT((p)->nodes[(n)].type)
+
+/* child x must be evaluated before the current node can go on */
+#define WARP_ROW_NEED_CHILD(x) \
+	do { \
+		if (s->st[(x)] == 0) \
+		{ \
+			*need = (x); \
+			return WARP_ROW_NEED; \
+		} \
+	} while (0)
+
+WARP_FN void
+warp_row_set_int(WarpRowState *s, int ni, warp_int64 v)
+{
+	s->st[ni] = 1;
+	s->v[ni] = v;
+}
+
+WARP_FN void
+warp_row_set_float(WarpRowState *s, int ni, double d)
+{
+	s->st[ni] = 1;
+	s->v[ni] = warp_row_dbits(d);
+}
+
+WARP_FN void
+warp_row_copy(WarpRowState *s, int dst, int src)
+{
+	s->st[dst] = s->st[src];
+	s->v[dst] = s->v[src];
+}
+
+/* values_equal of warp_cpu.c (both non-NULL) */
+WARP_FN bool
+warp_row_equal(const WarpProgram *p, const WarpRowState *s, int a, int b)
+{
+	if (WARP_ROW_ISFLOAT(p, a))
+		return warp_float8_eq(warp_row_bitsd(s->v[a]), warp_row_bitsd(s->v[b]));
+	return s->v[a] == s->v[b];
+}
+
+WARP_FN int
+warp_row_arith(const WarpNode *nd, WarpRowState *s, int ni)
+{
+	int			st = WARP_OK;
+
+	if (WARP_TYPE_IS_FLOAT(nd->type))
+	{
+		double		fa = warp_row_bitsd(s->v[nd->a]),
+					fb = warp_row_bitsd(s->v[nd->b]);
+
+		if (nd->type == WT_FLOAT8)
+		{
+			warp_float8 r = 0;
+
+			switch (nd->sub)
+			{
+				case WARP_ARITH_ADD: st = warp_float8_pl(fa, fb, &r); break;
+				case WARP_ARITH_SUB: st = warp_float8_mi(fa, fb, &r); break;
+				case WARP_ARITH_MUL: st = warp_float8_mul(fa, fb, &r); break;
+				default: st = warp_float8_div(fa, fb, &r); break;
+			}
+			if (st == WARP_OK)
+				warp_row_set_float(s, ni, r);
+		}
+		else
+		{
+			warp_float4 r = 0,
+						a4 = (warp_float4) fa,
+						b4 = (warp_float4) fb;
+
+			switch (nd->sub)
+			{
+				case WARP_ARITH_ADD: st = warp_float4_pl(a4, b4, &r); break;
+				case WARP_ARITH_SUB: st = warp_float4_mi(a4, b4, &r); break;
+				case WARP_ARITH_MUL: st = warp_float4_mul(a4, b4, &r); break;
+				default: st = warp_float4_div(a4, b4, &r); break;
+			}
+			if (st == WARP_OK)
+				warp_row_set_float(s, ni, r);
+		}
+		return st;
+	}
+	if (nd->type == WT_INT8)
+	{
+		warp_int64	a = s->v[nd->a],
+					b = s->v[nd->b],
+					r = 0;
+
+		switch (nd->sub)
+		{
+			case WARP_ARITH_ADD: st = warp_int8_pl(a, b, &r); break;
+			case WARP_ARITH_SUB: st = warp_int8_mi(a, b, &r); break;
+			case WARP_ARITH_MUL: st = warp_int8_mul(a, b, &r); break;
+			case WARP_ARITH_DIV: st = warp_int8_div(a, b, &r); break;
+			default: st = warp_int8_mod(a, b, &r); break;
+		}
+		if (st == WARP_OK)
+			warp_row_set_int(s, ni, r);
+	}
+	else if (nd->type == WT_INT4)
+	{
+		warp_int32	a = (warp_int32) s->v[nd->a],
+					b = (warp_int32) s->v[nd->b],
+					r = 0;
+
+		switch (nd->sub)
+		{
+			case WARP_ARITH_ADD: st = warp_int4_pl(a, b, &r); break;
+			case WARP_ARITH_SUB: st = warp_int4_mi(a, b, &r); break;
+			case WARP_ARITH_MUL: st = warp_int4_mul(a, b, &r); break;
+			case WARP_ARITH_DIV: st = warp_int4_div(a, b, &r); break;
+			default: st = warp_int4_mod(a, b, &r); break;
+		}
+		if (st == WARP_OK)
+			warp_row_set_int(s, ni, r);
+	}
+	else
+	{
+		warp_int16	a = (warp_int16) s->v[nd->a],
+					b = (warp_int16) s->v[nd->b],
+					r = 0;
+
+		switch (nd->sub)
+		{
+			case WARP_ARITH_ADD: st = warp_int2_pl(a, b, &r); break;
+			case WARP_ARITH_SUB: st = warp_int2_mi(a, b, &r); break;
+			case WARP_ARITH_MUL: st = warp_int2_mul(a, b, &r); break;
+			case WARP_ARITH_DIV: st = warp_int2_div(a, b, &r); break;
+			default: st = warp_int2_mod(a, b, &r); break;
+		}
+		if (st == WARP_OK)
+			warp_row_set_int(s, ni, r);
+	}
+	return st;
+}
+
+WARP_FN int
+warp_row_cast(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int ni)
+{
+	int			st = WARP_OK;
+
+	if (WARP_ROW_ISFLOAT(p, nd->a))
+	{
+		double		v = warp_row_bitsd(s->v[nd->a]);
+
+		switch (nd->type)
+		{
+			case WT_FLOAT8:
+				warp_row_set_float(s, ni, v);
+				break;
+			case WT_FLOAT4:
+				{
+					warp_float4 r = 0;
+
+					if ((st = warp_float8_to_float4(v, &r)) == WARP_OK)
+						warp_row_set_float(s, ni, r);
+					break;
+				}
+			case WT_INT2:
+				{
+					warp_int16	r = 0;
+
+					if ((st = warp_float8_to_int2(v, &r)) == WARP_OK)
+						warp_row_set_int(s, ni, r);
+					break;
+				}
+			case WT_INT4:
+				{
+					warp_int32	r = 0;
+
+					if ((st = warp_float8_to_int4(v, &r)) == WARP_OK)
+						warp_row_set_int(s, ni, r);
+					break;
+				}
+			default:
+				{
+					warp_int64	r = 0;
+
+					if ((st = warp_float8_to_int8(v, &r)) == WARP_OK)
+						warp_row_set_int(s, ni, r);
+					break;
+				}
+		}
+	}
+	else
+	{
+		warp_int64	v = s->v[nd->a];
+
+		switch (nd->type)
+		{
+			case WT_FLOAT8:
+				warp_row_set_float(s, ni, warp_int8_to_float8(v));
+				break;
+			case WT_FLOAT4:
+				warp_row_set_float(s, ni, warp_int8_to_float4(v));
+				break;
+			case WT_INT2:
+				{
+					warp_int16	r = 0;
+
+					if ((st = warp_int2_check(v, &r)) == WARP_OK)
+						warp_row_set_int(s, ni, r);
+					break;
+				}
+			case WT_INT4:
+				{
+					warp_int32	r = 0;
+
+					if ((st = warp_int4_check(v, &r)) == WARP_OK)
+						warp_row_set_int(s, ni, r);
+					break;
+				}
+			default:
+				warp_row_set_int(s, ni, v);
+				break;
+		}
+	}
+	return st;
+}
+
+/*
+ * One step of node ni: WARP_OK once its value is in the memo, WARP_ROW_NEED
+ * with *need = the child to evaluate first, or an error.  Re-entrant: after
+ * the child is done the node is stepped again from the start; children
+ * already evaluated are read from the memo, so lazy n-ary nodes simply
+ * rescan their arguments (never evaluating one past the deciding one).
+ */
+WARP_FN int
+warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
+{
+	const WarpProgram *p = env->p;
+	const WarpNode *nd = &p->nodes[ni];
+	int			j;
+
+	switch ((WarpOp) nd->op)
+	{
+		case WN_COL:
+			return warp_row_load(env, s, ni, nd->a);
+		case WN_CONST:
+			if (nd->flags & WARP_NODE_NULL)
+				s->st[ni] = 2;
+			else if (WARP_TYPE_IS_FLOAT(nd->type))
+				warp_row_set_float(s, ni, nd->fval);
+			else
+				warp_row_set_int(s, ni, nd->ival);
+			return WARP_OK;
+		case WN_ARITH:
+			WARP_ROW_NEED_CHILD(nd->a);
+			WARP_ROW_NEED_CHILD(nd->b);
+			if (s->st[nd->a] == 2 || s->st[nd->b] == 2)
+			{
+				s->st[ni] = 2;
+				return WARP_OK;
+			}
+			return warp_row_arith(nd, s, ni);
+		case WN_NEG:
+			WARP_ROW_NEED_CHILD(nd->a);
+			if (s->st[nd->a] == 2)
+			{
+				s->st[ni] = 2;
+				return WARP_OK;
+			}
+			if (WARP_TYPE_IS_FLOAT(nd->type))
+			{
+				warp_row_set_float(s, ni, -warp_row_bitsd(s->v[nd->a]));
+				return WARP_OK;
+			}
+			else
+			{
+				warp_int64	v = s->v[nd->a];
+				int			st;
+
+				if (nd->type == WT_INT8)
+				{
+					warp_int64	r = 0;
+
+					if ((st = warp_int8_um(v, &r)) != WARP_OK)
+						return st;
+					warp_row_set_int(s, ni, r);
+				}
+				else if (nd->type == WT_INT4)
+				{
+					warp_int32	r = 0;
+
+					if ((st = warp_int4_um((warp_int32) v, &r)) != WARP_OK)
+						return st;
+					warp_row_set_int(s, ni, r);
+				}
+				else
+				{
+					warp_int16	r = 0;
+
+					if ((st = warp_int2_um((warp_int16) v, &r)) != WARP_OK)
+						return st;
+					warp_row_set_int(s, ni, r);
+				}
+				return WARP_OK;
+			}
+		case WN_CMP:
+			WARP_ROW_NEED_CHILD(nd->a);
+			WARP_ROW_NEED_CHILD(nd->b);
+			if (s->st[nd->a] == 2 || s->st[nd->b] == 2)
+			{
+				s->st[ni] = 2;
+				return WARP_OK;
+			}
+			{
+				int			c;
+
+				if (WARP_ROW_ISFLOAT(p, nd->a))
+					c = warp_float8_cmp(warp_row_bitsd(s->v[nd->a]),
+										warp_row_bitsd(s->v[nd->b]));
+				else
+					c = (s->v[nd->a] > s->v[nd->b]) - (s->v[nd->a] < s->v[nd->b]);
+				switch (nd->sub)
+				{
+					case WARP_CMP_EQ: c = c == 0; break;
+					case WARP_CMP_NE: c = c != 0; break;
+					case WARP_CMP_LT: c = c < 0; break;
+					case WARP_CMP_LE: c = c <= 0; break;
+					case WARP_CMP_GT: c = c > 0; break;
+					default: c = c >= 0; break;
+				}
+				warp_row_set_int(s, ni, c);
+			}
+			return WARP_OK;
+		case WN_AND:
+		case WN_OR:
+			{
+				bool		is_and = nd->op == WN_AND;
+				bool		sawnull = false;
+
+				for (j = 0; j < nd->nargs; j++)
+				{
+					int			arg = p->args[nd->args_off + j];
+
+					WARP_ROW_NEED_CHILD(arg);
+					if (s->st[arg] == 2)
+						sawnull = true;
+					else if ((s->v[arg] != 0) != is_and)
+					{
+						/* AND met false / OR met true: decided */
+						warp_row_set_int(s, ni, !is_and);
+						return WARP_OK;
+					}
+				}
+				if (sawnull)
+					s->st[ni] = 2;
+				else
+					warp_row_set_int(s, ni, is_and);
+				return WARP_OK;
+			}
+		case WN_NOT:
+			WARP_ROW_NEED_CHILD(nd->a);
+			if (s->st[nd->a] == 2)
+				s->st[ni] = 2;
+			else
+				warp_row_set_int(s, ni, !s->v[nd->a]);
+			return WARP_OK;
+		case WN_IS_NULL:
+		case WN_IS_NOT_NULL:
+			WARP_ROW_NEED_CHILD(nd->a);
+			warp_row_set_int(s, ni, (s->st[nd->a] == 2) == (nd->op == WN_IS_NULL));
+			return WARP_OK;
+		case WN_CAST:
+			WARP_ROW_NEED_CHILD(nd->a);
+			if (s->st[nd->a] == 2)
+			{
+				s->st[ni] = 2;
+				return WARP_OK;
+			}
+			return warp_row_cast(p, nd, s, ni);
+		case WN_DISTINCT:
+			WARP_ROW_NEED_CHILD(nd->a);
+			WARP_ROW_NEED_CHILD(nd->b);
+			{
+				bool		an = s->st[nd->a] == 2,
+							bn = s->st[nd->b] == 2;
+				bool		d = (an || bn) ? an != bn : !warp_row_equal(p, s, nd->a, nd->b);
+
+				warp_row_set_int(s, ni, nd->sub ? !d : d);
+			}
+			return WARP_OK;
+		case WN_NULLIF:
+			WARP_ROW_NEED_CHILD(nd->a);
+			WARP_ROW_NEED_CHILD(nd->b);
+			warp_row_copy(s, ni, nd->a);
+			if (s->st[nd->a] == 1 && s->st[nd->b] == 1 &&
+				warp_row_equal(p, s, nd->a, nd->b))
+				s->st[ni] = 2;
+			return WARP_OK;
+		case WN_COALESCE:
+			for (j = 0; j < nd->nargs; j++)
+			{
+				int			arg = p->args[nd->args_off + j];
+
+				WARP_ROW_NEED_CHILD(arg);
+				if (s->st[arg] == 1)
+				{
+					warp_row_copy(s, ni, arg);
+					return WARP_OK;
+				}
+			}
+			s->st[ni] = 2;
+			return WARP_OK;
+		case WN_CASE:
+			{
+				const warp_int32 *args = p->args + nd->args_off;
+				int			npairs = nd->nargs / 2;
+
+				for (j = 0; j < npairs; j++)
+				{
+					int			w = args[2 * j],
+								t = args[2 * j + 1];
+
+					WARP_ROW_NEED_CHILD(w);
+					if (s->st[w] == 1 && s->v[w] != 0)
+					{
+						WARP_ROW_NEED_CHILD(t);
+						warp_row_copy(s, ni, t);
+						return WARP_OK;
+					}
+				}
+				if (nd->flags & WARP_CASE_HAS_ELSE)
+				{
+					int			e = args[nd->nargs - 1];
+
+					WARP_ROW_NEED_CHILD(e);
+					warp_row_copy(s, ni, e);
+					return WARP_OK;
+				}
+				s->st[ni] = 2;
+				return WARP_OK;
+			}
+	}
+	return WARP_ROW_BAD;
+}
+
+/* Evaluate node root for the current row (memoized). */
+WARP_FN int
+warp_row_eval(const WarpRowEnv *env, WarpRowState *s, int root)
+{
+	int			sp = 0;
+
+	if (s->st[root] != 0)
+		return WARP_OK;
+	s->stack[sp++] = root;
+	while (sp > 0)
+	{
+		int			ni = s->stack[sp - 1];
+		int			need = -1;
+		int			st = warp_row_step(env, s, ni, &need);
+
+		if (st == WARP_OK)
+			sp--;
+		else if (st == WARP_ROW_NEED)
+		{
+			if (sp >= WARP_ROW_MAX_DEPTH)
+				return WARP_ROW_BAD;
+			s->stack[sp++] = need;
+		}
+		else
+			return st;
+	}
+	return WARP_OK;
+}
+
+/* ------------------------------------------------------------- joining */
+
+/* warp_join_lookup, for wherever the table's arrays are */
+WARP_FN warp_int32
+warp_row_lookup(const WarpJoinTable *t, warp_int64 k)
+{
+	warp_uint64 i;
+
+	if (t->direct)
+	{
+		if (k < t->min || k > t->max)
+			return -1;
+		return t->first[k - t->min];
+	}
+	if (t->nrows == 0)
+		return -1;
+	i = warp_hash_int64(k) & t->mask;
+	for (;;)
+	{
+		warp_int32	r = t->slot_row[i];
+
+		if (r < 0)
+			return -1;
+		if (t->slot_key[i] == k)
+			return r;
+		i = (i + 1) & t->mask;
+	}
+}
+
+/* ------------------------------------------------------------ aggregates */
+
+/* float min/max: an unsigned key ordered as PostgreSQL orders float8 */
+#define WARP_ROW_SIGN UINT64_C(0x8000000000000000)
+
+WARP_FN warp_uint64
+warp_row_fkey(double d)
+{
+	warp_uint64 b = (d != d) ? UINT64_C(0x7ff8000000000000)
+		: (warp_uint64) warp_row_dbits(d);
+
+	return (b & WARP_ROW_SIGN) ? ~b : (b | WARP_ROW_SIGN);
+}
+
+WARP_FN double
+warp_row_funkey(warp_uint64 k)
+{
+	warp_uint64 b = (k & WARP_ROW_SIGN) ? (k & ~WARP_ROW_SIGN) : ~k;
+
+	return warp_row_bitsd((warp_int64) b);
+}
+
+/* largest inputs to sum(float8) / avg(float) that cannot overflow in any order */
+#define WARP_ROW_SUM_LIMIT	8.0e288		/* < 2^960 */
+#define WARP_ROW_AVG_LIMIT	2.0e120		/* < 2^400 */
+
+/*
+ * Initial accumulating state of aggregate a: the identity of its update.
+ * min/max keep their running value in ival (float: as warp_row_fkey);
+ * sum(float8) starts from -0, the identity of addition (so a sum of -0s
+ * stays -0, as the CPU driver's first-value assignment gives).
+ */
+WARP_FN void
+warp_row_agg_init(const WarpAggSpec *ag, WarpAggState *s)
+{
+	bool		isfloat = WARP_TYPE_IS_FLOAT(ag->type);
+
+	s->count = 0;
+	s->ival = 0;
+	s->fval = 0.0;
+	s->fsxx = 0.0;
+	s->wide_lo = 0;
+	s->wide_hi = 0;
+	if (ag->kind == WA_MIN)
+		s->ival = isfloat ? (warp_int64) ~UINT64_C(0) : WARP_INT64_MAX;
+	else if (ag->kind == WA_MAX)
+		s->ival = isfloat ? 0 : WARP_INT64_MIN;
+	else if (ag->kind == WA_SUM_FLOAT)
+		s->fval = -0.0;
+}
+
+/* Add one input (iv or fv by the argument's kind) to an accumulating state. */
+WARP_FN int
+warp_row_agg_update(const WarpAggSpec *ag, WarpAggState *s, warp_int64 iv, double fv)
+{
+	switch ((WarpAggKind) ag->kind)
+	{
+		case WA_COUNT_STAR:
+		case WA_COUNT:
+			warp_row_add_u64((warp_uint64 *) &s->count, 1);
+			return WARP_OK;
+		case WA_SUM_INT:
+		case WA_AVG_INT:
+			warp_row_add_u64((warp_uint64 *) &s->count, 1);
+			warp_row_add_u64((warp_uint64 *) &s->ival, (warp_uint64) iv);
+			return WARP_OK;
+		case WA_SUM_INT8:
+			{
+				/* 128-bit add: low word, then its carry and the sign into high */
+				warp_uint64 old = warp_row_fetch_add_u64(&s->wide_lo, (warp_uint64) iv);
+				warp_uint64 hi = (iv < 0 ? ~UINT64_C(0) : 0) +
+					(old + (warp_uint64) iv < old ? 1 : 0);
+
+				if (hi != 0)
+					warp_row_add_u64((warp_uint64 *) &s->wide_hi, hi);
+				warp_row_add_u64((warp_uint64 *) &s->count, 1);
+				return WARP_OK;
+			}
+		case WA_MIN:
+		case WA_MAX:
+			if (WARP_TYPE_IS_FLOAT(ag->type))
+			{
+				if (fv == 0.0 && warp_row_dbits(fv) != 0)
+					return WARP_ROW_BAD;	/* -0: order-dependent result */
+				if (ag->kind == WA_MIN)
+					warp_row_min_u64((warp_uint64 *) &s->ival, warp_row_fkey(fv));
+				else
+					warp_row_max_u64((warp_uint64 *) &s->ival, warp_row_fkey(fv));
+			}
+			else if (ag->kind == WA_MIN)
+				warp_row_min_i64(&s->ival, iv);
+			else
+				warp_row_max_i64(&s->ival, iv);
+			warp_row_add_u64((warp_uint64 *) &s->count, 1);
+			return WARP_OK;
+		case WA_SUM_FLOAT:
+			if (ag->type != WT_FLOAT8 || !(fv < WARP_ROW_SUM_LIMIT && fv > -WARP_ROW_SUM_LIMIT))
+				return WARP_ROW_BAD;
+			warp_row_add_f64(&s->fval, fv);
+			warp_row_add_u64((warp_uint64 *) &s->count, 1);
+			return WARP_OK;
+		case WA_AVG_FLOAT:
+			if (!(fv < WARP_ROW_AVG_LIMIT && fv > -WARP_ROW_AVG_LIMIT))
+				return WARP_ROW_BAD;
+			warp_row_add_f64(&s->fval, fv);
+			warp_row_add_f64(&s->fsxx, WARP_F8_MUL(fv, fv));
+			warp_row_add_u64((warp_uint64 *) &s->count, 1);
+			return WARP_OK;
+	}
+	return WARP_ROW_BAD;
+}
+
+/*
+ * An accumulating state in the CPU driver's form (what warp_cpu_group_agg
+ * returns), except that avg(float)'s fsxx is still Σx² (warp_row_agg_final
+ * converts it).  Fields an empty state never set are zero, as in the CPU
+ * driver's.
+ */
+WARP_FN void
+warp_row_agg_export(const WarpAggSpec *ag, WarpAggState *s)
+{
+	switch ((WarpAggKind) ag->kind)
+	{
+		case WA_MIN:
+		case WA_MAX:
+			if (s->count == 0)
+			{
+				s->ival = 0;
+				s->fval = 0.0;
+			}
+			else if (WARP_TYPE_IS_FLOAT(ag->type))
+			{
+				s->fval = warp_row_funkey((warp_uint64) s->ival);
+				s->ival = 0;
+			}
+			break;
+		case WA_SUM_FLOAT:
+			if (s->count == 0)
+				s->fval = 0.0;
+			break;
+		default:
+			break;
+	}
+}
+
+/* Combine exported state b into exported state a (same aggregate). */
+WARP_FN void
+warp_row_agg_merge(const WarpAggSpec *ag, WarpAggState *a, const WarpAggState *b)
+{
+	if (b->count == 0)
+		return;
+	if (a->count == 0)
+	{
+		*a = *b;
+		return;
+	}
+	switch ((WarpAggKind) ag->kind)
+	{
+		case WA_COUNT_STAR:
+		case WA_COUNT:
+			break;
+		case WA_SUM_INT:
+		case WA_AVG_INT:
+			a->ival = (warp_int64) ((warp_uint64) a->ival + (warp_uint64) b->ival);
+			break;
+		case WA_SUM_INT8:
+			{
+				warp_uint64 lo = a->wide_lo + b->wide_lo;
+
+				a->wide_hi = (warp_int64) ((warp_uint64) a->wide_hi + (warp_uint64) b->wide_hi +
+										   (lo < a->wide_lo ? 1 : 0));
+				a->wide_lo = lo;
+				break;
+			}
+		case WA_MIN:
+		case WA_MAX:
+			if (WARP_TYPE_IS_FLOAT(ag->type))
+			{
+				int			c = warp_float8_cmp(b->fval, a->fval);
+
+				if (ag->kind == WA_MIN ? c < 0 : c > 0)
+					a->fval = b->fval;
+			}
+			else if (ag->kind == WA_MIN ? b->ival < a->ival : b->ival > a->ival)
+				a->ival = b->ival;
+			break;
+		case WA_SUM_FLOAT:
+			a->fval = WARP_F8_ADD(a->fval, b->fval);
+			break;
+		case WA_AVG_FLOAT:
+			a->fval = WARP_F8_ADD(a->fval, b->fval);
+			a->fsxx = WARP_F8_ADD(a->fsxx, b->fsxx);
+			break;
+	}
+	a->count += b->count;
+}
+
+/*
+ * Last step once all partial states are merged: avg(float)'s Σx² becomes
+ * Sxx = Σx² - Sx²/N (clamped at 0), the Youngs-Cramer sum of squared
+ * deviations up to rounding.  avg's final function reads only N and Sx.
+ */
+WARP_FN void
+warp_row_agg_final(const WarpAggSpec *ag, WarpAggState *s)
+{
+	if (ag->kind == WA_AVG_FLOAT)
+	{
+		double		sxx = 0.0;
+
+		if (s->count > 1)
+		{
+			sxx = s->fsxx - s->fval * s->fval / (double) s->count;
+			if (!(sxx > 0.0))
+				sxx = 0.0;
+		}
+		s->fsxx = sxx;
+	}
+}
+
+/* ------------------------------------------------------------- grouping */
+
+WARP_FN warp_uint64
+warp_row_key_hash(const warp_int64 *kv, const warp_uint8 *kn, int nkeys)
+{
+	warp_uint64 h = UINT64_C(0x9e3779b97f4a7c15);
+	int			k;
+
+	for (k = 0; k < nkeys; k++)
+		h = warp_hash_int64((warp_int64) (h ^ (kn[k] ? UINT64_C(0x5bd1e995) : (warp_uint64) kv[k])) + k);
+	return h;
+}
+
+/* Slot of the group with these keys, created if new; -1 if the table is full. */
+WARP_FN warp_int64
+warp_row_group(WarpRowGroups *g, const warp_int64 *kv, const warp_uint8 *kn, warp_int64 code)
+{
+	int			nkeys = g->nkeys;
+	int			k;
+	warp_uint64 i,
+				probes;
+
+	if (g->direct)
+	{
+		if (warp_row_load_u32(&g->state[code]) != 2)
+		{
+			/*
+			 * Every row of this group writes the same keys, so racing
+			 * writers are harmless (nobody reads keys until the kernel is
+			 * over); the compare-and-swap only makes the count exact.
+			 */
+			for (k = 0; k < nkeys; k++)
+			{
+				g->keys[code * nkeys + k] = kv[k];
+				g->knull[code * nkeys + k] = kn[k];
+			}
+			if (warp_row_cas_u32(&g->state[code], 0, 2) == 0)
+				warp_row_add_u64((warp_uint64 *) g->nused, 1);
+		}
+		return code;
+	}
+	i = warp_row_key_hash(kv, kn, nkeys) & g->mask;
+	for (probes = 0; probes <= g->mask; probes++, i = (i + 1) & g->mask)
+	{
+		warp_uint32 st = warp_row_load_u32(&g->state[i]);
+		const volatile warp_int64 *sk;
+		const volatile warp_uint8 *sn;
+
+		if (st == 0)
+		{
+			st = warp_row_cas_u32(&g->state[i], 0, 1);
+			if (st == 0)
+			{
+				/*
+				 * Claimed: fill in the keys, then publish (always, so that
+				 * nobody spins on this slot forever), then count it.  Over
+				 * the limit, the row is reported instead of aggregated.
+				 */
+				for (k = 0; k < nkeys; k++)
+				{
+					g->keys[i * nkeys + k] = kv[k];
+					g->knull[i * nkeys + k] = kn[k];
+				}
+				warp_row_publish_u32(&g->state[i], 2);
+				if (warp_row_fetch_add_u64((warp_uint64 *) g->nused, 1) >= g->max_used)
+					return -1;
+				return (warp_int64) i;
+			}
+		}
+		while (st == 1)			/* another thread is filling it in */
+			st = warp_row_load_u32(&g->state[i]);
+#ifdef __CUDA_ARCH__
+		__threadfence();
+#endif
+		sk = g->keys + i * nkeys;
+		sn = g->knull + i * nkeys;
+		for (k = 0; k < nkeys; k++)
+			if (sk[k] != kv[k] || sn[k] != kn[k])
+				break;
+		if (k == nkeys)
+			return (warp_int64) i;
+	}
+	return -1;
+}
+
+/* ----------------------------------------------------------------- a row */
+
+/*
+ * Run fact row `row` through the program into the group table g.  WARP_OK
+ * (the row was filtered out, found no join partner, or was aggregated), or
+ * the status of the first problem: a WarpStatus error, WARP_ROW_LOAD,
+ * WARP_ROW_BAD or WARP_ROW_FULL; the whole query then needs the CPU driver
+ * (the states this row already touched are not meaningful any more).
+ */
+WARP_FN int
+warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
+			 warp_int64 row, WarpRowCounts *cnt)
+{
+	const WarpProgram *p = env->p;
+	warp_int32	first[WARP_ROW_MAX_JOINS];
+	warp_int32	cur[WARP_ROW_MAX_JOINS];
+	warp_int64	kv[WARP_ROW_MAX_KEYS];
+	warp_uint8	kn[WARP_ROW_MAX_KEYS];
+	warp_uint8	ok[WARP_ROW_MAX_AGGS];
+	int			i,
+				st;
+
+	s->row = row;
+	for (i = 0; i < p->nnodes; i++)
+		s->st[i] = 0;
+
+	/* quals, in order, each only for a row all earlier ones passed */
+	for (i = 0; i < p->nquals; i++)
+	{
+		int			q = p->quals[i];
+
+		if ((st = warp_row_eval(env, s, q)) != WARP_OK)
+			return st;
+		if (s->st[q] != 1 || s->v[q] == 0)
+			return WARP_OK;
+	}
+	cnt->rows_filtered++;
+
+	/* every join key first (as the CPU driver does), then the probes */
+	for (i = 0; i < p->njoins; i++)
+		if ((st = warp_row_eval(env, s, p->joins[i].key_node)) != WARP_OK)
+			return st;
+	for (i = 0; i < p->njoins; i++)
+	{
+		int			kn_ = p->joins[i].key_node;
+
+		if (s->st[kn_] != 1)
+			return WARP_OK;		/* NULL never matches */
+		first[i] = warp_row_lookup(&env->tables[i], s->v[kn_]);
+		if (first[i] < 0)
+			return WARP_OK;
+		cur[i] = first[i];
+	}
+
+	/* group keys from the fact row, then FILTER and argument per aggregate */
+	for (i = 0; i < p->nkeys; i++)
+	{
+		const WarpGroupKey *gk = &p->keys[i];
+
+		if (gk->kind != WG_FACT)
+			continue;
+		if ((st = warp_row_eval(env, s, gk->node)) != WARP_OK)
+			return st;
+		kn[i] = s->st[gk->node] == 2;
+		kv[i] = kn[i] ? 0 : s->v[gk->node];
+	}
+	for (i = 0; i < p->naggs; i++)
+	{
+		const WarpAggSpec *ag = &p->aggs[i];
+
+		ok[i] = 1;
+		if (ag->filter >= 0)
+		{
+			if ((st = warp_row_eval(env, s, ag->filter)) != WARP_OK)
+				return st;
+			ok[i] = s->st[ag->filter] == 1 && s->v[ag->filter] != 0;
+		}
+		if (ok[i] && ag->arg >= 0)
+		{
+			if ((st = warp_row_eval(env, s, ag->arg)) != WARP_OK)
+				return st;
+			ok[i] = s->st[ag->arg] == 1;
+		}
+	}
+
+	/* every combination of matching build rows is one joined row */
+	for (;;)
+	{
+		warp_int64	code = 0;
+		warp_int64	slot;
+
+		cnt->rows_joined++;
+		for (i = 0; i < p->nkeys; i++)
+		{
+			const WarpGroupKey *gk = &p->keys[i];
+
+			if (gk->kind == WG_DIM)
+			{
+				warp_int32	pid = env->tables[gk->join].payload[cur[gk->join]];
+
+				kv[i] = pid;
+				kn[i] = 0;
+				if (g->direct)
+					code += pid * g->stride[i];
+			}
+		}
+		slot = warp_row_group(g, kv, kn, code);
+		if (slot < 0)
+			return WARP_ROW_FULL;
+		for (i = 0; i < p->naggs; i++)
+		{
+			const WarpAggSpec *ag = &p->aggs[i];
+
+			if (!ok[i])
+				continue;
+			st = warp_row_agg_update(ag, &g->aggs[slot * p->naggs + i],
+									 ag->arg >= 0 ? s->v[ag->arg] : 0,
+									 ag->arg >= 0 ? warp_row_bitsd(s->v[ag->arg]) : 0.0);
+			if (st != WARP_OK)
+				return st;
+		}
+
+		/* next combination: an odometer over the duplicate-key chains */
+		for (i = p->njoins - 1; i >= 0; i--)
+		{
+			cur[i] = env->tables[i].next[cur[i]];
+			if (cur[i] >= 0)
+				break;
+			cur[i] = first[i];
+		}
+		if (i < 0)
+			break;
+	}
+	return WARP_OK;
+}
+
+/* ------------------------------------------------------ host-side setup */
+
+/*
+ * Whether the row evaluator can run prog exactly (NULL), or why not.  Run
+ * after warp_program_validate().  tables[i] is the table of join i's
+ * .table, as warp_cpu_create takes them.
+ */
+static inline const char *
+warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
+{
+	int			depth[WARP_ROW_MAX_NODES];
+	int			i,
+				j;
+
+	if (p->nnodes > WARP_ROW_MAX_NODES)
+		return "too many expression nodes for the row evaluator";
+	if (p->njoins > WARP_ROW_MAX_JOINS)
+		return "too many joins for the row evaluator";
+	if (p->nkeys > WARP_ROW_MAX_KEYS)
+		return "too many group keys for the row evaluator";
+	if (p->naggs > WARP_ROW_MAX_AGGS)
+		return "too many aggregates for the row evaluator";
+	/* arguments precede their node (validated): depth in one pass */
+	for (i = 0; i < p->nnodes; i++)
+	{
+		const WarpNode *nd = &p->nodes[i];
+		int			d = 0;
+
+		switch ((WarpOp) nd->op)
+		{
+			case WN_COL:
+			case WN_CONST:
+				break;
+			case WN_ARITH:
+			case WN_CMP:
+			case WN_DISTINCT:
+			case WN_NULLIF:
+				d = depth[nd->a] > depth[nd->b] ? depth[nd->a] : depth[nd->b];
+				break;
+			case WN_NEG:
+			case WN_NOT:
+			case WN_IS_NULL:
+			case WN_IS_NOT_NULL:
+			case WN_CAST:
+				d = depth[nd->a];
+				break;
+			default:
+				for (j = 0; j < nd->nargs; j++)
+					if (depth[p->args[nd->args_off + j]] > d)
+						d = depth[p->args[nd->args_off + j]];
+				break;
+		}
+		depth[i] = d + 1;
+		if (depth[i] > WARP_ROW_MAX_DEPTH)
+			return "expression too deep for the row evaluator";
+	}
+	for (i = 0; i < p->naggs; i++)
+		if (p->aggs[i].kind == WA_SUM_FLOAT && p->aggs[i].type != WT_FLOAT8)
+			return "sum(float4) depends on the order of the rows";
+	for (i = 0; i < p->njoins; i++)
+	{
+		const WarpJoinTable *t = tables[p->joins[i].table];
+		warp_int64	r,
+					n;
+
+		if (t == NULL || t->nrows < 0 || t->nrows >= WARP_INT32_MAX || t->npayloads < 0)
+			return "malformed join table";
+		for (r = 0; r < t->nrows; r++)
+			if (t->payload[r] < 0 || t->payload[r] >= t->npayloads ||
+				t->next[r] < -1 || t->next[r] >= t->nrows ||
+				(t->next[r] >= 0 && t->next[r] <= r))
+				return "malformed join table";
+		if (t->direct)
+		{
+			if (t->nrows > 0 && (t->max < t->min || (warp_uint64) (t->max - t->min) >= (warp_uint64) 1 << 31))
+				return "malformed join table";
+			n = t->nrows > 0 ? t->max - t->min + 1 : 0;
+			for (r = 0; r < n; r++)
+				if (t->first[r] < -1 || t->first[r] >= t->nrows)
+					return "malformed join table";
+		}
+		else if (t->nrows > 0)
+		{
+			bool		empty = false;
+
+			if (t->mask == 0 || ((t->mask + 1) & t->mask) != 0)
+				return "malformed join table";
+			for (r = 0; r <= (warp_int64) t->mask; r++)
+			{
+				if (t->slot_row[r] < -1 || t->slot_row[r] >= t->nrows)
+					return "malformed join table";
+				if (t->slot_row[r] < 0)
+					empty = true;
+			}
+			if (!empty)
+				return "malformed join table";
+		}
+	}
+	return NULL;
+}
+
+/* most rows one key finds in t (the longest duplicate chain) */
+static inline warp_int64
+warp_row_max_chain(const WarpJoinTable *t)
+{
+	warp_int64	best = t->nrows > 0 ? 1 : 0;
+	warp_int64	r;
+
+	if (t->unique)
+		return best;
+	/* chains ascend (checked by warp_row_check): walk from every head */
+	{
+		warp_int64	nheads = t->direct ? (t->nrows > 0 ? t->max - t->min + 1 : 0)
+			: (t->nrows > 0 ? (warp_int64) t->mask + 1 : 0);
+
+		for (r = 0; r < nheads; r++)
+		{
+			warp_int32	h = t->direct ? t->first[r] : t->slot_row[r];
+			warp_int64	n = 0;
+
+			for (; h >= 0; h = t->next[h])
+				n++;
+			if (n > best)
+				best = n;
+		}
+	}
+	return best;
+}
+
+/* the WarpRowPhys of an Arrow fixed-width type, WRP_NONE if none */
+static inline int
+warp_row_phys(const ArrowType *t)
+{
+	switch (t->id)
+	{
+		case ARROW_TYPE_BOOL:
+			return WRP_BOOL;
+		case ARROW_TYPE_INT:
+			switch (t->bit_width)
+			{
+				case 8: return t->is_signed ? WRP_I8 : WRP_U8;
+				case 16: return t->is_signed ? WRP_I16 : WRP_U16;
+				case 32: return t->is_signed ? WRP_I32 : WRP_U32;
+				case 64: return t->is_signed ? WRP_I64 : WRP_U64;
+			}
+			return WRP_NONE;
+		case ARROW_TYPE_FLOAT:
+			return t->precision == ARROW_PRECISION_HALF ? WRP_F16 :
+				t->precision == ARROW_PRECISION_SINGLE ? WRP_F32 : WRP_F64;
+		case ARROW_TYPE_DATE:
+			return t->unit == ARROW_DATE_MILLISECOND ? WRP_I64 : WRP_I32;
+		case ARROW_TYPE_TIMESTAMP:
+			return WRP_I64;
+		default:
+			return WRP_NONE;
+	}
+}
+
+/* bytes a fixed-width buffer needs for rows [0, offset + length) */
+static inline warp_int64
+warp_row_phys_bytes(int phys, warp_int64 rows)
+{
+	switch (phys)
+	{
+		case WRP_BOOL: return (rows + 7) / 8;
+		case WRP_I8: case WRP_U8: return rows;
+		case WRP_I16: case WRP_U16: case WRP_F16: return rows * 2;
+		case WRP_I32: case WRP_U32: case WRP_F32: return rows * 4;
+		case WRP_I64: case WRP_U64: case WRP_F64: return rows * 8;
+		default: return -1;
+	}
+}
+
+/*
+ * Describe program column `type` loaded in a (host pointers) for rows
+ * [0, nrows).  NULL, or why the row evaluator cannot read it (the CPU
+ * driver may still: it is then the one to run the query).
+ */
+static inline const char *
+warp_row_describe(const ArrowArray *a, WarpType type, warp_int64 nrows, WarpRowCol *out)
+{
+	const ArrowType *t;
+
+	memset(out, 0, sizeof(*out));
+	if (a == NULL || a->field == NULL || !warp_cpu_can_load(a->field, type))
+		return "column type cannot be loaded as declared";
+	t = &a->field->type;
+	if (a->length < nrows || a->offset < 0 || nrows < 0)
+		return "column shorter than the batch";
+	out->isfloat = WARP_TYPE_IS_FLOAT(type);
+	if (t->id == ARROW_TYPE_DATE)
+		out->conv = t->unit == ARROW_DATE_MILLISECOND ? WRC_DATE_MS : WRC_DATE_DAY;
+	else if (t->id == ARROW_TYPE_TIMESTAMP)
+		out->conv = t->unit == ARROW_TIME_SECOND ? WRC_TS_S :
+			t->unit == ARROW_TIME_MILLISECOND ? WRC_TS_MS :
+			t->unit == ARROW_TIME_MICROSECOND ? WRC_TS_US : WRC_TS_NS;
+	out->data.validity = a->validity;
+	out->data.values = a->values;
+	out->data.offset = a->offset;
+	out->data.length = nrows;
+	if (a->field->has_dict)
+	{
+		const ArrowArray *d = a->dictionary;
+		const ArrowType *it = &a->field->dict.index_type;
+
+		if (d == NULL || d->field == NULL || d->length < 0 || d->offset < 0)
+			return "dictionary missing";
+		out->has_dict = 1;
+		out->data.phys = it->id == ARROW_TYPE_INT ? warp_row_phys(it) : WRP_NONE;
+		if (out->data.phys == WRP_NONE || out->data.phys == WRP_BOOL)
+			return "unsupported dictionary index type";
+		out->dict.validity = d->validity;
+		out->dict.values = d->values;
+		out->dict.offset = d->offset;
+		out->dict.length = d->length;
+		out->dict.phys = warp_row_phys(&d->field->type);
+		if (out->dict.phys == WRP_NONE || d->field->has_dict ||
+			(d->length > 0 && (d->values == NULL ||
+							   warp_row_phys_bytes(out->dict.phys, d->offset + d->length) > d->values_len)))
+			return "unsupported dictionary layout";
+	}
+	else
+	{
+		out->data.phys = warp_row_phys(t);
+		if (out->data.phys == WRP_NONE)
+			return "unsupported column layout";
+	}
+	if (nrows > 0 && (a->values == NULL ||
+					  warp_row_phys_bytes(out->data.phys, a->offset + nrows) > a->values_len))
+		return "column buffer shorter than the batch";
+	return NULL;
+}
+
+/* ------------------------------------------------- host-side result table */
+
+/*
+ * The merged result on the host: every group once, states in the CPU
+ * driver's form.  Partial states (a flushed device table, a slice of a
+ * batch) are merged in with warp_row_result_merge(); groups keep the order
+ * in which they were first merged.
+ */
+typedef struct WarpRowResult
+{
+	int			nkeys;
+	int			naggs;
+	warp_int64	n;				/* groups */
+	warp_int64	cap;
+	warp_int64 *keys;			/* cap * nkeys */
+	warp_uint8 *knull;			/* cap * nkeys */
+	WarpAggState *aggs;			/* cap * naggs */
+	warp_uint64 hmask;			/* slots of group indexes, -1 = empty */
+	warp_int64 *hslot;
+	bool		finalized;
+} WarpRowResult;
+
+static inline void
+warp_row_result_free(WarpRowResult *r)
+{
+	free(r->keys);
+	free(r->knull);
+	free(r->aggs);
+	free(r->hslot);
+	memset(r, 0, sizeof(*r));
+}
+
+/* false if out of memory */
+static inline bool
+warp_row_result_init(WarpRowResult *r, int nkeys, int naggs)
+{
+	memset(r, 0, sizeof(*r));
+	r->nkeys = nkeys;
+	r->naggs = naggs;
+	r->hmask = 1023;
+	r->hslot = (warp_int64 *) malloc(sizeof(warp_int64) * (r->hmask + 1));
+	if (r->hslot == NULL)
+		return false;
+	memset(r->hslot, 0xff, sizeof(warp_int64) * (r->hmask + 1));
+	return true;
+}
+
+static inline bool
+warp_row_result_grow(WarpRowResult *r)
+{
+	warp_int64	cap = r->cap ? r->cap * 2 : 64;
+	warp_int64 *k = (warp_int64 *) realloc(r->keys, sizeof(warp_int64) * cap * (r->nkeys + 1));
+	warp_uint8 *kn;
+	WarpAggState *a;
+
+	if (k == NULL)
+		return false;
+	r->keys = k;
+	kn = (warp_uint8 *) realloc(r->knull, (size_t) cap * (r->nkeys + 1));
+	if (kn == NULL)
+		return false;
+	r->knull = kn;
+	a = (WarpAggState *) realloc(r->aggs, sizeof(WarpAggState) * cap * (r->naggs + 1));
+	if (a == NULL)
+		return false;
+	r->aggs = a;
+	r->cap = cap;
+	return true;
+}
+
+static inline bool
+warp_row_result_rehash(WarpRowResult *r)
+{
+	warp_uint64 cap = (r->hmask + 1) * 2;
+	warp_int64 *slots = (warp_int64 *) malloc(sizeof(warp_int64) * cap);
+	warp_int64	gi;
+
+	if (slots == NULL)
+		return false;
+	memset(slots, 0xff, sizeof(warp_int64) * cap);
+	for (gi = 0; gi < r->n; gi++)
+	{
+		warp_uint64 h = warp_row_key_hash(r->keys + gi * r->nkeys,
+										  r->knull + gi * r->nkeys, r->nkeys) & (cap - 1);
+
+		while (slots[h] >= 0)
+			h = (h + 1) & (cap - 1);
+		slots[h] = gi;
+	}
+	free(r->hslot);
+	r->hslot = slots;
+	r->hmask = cap - 1;
+	return true;
+}
+
+/*
+ * Merge one group's exported states (naggs of them) into r.  false if out
+ * of memory.
+ */
+static inline bool
+warp_row_result_merge(WarpRowResult *r, const WarpProgram *p, const warp_int64 *kv,
+					  const warp_uint8 *kn, const WarpAggState *states)
+{
+	int			nkeys = r->nkeys;
+	warp_uint64 h = warp_row_key_hash(kv, kn, nkeys) & r->hmask;
+	warp_int64	gi;
+	int			a;
+
+	for (;;)
+	{
+		gi = r->hslot[h];
+		if (gi < 0)
+			break;
+		if (memcmp(r->keys + gi * nkeys, kv, sizeof(warp_int64) * nkeys) == 0 &&
+			memcmp(r->knull + gi * nkeys, kn, nkeys) == 0)
+		{
+			for (a = 0; a < r->naggs; a++)
+				warp_row_agg_merge(&p->aggs[a], &r->aggs[gi * r->naggs + a], &states[a]);
+			return true;
+		}
+		h = (h + 1) & r->hmask;
+	}
+	if (r->n >= r->cap && !warp_row_result_grow(r))
+		return false;
+	gi = r->n++;
+	if (nkeys > 0)
+	{
+		memcpy(r->keys + gi * nkeys, kv, sizeof(warp_int64) * nkeys);
+		memcpy(r->knull + gi * nkeys, kn, nkeys);
+	}
+	if (r->naggs > 0)
+		memcpy(r->aggs + gi * r->naggs, states, sizeof(WarpAggState) * r->naggs);
+	r->hslot[h] = gi;
+	if ((warp_uint64) r->n * 2 > r->hmask && !warp_row_result_rehash(r))
+		return false;
+	return true;
+}
+
+/* after the last merge: warp_row_agg_final on every state (once) */
+static inline void
+warp_row_result_final(WarpRowResult *r, const WarpProgram *p)
+{
+	warp_int64	gi;
+	int			a;
+
+	if (r->finalized)
+		return;
+	for (gi = 0; gi < r->n; gi++)
+		for (a = 0; a < r->naggs; a++)
+			warp_row_agg_final(&p->aggs[a], &r->aggs[gi * r->naggs + a]);
+	r->finalized = true;
+}
+
+#endif							/* WARP_ROW_H */

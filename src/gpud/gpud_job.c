@@ -1,0 +1,554 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpud_job.c
+ *	  Running one job inside pg_warp_gpud (see gpud_job.h).
+ *
+ * The daemon reads the fact table's Arrow files itself (pread into pinned
+ * staging memory when it drives a GPU), batch by batch in the order the
+ * backend listed them, and runs the program on the GPU driver.  Whenever
+ * the GPU driver cannot finish a job exactly (a row raised an error, a
+ * column layout or aggregate it does not do, device memory ran out) the
+ * whole job is run again on the CPU driver, which reports PostgreSQL's
+ * exact error for the first failing row; no partial state has been sent
+ * anywhere yet, so nothing is counted twice.  Between batches the job
+ * looks at the backend's cancel word and at the socket, so a cancelled
+ * query stops within one batch.
+ *
+ * Pure C (no PostgreSQL): memory is malloc'd and freed at the end of the
+ * job, on every path.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpud_job.h"
+#include "warp_cpu.h"
+#include "warp_gpu.h"
+
+/* ------------------------------------------------------------ memory */
+
+/* Every engine allocation of a job, freed together. */
+typedef struct MemBlock
+{
+	struct MemBlock *next;
+	uint64_t	pad;			/* keeps the user pointer 16-byte aligned */
+} MemBlock;
+
+typedef struct MemList
+{
+	MemBlock   *head;
+} MemList;
+
+static void *
+memlist_alloc(void *ctx, size_t size)
+{
+	MemList    *ml = ctx;
+	MemBlock   *b = malloc(sizeof(MemBlock) + size);
+
+	if (b == NULL)
+		return NULL;
+	b->next = ml->head;
+	ml->head = b;
+	return b + 1;
+}
+
+static void
+memlist_free_all(MemList *ml)
+{
+	while (ml->head)
+	{
+		MemBlock   *n = ml->head->next;
+
+		free(ml->head);
+		ml->head = n;
+	}
+}
+
+/*
+ * Batch buffers: bump-allocated from the daemon's pinned staging memory
+ * while it lasts (copies from it run at link speed), malloc beyond.  Reset
+ * per batch.
+ */
+typedef struct Staging
+{
+	uint8_t    *base;
+	size_t		size;
+	size_t		used;
+} Staging;
+
+static void *
+staging_alloc(void *ctx, size_t size)
+{
+	Staging    *s = ctx;
+	size_t		off = (s->used + 63) & ~(size_t) 63;
+
+	if (s->base && off <= s->size && size <= s->size - off)
+	{
+		s->used = off + size;
+		return s->base + off;
+	}
+	return malloc(size);
+}
+
+static void
+staging_free(void *ctx, void *p)
+{
+	Staging    *s = ctx;
+
+	if (s->base && (uint8_t *) p >= s->base && (uint8_t *) p < s->base + s->size)
+		return;
+	free(p);
+}
+
+/* ------------------------------------------------------------ reading */
+
+typedef struct CountingSource
+{
+	int			(*inner_read) (void *ctx, void *dst, size_t len, uint64_t off);
+	void	   *inner_ctx;
+	int64_t    *bytes;
+	double	   *ms;
+} CountingSource;
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+static int
+counting_read(void *ctx, void *dst, size_t len, uint64_t off)
+{
+	CountingSource *cs = ctx;
+	double		t0 = now_ms();
+	int			rc = cs->inner_read(cs->inner_ctx, dst, len, off);
+
+	if (rc == 0)
+		*cs->bytes += (int64_t) len;
+	*cs->ms += now_ms() - t0;
+	return rc;
+}
+
+static bool
+should_stop(GpudArenaHeader *h, int sock)
+{
+	struct pollfd p;
+
+	if (h->cancel)
+		return true;
+	p.fd = sock;
+	p.events = POLLIN | POLLRDHUP;
+	p.revents = 0;
+	/* the backend sends nothing while a job runs: anything readable is
+	 * end of file or a protocol violation, either way stop */
+	return poll(&p, 1, 0) > 0;
+}
+
+/* ------------------------------------------------------------ running */
+
+typedef struct Run
+{
+	GpudDevice *dev;
+	GpudArenaHeader *hdr;
+	int			sock;
+	uint8_t    *arena;
+	uint64_t	arena_size;
+	GpudJob    *job;
+	WarpProgram prog;
+	WarpJoinTable **tables;
+	MemList		mem;
+	WarpAlloc	alloc;
+	Staging		staging;
+	ArrowAllocator batch_alloc;
+	/* the driver */
+	bool		use_gpu;
+	WarpCpu    *cpu;
+	WarpGpu    *gpu;
+	char		fallback[192];
+	GpudResult res;				/* header being filled */
+	bool		cancelled;
+} Run;
+
+/*
+ * Read the listed batches of every file and run the driver over them.
+ * Returns 0 when done (res says whether with an error), -1 when the GPU
+ * driver gave up (fallback says why), -2 when cancelled.
+ */
+static int
+run_batches(Run *r)
+{
+	ArrowArray *cols = calloc(r->prog.ncols > 0 ? r->prog.ncols : 1, sizeof(ArrowArray));
+	int			fi;
+	int			rc = 0;
+
+	if (cols == NULL)
+	{
+		r->res.status = WARP_ERR_OUT_OF_MEMORY;
+		return 0;
+	}
+	for (fi = 0; fi < r->job->nfiles && rc == 0; fi++)
+	{
+		GpudFile   *f = (GpudFile *) (r->arena + r->job->off_files) + fi;
+		const char *path = (const char *) r->arena + f->off_path;
+		const int32_t *batches = (const int32_t *) (r->arena + f->off_batches);
+		const int32_t *fields = (const int32_t *) (r->arena + f->off_fields);
+		ArrowError *err = &r->res.arrow_error;
+		ArrowSource src;
+		ArrowOpenOptions opts = {0};
+		ArrowFile	file;
+		CountingSource cs;
+		struct stat st;
+		int			fd;
+		int			i;
+
+		if (f->nbatches == 0)
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+		{
+			arrow_error(err, ARROW_ERR_IO, -1, "could not open Arrow file \"%s\": %s",
+						path, strerror(errno));
+			err->errno_saved = errno;
+			r->res.has_arrow_error = 1;
+			break;
+		}
+		/* the file the backend planned with: a writable table's file may
+		 * only have grown past its committed length, any other must be
+		 * unchanged */
+		if (fstat(fd, &st) != 0 || (uint64_t) st.st_dev != f->dev ||
+			(uint64_t) st.st_ino != f->ino ||
+			(f->limit >= 0 ? st.st_size < f->limit :
+			 (st.st_size != f->size || st.st_mtim.tv_sec != f->mtime_sec ||
+			  st.st_mtim.tv_nsec != f->mtime_nsec)))
+		{
+			arrow_error(err, ARROW_ERR_IO, -1,
+						"Arrow file \"%s\" was replaced or changed while the query ran", path);
+			err->errno_saved = ESTALE;
+			r->res.has_arrow_error = 1;
+			close(fd);
+			break;
+		}
+		if (arrow_source_fd(&src, fd, path, f->limit, err) != 0)
+		{
+			r->res.has_arrow_error = 1;
+			close(fd);
+			break;
+		}
+		cs.inner_read = src.read;
+		cs.inner_ctx = src.ctx;
+		cs.bytes = &r->res.bytes_read;
+		cs.ms = &r->res.read_ms;
+		src.read = counting_read;
+		src.ctx = &cs;
+		opts.recover_tail = f->recover_tail != 0;
+		if (arrow_open(&file, &src, &opts, err) != 0)
+		{
+			r->res.has_arrow_error = 1;
+			close(fd);
+			break;
+		}
+		for (i = 0; i < f->nbatches; i++)
+		{
+			int			b = batches[i];
+			ArrowArena	arena;
+			ArrowBatchMeta meta;
+			int			c;
+			bool		failed = false;
+
+			if (should_stop(r->hdr, r->sock))
+			{
+				rc = -2;
+				break;
+			}
+			if (b < 0 || b >= file.n_batches)
+			{
+				arrow_error(err, ARROW_ERR_CORRUPT, -1,
+							"Arrow file \"%s\" has no record batch %d", path, b);
+				r->res.has_arrow_error = 1;
+				rc = 1;
+				break;
+			}
+			r->staging.used = 0;
+			arrow_arena_init(&arena, &r->batch_alloc);
+			if (arrow_read_batch_meta(&file, b, &arena, &meta, err) != 0)
+				failed = true;
+			for (c = 0; !failed && c < r->prog.ncols; c++)
+			{
+				if (fields[c] < 0 || fields[c] >= file.schema.n_fields)
+				{
+					arrow_error(err, ARROW_ERR_INVALID, -1,
+								"Arrow file \"%s\" has no field %d", path, fields[c]);
+					failed = true;
+				}
+				else if (arrow_load_column(&file, b, &meta, fields[c], &arena, &cols[c], err) != 0)
+					failed = true;
+			}
+			if (failed)
+			{
+				r->res.has_arrow_error = 1;
+				arrow_arena_free_all(&arena);
+				rc = 1;
+				break;
+			}
+			r->res.batches++;
+			if (r->use_gpu)
+			{
+				if (warp_gpu_run_batch(r->gpu, cols, meta.length, r->fallback,
+									   sizeof(r->fallback)) != 0)
+					rc = -1;
+			}
+			else
+			{
+				WarpLoadStatus ls = WARP_LOAD_OK;
+				int			bad_col = 0;
+				warp_int64	bad_row = 0;
+				WarpStatus	st2;
+
+				st2 = warp_cpu_run_batch(r->cpu, cols, meta.length, NULL, &ls, &bad_col, &bad_row);
+				if (st2 != WARP_OK)
+				{
+					r->res.status = st2;
+					rc = 1;
+				}
+				else if (ls != WARP_LOAD_OK)
+				{
+					r->res.load_status = ls;
+					r->res.bad_col = bad_col;
+					r->res.bad_row = bad_row;
+					r->res.bad_file = fi;
+					rc = 1;
+				}
+			}
+			arrow_arena_free_all(&arena);
+			if (r->job->fault == GPUD_FAULT_CRASH)
+				raise(SIGKILL);		/* as kill -9 would */
+			if (r->job->fault == GPUD_FAULT_SLOW)
+				usleep(50 * 1000);
+			if (rc != 0)
+				break;
+		}
+		arrow_close(&file);
+		close(fd);
+	}
+	free(cols);
+	return rc < 0 ? rc : 0;
+}
+
+/* Build the driver; false (with fallback set) if the GPU driver refuses. */
+static bool
+create_driver(Run *r)
+{
+	if (r->use_gpu)
+	{
+		if (r->job->fault == GPUD_FAULT_DEVICE_OOM)
+		{
+			snprintf(r->fallback, sizeof(r->fallback),
+					 "device out of memory (injected by pg_warp.gpud_fault)");
+			return false;
+		}
+		r->gpu = warp_gpu_create(0, &r->prog, r->tables, r->fallback, sizeof(r->fallback));
+		return r->gpu != NULL;
+	}
+	r->cpu = warp_cpu_create(&r->prog, r->tables, &r->alloc);
+	if (r->cpu == NULL)
+		r->res.status = WARP_ERR_OUT_OF_MEMORY;
+	return true;
+}
+
+/* Serialize the groups after the header. */
+static void *
+build_result(Run *r, uint64_t *len)
+{
+	GpudResult *res = &r->res;
+	warp_int64	ng = 0;
+	int			nk = r->prog.nkeys,
+				na = r->prog.naggs;
+	uint64_t	off_keys,
+				off_nulls,
+				off_states,
+				total;
+	uint8_t    *out;
+	warp_int64	g;
+
+	if (res->status == WARP_OK && res->load_status == WARP_LOAD_OK && !res->has_arrow_error)
+		ng = r->use_gpu ? warp_gpu_ngroups(r->gpu) : warp_cpu_ngroups(r->cpu);
+	off_keys = (sizeof(GpudResult) + 15) & ~(uint64_t) 15;
+	off_nulls = (off_keys + (uint64_t) ng * nk * sizeof(int64_t) + 15) & ~(uint64_t) 15;
+	off_states = (off_nulls + (uint64_t) ng * nk + 15) & ~(uint64_t) 15;
+	total = off_states + (uint64_t) ng * na * sizeof(WarpAggState);
+	out = malloc(total);
+	if (out == NULL)
+		return NULL;
+	res->ngroups = ng;
+	res->nkeys = nk;
+	res->naggs = na;
+	res->off_keys = off_keys;
+	res->off_nulls = off_nulls;
+	res->off_states = off_states;
+	for (g = 0; g < ng; g++)
+	{
+		int			k,
+					a;
+
+		for (k = 0; k < nk; k++)
+		{
+			bool		isnull;
+			int64_t		v = r->use_gpu ? warp_gpu_group_key(r->gpu, g, k, &isnull)
+				: warp_cpu_group_key(r->cpu, g, k, &isnull);
+
+			((int64_t *) (out + off_keys))[g * nk + k] = v;
+			out[off_nulls + g * nk + k] = isnull ? 1 : 0;
+		}
+		for (a = 0; a < na; a++)
+		{
+			const WarpAggState *s = r->use_gpu ? warp_gpu_group_agg(r->gpu, g, a)
+				: warp_cpu_group_agg(r->cpu, g, a);
+
+			memcpy(out + off_states + (g * na + a) * sizeof(WarpAggState), s,
+				   sizeof(WarpAggState));
+		}
+	}
+	if (r->use_gpu)
+	{
+		warp_gpu_counters(r->gpu, &res->counters);
+		warp_gpu_transfer_stats(r->gpu, &res->bytes_h2d, &res->h2d_ms);
+	}
+	else if (r->cpu)
+		warp_cpu_counters(r->cpu, &res->counters);
+	memcpy(out, res, sizeof(GpudResult));
+	*len = total;
+	return out;
+}
+
+GpudJobOutcome
+gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
+			 void **result, uint64_t *result_len, char *why, size_t whylen)
+{
+	Run			r;
+	const char *bad;
+	int			i;
+	int			rc;
+	double		t0 = now_ms();
+	bool		locked = false;
+
+	memset(&r, 0, sizeof(r));
+	r.dev = dev;
+	r.hdr = (GpudArenaHeader *) arena;
+	r.sock = sock;
+	r.arena = arena;
+	r.arena_size = arena_size;
+	bad = gpud_job_open(arena, arena_size, WARP_ARENA_JOB_OFF, &r.job, &r.prog);
+	if (bad)
+	{
+		snprintf(why, whylen, "%s", bad);
+		return GPUD_JOB_BAD;
+	}
+	r.alloc.alloc = memlist_alloc;
+	r.alloc.ctx = &r.mem;
+	r.batch_alloc.alloc = staging_alloc;
+	r.batch_alloc.free = staging_free;
+	r.batch_alloc.ctx = &r.staging;
+	r.res.magic = GPUD_MAGIC;
+	r.res.bad_file = -1;
+
+	/* join tables: built here from the keys and payload ids sent */
+	r.tables = memlist_alloc(&r.mem, sizeof(WarpJoinTable *) * (r.prog.njoins + 1));
+	for (i = 0; r.tables && i < r.prog.njoins; i++)
+	{
+		GpudTable  *t = (GpudTable *) (arena + r.job->off_tables) + i;
+
+		r.tables[i] = warp_join_build(&r.alloc, (const warp_int64 *) (arena + t->off_keys),
+									  (const warp_int32 *) (arena + t->off_payload),
+									  t->nrows, t->npayloads);
+		if (r.tables[i] == NULL)
+			break;
+	}
+	if (r.tables == NULL || i < r.prog.njoins)
+	{
+		memlist_free_all(&r.mem);
+		snprintf(why, whylen, "out of memory building the join tables");
+		return GPUD_JOB_BAD;
+	}
+
+	r.use_gpu = dev->kind == GPUD_DEVICE_GPU;
+	if (r.use_gpu)
+	{
+		pthread_mutex_lock(&dev->lock);
+		locked = true;
+		r.staging.base = dev->staging;
+		r.staging.size = dev->staging_size;
+		snprintf(r.res.device, sizeof(r.res.device), "%s", dev->name);
+		if (!create_driver(&r))
+			rc = -1;
+		else
+			rc = run_batches(&r);
+		if (rc == 0 && !r.res.has_arrow_error &&
+			warp_gpu_finish(r.gpu, r.fallback, sizeof(r.fallback)) != 0)
+			rc = -1;
+		if (rc == -1)
+		{
+			/* run it again, all of it, on the CPU driver */
+			if (r.gpu)
+				warp_gpu_destroy(r.gpu);
+			r.gpu = NULL;
+			r.use_gpu = false;
+			pthread_mutex_unlock(&dev->lock);
+			locked = false;
+			r.staging.base = NULL;
+			r.staging.size = 0;
+			memset(&r.res.counters, 0, sizeof(r.res.counters));
+			r.res.status = WARP_OK;
+			r.res.batches = 0;
+			snprintf(r.res.fallback, sizeof(r.res.fallback), "%s", r.fallback);
+			if (warp_gpu_context_poisoned())
+			{
+				/* a sticky CUDA error: finish this job on the CPU, then the
+				 * daemon exits and the supervisor starts a fresh one */
+				fprintf(stderr, "pg_warp_gpud: CUDA context lost (%s); will restart\n", r.fallback);
+			}
+		}
+	}
+	else
+		rc = 1;					/* not tried */
+	if (!r.use_gpu)
+	{
+		snprintf(r.res.device, sizeof(r.res.device), "CPU");
+		create_driver(&r);
+		rc = r.res.status == WARP_OK ? run_batches(&r) : 0;
+	}
+	if (rc == -2)
+	{
+		if (r.gpu)
+			warp_gpu_destroy(r.gpu);
+		if (locked)
+			pthread_mutex_unlock(&dev->lock);
+		memlist_free_all(&r.mem);
+		return GPUD_JOB_CANCELLED;
+	}
+	r.res.ran_on = r.use_gpu ? GPUD_DEVICE_GPU : GPUD_DEVICE_CPU;
+	r.res.total_ms = now_ms() - t0;
+	*result = build_result(&r, result_len);
+	if (r.gpu)
+		warp_gpu_destroy(r.gpu);
+	if (locked)
+		pthread_mutex_unlock(&dev->lock);
+	memlist_free_all(&r.mem);
+	if (*result == NULL)
+	{
+		snprintf(why, whylen, "out of memory building the result");
+		return GPUD_JOB_BAD;
+	}
+	return GPUD_JOB_DONE;
+}

@@ -1,0 +1,45 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpud_job.h
+ *	  Running one job inside pg_warp_gpud: open the fact table's Arrow
+ *	  files, read the listed batches, run the program on the GPU driver (or
+ *	  the CPU driver), and produce the result.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUD_JOB_H
+#define GPUD_JOB_H
+
+#include <pthread.h>
+
+#include "gpud_wire.h"
+
+/* What the daemon runs jobs on; set up once at start. */
+typedef struct GpudDevice
+{
+	int			kind;			/* GpudDeviceKind */
+	int			ngpus;
+	char		name[64];
+	pthread_mutex_t lock;		/* one GPU job at a time (admission) */
+	void	   *staging;		/* pinned host memory for batch buffers */
+	size_t		staging_size;
+} GpudDevice;
+
+/* Outcome of gpud_run_job. */
+typedef enum GpudJobOutcome
+{
+	GPUD_JOB_DONE,				/* result built (it may carry a SQL error) */
+	GPUD_JOB_CANCELLED,			/* the backend cancelled or went away */
+	GPUD_JOB_BAD				/* the job could not be read: why */
+} GpudJobOutcome;
+
+/*
+ * Run the job at WARP_ARENA_JOB_OFF of the arena.  sock is watched for the
+ * backend going away.  On GPUD_JOB_DONE *result (malloc'd, *result_len
+ * bytes, offsets relative to the result's start) is set.
+ */
+extern GpudJobOutcome gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size,
+								   int sock, void **result, uint64_t *result_len,
+								   char *why, size_t whylen);
+
+#endif							/* GPUD_JOB_H */

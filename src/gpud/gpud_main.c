@@ -1,0 +1,376 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpud_main.c
+ *	  pg_warp_gpud: the daemon that owns the GPU for one PostgreSQL cluster.
+ *
+ * Started (and restarted) by the pg_warp supervisor background worker with
+ * its working directory set to $PGDATA.  It listens on the UNIX socket
+ * pg_warp_gpud.sock there, accepts only peers running as its own user
+ * (SO_PEERCRED), and serves each connection in a thread: one job per
+ * connection, exchanged through a memfd arena (gpud_wire.h).  It has no
+ * PGPROC and touches no PostgreSQL state; a backend that loses its
+ * connection runs the query on its own CPU driver.
+ *
+ * At start it picks its device: --device=gpu or auto use the first CUDA
+ * device if there is one (auto without one, and cpu, run the CPU driver),
+ * allocate pinned staging memory once, and write the choice to
+ * pg_warp_gpud.status, which the planner reads.
+ *
+ *   pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N]
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "gpud_job.h"
+#include "gpud_wire.h"
+#include "warp_gpu.h"
+
+static GpudDevice device;
+
+static void
+logmsg(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+
+static void
+logmsg(const char *fmt,...)
+{
+	va_list		ap;
+	char		buf[512];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "pg_warp_gpud[%d]: %s\n", (int) getpid(), buf);
+}
+
+/* ------------------------------------------------------------ messages */
+
+static int
+send_msg(int sock, uint32_t type, uint64_t a0, uint64_t a1, const char *text, int fd)
+{
+	GpudMsg		m;
+	struct msghdr mh;
+	struct iovec iov;
+	union
+	{
+		char		buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	}			cm;
+
+	memset(&m, 0, sizeof(m));
+	m.magic = GPUD_MAGIC;
+	m.type = type;
+	m.arg0 = a0;
+	m.arg1 = a1;
+	if (text)
+		snprintf(m.text, sizeof(m.text), "%s", text);
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = &m;
+	iov.iov_len = sizeof(m);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (fd >= 0)
+	{
+		struct cmsghdr *c;
+
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	for (;;)
+	{
+		ssize_t		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+
+		if (n == (ssize_t) sizeof(m))
+			return 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		return -1;				/* a short write of 128 bytes: peer gone */
+	}
+}
+
+static int
+recv_msg(int sock, GpudMsg *m)
+{
+	size_t		got = 0;
+
+	while (got < sizeof(*m))
+	{
+		ssize_t		n = recv(sock, (char *) m + got, sizeof(*m) - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		got += n;
+	}
+	return m->magic == GPUD_MAGIC ? 0 : -1;
+}
+
+/* A shared arena of size bytes: the memfd and its mapping. */
+static uint8_t *
+make_arena(uint64_t size, int *fd_out)
+{
+	int			fd = memfd_create("pg_warp_arena", MFD_CLOEXEC);
+	uint8_t    *p;
+
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t) size) != 0)
+	{
+		close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+	{
+		close(fd);
+		return NULL;
+	}
+	((GpudArenaHeader *) p)->magic = GPUD_MAGIC;
+	((GpudArenaHeader *) p)->size = size;
+	*fd_out = fd;
+	return p;
+}
+
+/* --------------------------------------------------------- connections */
+
+#define MAX_JOB_BYTES	((uint64_t) 64 << 30)
+
+static void *
+serve(void *arg)
+{
+	int			sock = (int) (intptr_t) arg;
+	GpudMsg		m;
+	uint8_t    *arena = NULL;
+	uint64_t	size = 0;
+	int			afd = -1;
+	void	   *result = NULL;
+	uint64_t	rlen = 0;
+	char		why[256];
+
+	if (send_msg(sock, GPUD_HELLO, device.kind, device.ngpus, device.name, -1) != 0)
+		goto done;
+	if (recv_msg(sock, &m) != 0 || m.type != GPUD_RUN)
+		goto done;
+	if (m.arg0 == 0 || m.arg0 > MAX_JOB_BYTES)
+	{
+		send_msg(sock, GPUD_FAIL, 0, 0, "job size out of range", -1);
+		goto done;
+	}
+	size = WARP_ARENA_JOB_OFF + m.arg0;
+	arena = make_arena(size, &afd);
+	if (arena == NULL)
+	{
+		send_msg(sock, GPUD_FAIL, 0, 0, "could not create the shared arena", -1);
+		goto done;
+	}
+	if (send_msg(sock, GPUD_ARENA, size, 0, NULL, afd) != 0)
+		goto done;
+	close(afd);
+	afd = -1;
+	if (recv_msg(sock, &m) != 0 || m.type != GPUD_GO)
+		goto done;
+	switch (gpud_run_job(&device, arena, size, sock, &result, &rlen, why, sizeof(why)))
+	{
+		case GPUD_JOB_CANCELLED:
+			goto done;
+		case GPUD_JOB_BAD:
+			send_msg(sock, GPUD_FAIL, 0, 0, why, -1);
+			goto done;
+		case GPUD_JOB_DONE:
+			break;
+	}
+	/* the result goes after the job if it fits, else into a new arena */
+	{
+		uint64_t	job_end = ((GpudJob *) (arena + WARP_ARENA_JOB_OFF))->total + WARP_ARENA_JOB_OFF;
+		uint64_t	roff = (job_end + 63) & ~(uint64_t) 63;
+
+		if (roff <= size && rlen <= size - roff)
+		{
+			memcpy(arena + roff, result, rlen);
+			send_msg(sock, GPUD_DONE, roff, rlen, NULL, -1);
+		}
+		else
+		{
+			uint64_t	nsize = 64 + rlen;
+			uint8_t    *na = make_arena(nsize, &afd);
+
+			if (na == NULL)
+			{
+				send_msg(sock, GPUD_FAIL, 0, 0, "could not create the result arena", -1);
+				goto done;
+			}
+			memcpy(na + 64, result, rlen);
+			munmap(na, nsize);
+			send_msg(sock, GPUD_DONE, 64, rlen, NULL, afd);
+		}
+	}
+
+done:
+	free(result);
+	if (afd >= 0)
+		close(afd);
+	if (arena)
+		munmap(arena, size);
+	close(sock);
+	if (warp_gpu_context_poisoned())
+	{
+		logmsg("exiting after a sticky CUDA error; the supervisor restarts the daemon");
+		_exit(3);
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void
+write_status(void)
+{
+	FILE	   *f = fopen(GPUD_STATUS_NAME ".tmp", "w");
+
+	if (f == NULL)
+	{
+		logmsg("could not write %s: %s", GPUD_STATUS_NAME, strerror(errno));
+		return;
+	}
+	fprintf(f, "%s\t%d\t%s\t%d\n", device.kind == GPUD_DEVICE_GPU ? "gpu" : "cpu",
+			device.ngpus, device.name, (int) getpid());
+	fclose(f);
+	if (rename(GPUD_STATUS_NAME ".tmp", GPUD_STATUS_NAME) != 0)
+		logmsg("could not rename %s: %s", GPUD_STATUS_NAME, strerror(errno));
+}
+
+static void
+on_term(int sig)
+{
+	unlink(GPUD_STATUS_NAME);
+	unlink(GPUD_SOCKET_NAME);
+	_exit(0);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *want = "auto";
+	long		staging_mb = 512;
+	int			lsock;
+	struct sockaddr_un addr;
+	int			i;
+
+	for (i = 1; i < argc; i++)
+	{
+		if (strncmp(argv[i], "--device=", 9) == 0)
+			want = argv[i] + 9;
+		else if (strncmp(argv[i], "--staging-mb=", 13) == 0)
+			staging_mb = atol(argv[i] + 13);
+		else
+		{
+			fprintf(stderr, "usage: pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N]\n");
+			return 2;
+		}
+	}
+	if (strcmp(want, "auto") != 0 && strcmp(want, "gpu") != 0 && strcmp(want, "cpu") != 0)
+	{
+		fprintf(stderr, "pg_warp_gpud: --device must be auto, gpu or cpu\n");
+		return 2;
+	}
+	/* die with the supervisor */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+
+	pthread_mutex_init(&device.lock, NULL);
+	device.kind = GPUD_DEVICE_CPU;
+	snprintf(device.name, sizeof(device.name), "CPU");
+	if (strcmp(want, "cpu") != 0)
+	{
+		char		why[256] = "";
+		int			n = warp_gpu_device_count(why, sizeof(why));
+
+		if (n > 0)
+		{
+			device.kind = GPUD_DEVICE_GPU;
+			device.ngpus = n;
+			warp_gpu_device_name(0, device.name, sizeof(device.name));
+			device.staging_size = (size_t) staging_mb << 20;
+			device.staging = device.staging_size ? warp_gpu_host_alloc(device.staging_size) : NULL;
+			if (device.staging == NULL)
+				device.staging_size = 0;
+		}
+		else
+			logmsg("no usable GPU (%s); running the CPU driver", why);
+	}
+	logmsg("serving on %s with %s (%s)", GPUD_SOCKET_NAME,
+		   device.kind == GPUD_DEVICE_GPU ? "the GPU" : "the CPU driver", device.name);
+
+	lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lsock < 0)
+	{
+		logmsg("socket: %s", strerror(errno));
+		return 1;
+	}
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", GPUD_SOCKET_NAME);
+	unlink(GPUD_SOCKET_NAME);
+	umask(077);
+	if (bind(lsock, (struct sockaddr *) &addr, sizeof(addr)) != 0 || listen(lsock, 128) != 0)
+	{
+		logmsg("could not listen on %s: %s", GPUD_SOCKET_NAME, strerror(errno));
+		return 1;
+	}
+	write_status();
+
+	for (;;)
+	{
+		int			s = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
+		struct ucred cred;
+		socklen_t	clen = sizeof(cred);
+		pthread_t	th;
+		pthread_attr_t attr;
+
+		if (s < 0)
+		{
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			logmsg("accept: %s", strerror(errno));
+			sleep(1);
+			continue;
+		}
+		if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 ||
+			cred.uid != geteuid())
+		{
+			logmsg("refused a connection from uid %d", (int) cred.uid);
+			close(s);
+			continue;
+		}
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&th, &attr, serve, (void *) (intptr_t) s) != 0)
+		{
+			logmsg("could not start a thread: %s", strerror(errno));
+			close(s);
+		}
+		pthread_attr_destroy(&attr);
+	}
+	return 0;
+}

@@ -1,0 +1,124 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpud_wire.c
+ *	  Writing a job into the shared arena (backend) and checking one read
+ *	  from it (daemon).  See gpud_wire.h.
+ *
+ * Pure C; no PostgreSQL headers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include "gpud_wire.h"
+
+uint64_t
+gpud_buf_put(GpudBuf *b, const void *data, uint64_t len)
+{
+	uint64_t	off = (b->pos + 15) & ~(uint64_t) 15;
+
+	if (b->base && data && len > 0)
+		memcpy(b->base + off, data, len);
+	b->pos = off + len;
+	return off;
+}
+
+void
+gpud_put_program(GpudBuf *b, GpudJob *job, const WarpProgram *prog)
+{
+	job->prog = *prog;
+	job->prog.cols = NULL;
+	job->prog.nodes = NULL;
+	job->prog.args = NULL;
+	job->prog.quals = NULL;
+	job->prog.joins = NULL;
+	job->prog.keys = NULL;
+	job->prog.aggs = NULL;
+	job->off_cols = gpud_buf_put(b, prog->cols, sizeof(WarpColumnSpec) * prog->ncols);
+	job->off_nodes = gpud_buf_put(b, prog->nodes, sizeof(WarpNode) * prog->nnodes);
+	job->off_args = gpud_buf_put(b, prog->args, sizeof(warp_int32) * prog->nargs);
+	job->off_quals = gpud_buf_put(b, prog->quals, sizeof(warp_int32) * prog->nquals);
+	job->off_joins = gpud_buf_put(b, prog->joins, sizeof(WarpJoinSpec) * prog->njoins);
+	job->off_keys = gpud_buf_put(b, prog->keys, sizeof(WarpGroupKey) * prog->nkeys);
+	job->off_aggs = gpud_buf_put(b, prog->aggs, sizeof(WarpAggSpec) * prog->naggs);
+}
+
+void *
+gpud_at(uint8_t *arena, uint64_t arena_size, uint64_t off, uint64_t len)
+{
+	if (off > arena_size || len > arena_size - off)
+		return NULL;
+	return arena + off;
+}
+
+/* an array of n elements of size sz at off, or NULL when n is negative or
+ * the array does not fit */
+static void *
+array_at(uint8_t *arena, uint64_t size, uint64_t off, int64_t n, uint64_t sz)
+{
+	if (n < 0 || (uint64_t) n > size / (sz ? sz : 1))
+		return NULL;
+	return gpud_at(arena, size, off, (uint64_t) n * sz);
+}
+
+const char *
+gpud_job_open(uint8_t *arena, uint64_t arena_size, uint64_t job_off,
+			  GpudJob **job_out, WarpProgram *prog)
+{
+	GpudJob    *job = gpud_at(arena, arena_size, job_off, sizeof(GpudJob));
+	const char *bad;
+	int			i;
+
+	if (job == NULL)
+		return "job header outside the arena";
+	if (job->magic != GPUD_MAGIC || job->version != GPUD_VERSION)
+		return "job has a wrong magic number or version";
+	*prog = job->prog;
+	if (prog->version != WARP_PROGRAM_VERSION)
+		return "program format version mismatch";
+#define ARR(field, off, n, type) \
+	do { \
+		if ((n) == 0) \
+			prog->field = NULL; \
+		else if ((prog->field = array_at(arena, arena_size, job->off, (n), sizeof(type))) == NULL) \
+			return "program array " #field " outside the arena"; \
+	} while (0)
+	ARR(cols, off_cols, prog->ncols, WarpColumnSpec);
+	ARR(nodes, off_nodes, prog->nnodes, WarpNode);
+	ARR(args, off_args, prog->nargs, warp_int32);
+	ARR(quals, off_quals, prog->nquals, warp_int32);
+	ARR(joins, off_joins, prog->njoins, WarpJoinSpec);
+	ARR(keys, off_keys, prog->nkeys, WarpGroupKey);
+	ARR(aggs, off_aggs, prog->naggs, WarpAggSpec);
+#undef ARR
+	if ((bad = warp_program_validate(prog)) != NULL)
+		return bad;
+	if (job->nfiles < 0 ||
+		array_at(arena, arena_size, job->off_files, job->nfiles, sizeof(GpudFile)) == NULL)
+		return "file list outside the arena";
+	if (prog->njoins > 0 &&
+		array_at(arena, arena_size, job->off_tables, prog->njoins, sizeof(GpudTable)) == NULL)
+		return "join tables outside the arena";
+	for (i = 0; i < prog->njoins; i++)
+	{
+		GpudTable  *t = (GpudTable *) (arena + job->off_tables) + i;
+
+		if (array_at(arena, arena_size, t->off_keys, t->nrows, sizeof(int64_t)) == NULL ||
+			array_at(arena, arena_size, t->off_payload, t->nrows, sizeof(int32_t)) == NULL ||
+			t->npayloads < 1)
+			return "join table outside the arena";
+	}
+	for (i = 0; i < job->nfiles; i++)
+	{
+		GpudFile   *f = (GpudFile *) (arena + job->off_files) + i;
+		const char *path = gpud_at(arena, arena_size, f->off_path, 1);
+
+		if (path == NULL || memchr(path, 0, arena_size - f->off_path) == NULL)
+			return "file path outside the arena";
+		if (array_at(arena, arena_size, f->off_batches, f->nbatches, sizeof(int32_t)) == NULL ||
+			array_at(arena, arena_size, f->off_fields, prog->ncols, sizeof(int32_t)) == NULL)
+			return "file batch list outside the arena";
+	}
+	*job_out = job;
+	return NULL;
+}

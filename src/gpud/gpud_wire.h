@@ -1,0 +1,186 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpud_wire.h
+ *	  What a backend and pg_warp_gpud say to each other: socket messages,
+ *	  the shared arena, and the layout of a job and of its result in it.
+ *
+ * Conversation (one job per connection):
+ *
+ *   daemon  -> HELLO   (device kind and name)
+ *   backend -> RUN     arg0 = bytes the job needs
+ *   daemon  -> ARENA   a memfd of that size (+ header), passed with
+ *                      SCM_RIGHTS; both sides map it shared
+ *   backend    writes the job at WARP_ARENA_JOB_OFF, then
+ *   backend -> GO
+ *   daemon     runs it; writes the result into the arena (or into a new,
+ *              larger memfd passed along with DONE)
+ *   daemon  -> DONE    arg0 = result offset, arg1 = result length
+ *
+ * The backend cancels by setting the arena header's cancel word; the
+ * daemon looks at it (and at the socket: end of file means the backend is
+ * gone) between batches.  Every offset in a job or result is relative to
+ * the start of the arena and is checked against its size before use.
+ *
+ * Pure C; no PostgreSQL headers (the extension and the daemon share it).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUD_WIRE_H
+#define GPUD_WIRE_H
+
+#include "arrow.h"
+#include "warp_cpu.h"
+#include "warp_program.h"
+
+#define GPUD_MAGIC			0x44555047	/* "GPUD" */
+#define GPUD_VERSION		1
+#define GPUD_SOCKET_NAME	"pg_warp_gpud.sock"	/* under $PGDATA */
+#define GPUD_STATUS_NAME	"pg_warp_gpud.status"
+
+typedef enum GpudMsgType
+{
+	GPUD_HELLO = 1,
+	GPUD_RUN,
+	GPUD_ARENA,
+	GPUD_GO,
+	GPUD_DONE,
+	GPUD_FAIL					/* the daemon could not run the job: text */
+} GpudMsgType;
+
+typedef enum GpudDeviceKind
+{
+	GPUD_DEVICE_CPU = 0,
+	GPUD_DEVICE_GPU = 1
+} GpudDeviceKind;
+
+/* Every socket message has this fixed size. */
+typedef struct GpudMsg
+{
+	uint32_t	magic;
+	uint32_t	type;			/* GpudMsgType */
+	uint64_t	arg0;
+	uint64_t	arg1;
+	char		text[104];		/* HELLO: device; FAIL: reason */
+} GpudMsg;
+
+/* Start of the arena. */
+typedef struct GpudArenaHeader
+{
+	uint32_t	magic;
+	volatile uint32_t cancel;	/* set by the backend */
+	uint64_t	size;
+} GpudArenaHeader;
+
+#define WARP_ARENA_JOB_OFF	64
+
+/* Developer fault injection (pg_warp.gpud_fault), for the tests. */
+typedef enum GpudFault
+{
+	GPUD_FAULT_NONE = 0,
+	GPUD_FAULT_CRASH,			/* abort() after the first batch */
+	GPUD_FAULT_SLOW,			/* sleep 50 ms per batch */
+	GPUD_FAULT_DEVICE_OOM		/* pretend the device ran out of memory */
+} GpudFault;
+
+/* One dimension's join table as keys and payload ids; the daemon builds it. */
+typedef struct GpudTable
+{
+	int64_t		nrows;
+	int32_t		npayloads;
+	int32_t		pad;
+	uint64_t	off_keys;		/* int64[nrows] */
+	uint64_t	off_payload;	/* int32[nrows] */
+} GpudTable;
+
+/* One Arrow file of the fact table. */
+typedef struct GpudFile
+{
+	uint64_t	off_path;		/* NUL-terminated */
+	int64_t		limit;			/* committed length, or -1 */
+	int32_t		recover_tail;
+	int32_t		nbatches;		/* batches to read (the rest were skipped) */
+	uint64_t	off_batches;	/* int32[nbatches] */
+	uint64_t	off_fields;		/* int32[ncols]: field of each program column */
+	/* identity the backend saw; the daemon refuses a different file */
+	uint64_t	dev;
+	uint64_t	ino;
+	int64_t		size;
+	int64_t		mtime_sec;
+	int64_t		mtime_nsec;
+} GpudFile;
+
+typedef struct GpudJob
+{
+	uint32_t	magic;
+	uint32_t	version;
+	uint64_t	total;			/* bytes from the job's start */
+	int32_t		fault;			/* GpudFault */
+	int32_t		nfiles;
+	WarpProgram prog;			/* pointers replaced by offsets (below) */
+	uint64_t	off_cols,
+				off_nodes,
+				off_args,
+				off_quals,
+				off_joins,
+				off_keys,
+				off_aggs,
+				off_tables,		/* GpudTable[prog.njoins] */
+				off_files;		/* GpudFile[nfiles] */
+} GpudJob;
+
+typedef struct GpudResult
+{
+	uint32_t	magic;
+	int32_t		status;			/* WarpStatus of the first failing row */
+	int32_t		load_status;	/* WarpLoadStatus */
+	int32_t		bad_col;
+	int64_t		bad_row;
+	int32_t		bad_file;		/* file of a load error, -1 if none */
+	int32_t		has_arrow_error;
+	ArrowError	arrow_error;	/* a file could not be read */
+	int32_t		ran_on;			/* GpudDeviceKind */
+	char		device[64];		/* "NVIDIA H200", "CPU" */
+	char		fallback[192];	/* why a GPU job ran on the CPU, or "" */
+	WarpCpuCounters counters;
+	int64_t		batches;
+	int64_t		bytes_read;		/* from files */
+	int64_t		bytes_h2d;		/* host to device */
+	double		read_ms;
+	double		h2d_ms;
+	double		total_ms;
+	int64_t		ngroups;
+	int32_t		nkeys;
+	int32_t		naggs;
+	uint64_t	off_keys;		/* int64[ngroups * nkeys] */
+	uint64_t	off_nulls;		/* uint8[ngroups * nkeys] */
+	uint64_t	off_states;		/* WarpAggState[ngroups * naggs] */
+} GpudResult;
+
+/*
+ * Building a job: the backend computes sizes with a GpudBuf of data NULL
+ * (counting pass), then writes for real into the arena.
+ */
+typedef struct GpudBuf
+{
+	uint8_t    *base;			/* arena start, NULL while counting */
+	uint64_t	pos;			/* next free offset (from the arena start) */
+	uint64_t	cap;
+} GpudBuf;
+
+/* reserve len bytes aligned to 16; returns the offset */
+extern uint64_t gpud_buf_put(GpudBuf *b, const void *data, uint64_t len);
+
+/* the program's arrays, appended; the job's offsets filled */
+extern void gpud_put_program(GpudBuf *b, GpudJob *job, const WarpProgram *prog);
+
+/*
+ * Check a job in an arena of arena_size bytes and make prog point into the
+ * arena.  NULL if valid, else what is wrong.
+ */
+extern const char *gpud_job_open(uint8_t *arena, uint64_t arena_size, uint64_t job_off,
+								 GpudJob **job_out, WarpProgram *prog);
+
+/* pointer to len bytes at off, or NULL if it lies outside the arena */
+extern void *gpud_at(uint8_t *arena, uint64_t arena_size, uint64_t off, uint64_t len);
+
+#endif							/* GPUD_WIRE_H */

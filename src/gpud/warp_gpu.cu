@@ -1,0 +1,1039 @@
+/*-------------------------------------------------------------------------
+ *
+ * warp_gpu.cu
+ *	  The GPU driver of the engine (see warp_gpu.h).
+ *
+ * Per record batch: the program's columns (only the byte ranges the batch
+ * uses, validity bitmaps and dictionaries included) are copied into one
+ * device staging buffer with cudaMemcpyAsync on the driver's stream, then
+ * one fused kernel runs every row through the whole program with the row
+ * evaluator of src/engine/warp_row.h (quals, join probes with duplicate
+ * chains, group keys, aggregate updates with atomics into the device group
+ * table), and the stream is synchronized once.  The row evaluator's
+ * semantics are unit-tested on the CPU against the CPU driver
+ * (test/unit/test_engine_row.c); this file only moves data and launches.
+ *
+ * Anything a row cannot do exactly (an error PostgreSQL would raise, a
+ * value out of a column's range, a float aggregate input the atomics
+ * would not reproduce) sets a device status; the batch then returns -1 and
+ * the daemon re-runs the query on the CPU driver, which raises the error.
+ *
+ * The group table.  Direct form when every key is a dimension payload id
+ * and the product of the payload counts is small: the slot is the code, it
+ * cannot overflow.  Otherwise an open-addressing table of nslots slots,
+ * filled to at most nslots / 2.  A fact row creates at most `fan` groups
+ * (the product of the longest duplicate-key chains of the joins that group
+ * keys read), so before every launch the host knows an upper bound of the
+ * groups it can create; when the rows left would not fit, the table is
+ * flushed first: compacted on the device, downloaded, merged into the host
+ * result (warp_row_result_merge: the states combine per aggregate kind),
+ * and cleared, and a batch bigger than the free room runs in slices.  Rows
+ * are never lost, and the table never grows.
+ *
+ * Join tables are uploaded once, at create.  The CUDA context is created
+ * with blocking synchronization so a waiting daemon thread sleeps instead
+ * of spinning on a core OLTP backends need.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "warp_gpu.h"
+#include "warp_row.h"
+}
+
+#define BLOCK_THREADS 256
+#define STAGE_ALIGN 256
+/* direct group tables up to this many slots and bytes */
+#define DIRECT_SLOTS_MAX (1 << 22)
+#define DIRECT_BYTES_MAX ((size_t) 512 << 20)
+/* hash group tables: slots wanted, and the device memory they may take */
+#define HASH_SLOTS_WANT ((warp_int64) 1 << 22)
+#define HASH_SLOTS_MIN ((warp_int64) 1 << 10)
+#define HASH_BYTES_MAX ((size_t) 1 << 30)
+
+/* what a kernel reports back (device memory, mirrored in pinned memory) */
+typedef struct DevResult
+{
+	unsigned long long nused;	/* groups in the device table */
+	unsigned long long rows_filtered;
+	unsigned long long rows_joined;
+	int			status;			/* first non-OK row status */
+	int			pad;
+	long long	bad_row;		/* a row that set it */
+} DevResult;
+
+struct WarpGpu
+{
+	int			device;
+	const WarpProgram *prog;
+	cudaStream_t stream;
+	cudaEvent_t ev_copy0;
+	cudaEvent_t ev_copy1;
+
+	/* the program and join tables on the device */
+	void	   *d_prog_mem;
+	WarpProgram *d_prog;
+	WarpAggSpec *d_aggs;
+	void	  **d_table_arrays;	/* every array allocated for the tables */
+	int			n_table_arrays;
+	WarpJoinTable *d_tables;	/* per join */
+	warp_int64	fan;			/* most groups one fact row creates */
+
+	/* per batch */
+	WarpRowCol *h_cols;			/* pinned */
+	WarpRowCol *d_cols;
+	warp_uint8 *d_stage;
+	size_t		stage_size;
+
+	/* the group table */
+	WarpRowGroups grp;			/* device pointers */
+	warp_int64	nslots;
+	warp_int64	max_fill;		/* hash: groups allowed before a flush */
+	DevResult  *d_res;
+	DevResult  *h_res;			/* pinned */
+	warp_int64	used;			/* groups in the device table */
+
+	/* flush buffers */
+	void	   *d_out;
+	size_t		d_out_size;
+	void	   *h_out;
+	size_t		h_out_size;
+
+	WarpRowResult result;
+	bool		finished;
+	bool		failed;
+	warp_int64	rows_in;
+	warp_int64	bytes;
+	double		copy_ms;
+	int			nsm;
+};
+
+static bool context_poisoned = false;
+static bool blocking_sync_set[64];
+
+/* ----------------------------------------------------------------- errors */
+
+static void
+set_why(char *why, size_t whylen, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (why == NULL || whylen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+/* errors after which the context is unusable (every later call fails) */
+static bool
+is_sticky(cudaError_t e)
+{
+	switch (e)
+	{
+		case cudaErrorIllegalAddress:
+		case cudaErrorLaunchFailure:
+		case cudaErrorHardwareStackError:
+		case cudaErrorIllegalInstruction:
+		case cudaErrorMisalignedAddress:
+		case cudaErrorInvalidAddressSpace:
+		case cudaErrorInvalidPc:
+		case cudaErrorAssert:
+		case cudaErrorLaunchTimeout:
+		case cudaErrorECCUncorrectable:
+		case cudaErrorContextIsDestroyed:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* true if e is success; else note it (and whether it poisoned the context) */
+static bool
+cuda_ok(cudaError_t e, const char *what, char *why, size_t whylen)
+{
+	if (e == cudaSuccess)
+		return true;
+	if (is_sticky(e))
+		context_poisoned = true;
+	set_why(why, whylen, "CUDA error in %s: %s (%s)", what, cudaGetErrorString(e),
+			cudaGetErrorName(e));
+	(void) cudaGetLastError();	/* clear a non-sticky error */
+	return false;
+}
+
+#define CUDA_OK(call) cuda_ok((call), #call, why, whylen)
+
+/* message for a row status */
+static void
+row_status_why(int st, long long row, char *why, size_t whylen)
+{
+	if (st == WARP_ROW_LOAD)
+		set_why(why, whylen, "row %lld: a column value is out of range of its type", row);
+	else if (st == WARP_ROW_BAD)
+		set_why(why, whylen, "row %lld: data or values the GPU driver does not handle exactly", row);
+	else if (st == WARP_ROW_FULL)
+		set_why(why, whylen, "the device group table is full");
+	else if (st > 0 && st < (int) WARP_STATUS_COUNT)
+		set_why(why, whylen, "row %lld: %s", row, warp_status_message((WarpStatus) st));
+	else
+		set_why(why, whylen, "row %lld: status %d", row, st);
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+/* every row of [r0, r1) through the program */
+__global__ void __launch_bounds__(BLOCK_THREADS)
+warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, DevResult *res)
+{
+	WarpRowState s;
+	WarpRowCounts cnt;
+	long long	stride = (long long) gridDim.x * blockDim.x;
+	long long	row;
+	int			iter = 0;
+
+	cnt.rows_filtered = 0;
+	cnt.rows_joined = 0;
+	for (row = r0 + (long long) blockIdx.x * blockDim.x + threadIdx.x; row < r1; row += stride)
+	{
+		int			st = warp_row_run(&env, &s, &grp, row, &cnt);
+
+		if (st != WARP_OK)
+		{
+			if (atomicCAS(&res->status, 0, st) == 0)
+				res->bad_row = row;
+			break;
+		}
+		/* another row failed: the batch goes to the CPU anyway */
+		if ((++iter & 31) == 0 && *(volatile int *) &res->status != 0)
+			break;
+	}
+	if (cnt.rows_filtered)
+		atomicAdd(&res->rows_filtered, (unsigned long long) cnt.rows_filtered);
+	if (cnt.rows_joined)
+		atomicAdd(&res->rows_joined, (unsigned long long) cnt.rows_joined);
+}
+
+/* empty every slot: state 0, every aggregate at its initial state */
+__global__ void
+warp_gpu_clear(WarpRowGroups grp, long long nslots, const WarpAggSpec *aggs)
+{
+	long long	stride = (long long) gridDim.x * blockDim.x;
+	long long	s;
+	int			a;
+
+	for (s = (long long) blockIdx.x * blockDim.x + threadIdx.x; s < nslots; s += stride)
+	{
+		grp.state[s] = 0;
+		for (a = 0; a < grp.naggs; a++)
+			warp_row_agg_init(&aggs[a], &grp.aggs[s * grp.naggs + a]);
+	}
+}
+
+/* gather the used slots into out (keys, then NULL flags, then states) */
+__global__ void
+warp_gpu_compact(WarpRowGroups grp, long long nslots, warp_int64 *okeys, warp_uint8 *oknull,
+				 WarpAggState *oaggs, unsigned long long *counter, unsigned long long limit)
+{
+	long long	stride = (long long) gridDim.x * blockDim.x;
+	long long	s;
+	int			k,
+				a;
+
+	for (s = (long long) blockIdx.x * blockDim.x + threadIdx.x; s < nslots; s += stride)
+	{
+		unsigned long long o;
+
+		if (grp.state[s] != 2)
+			continue;
+		o = atomicAdd(counter, 1ULL);
+		if (o >= limit)
+			continue;			/* cannot happen; checked by the host */
+		for (k = 0; k < grp.nkeys; k++)
+		{
+			okeys[o * grp.nkeys + k] = grp.keys[s * grp.nkeys + k];
+			oknull[o * grp.nkeys + k] = grp.knull[s * grp.nkeys + k];
+		}
+		for (a = 0; a < grp.naggs; a++)
+			oaggs[o * grp.naggs + a] = grp.aggs[s * grp.naggs + a];
+	}
+}
+
+/* ------------------------------------------------------------- utilities */
+
+static size_t
+align_up(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+static int
+grid_for(const WarpGpu *g, long long n)
+{
+	long long	blocks = (n + BLOCK_THREADS - 1) / BLOCK_THREADS;
+	long long	max_blocks = (long long) g->nsm * 8;
+
+	if (blocks > max_blocks)
+		blocks = max_blocks;
+	return blocks < 1 ? 1 : (int) blocks;
+}
+
+/* ------------------------------------------------------------- interface */
+
+extern "C" int
+warp_gpu_device_count(char *why, size_t whylen)
+{
+	int			n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+
+	if (e != cudaSuccess)
+	{
+		set_why(why, whylen, "no usable CUDA device: %s", cudaGetErrorString(e));
+		(void) cudaGetLastError();
+		return 0;
+	}
+	if (n == 0)
+		set_why(why, whylen, "no CUDA device");
+	return n;
+}
+
+extern "C" void
+warp_gpu_device_name(int device, char *buf, size_t len)
+{
+	cudaDeviceProp prop;
+
+	if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		snprintf(buf, len, "GPU %d", device);
+		return;
+	}
+	snprintf(buf, len, "%s", prop.name);
+}
+
+/*
+ * Ask for blocking synchronization on a device, once, preferably before
+ * anything creates its context (the first cudaHostAlloc or cudaMalloc
+ * does).  CUDA 12 and later overwrite the flags of an active primary
+ * context too; an error here only costs a spinning wait.
+ */
+static void
+set_blocking_sync(int device)
+{
+	if (device < 0 || device >= 64 || blocking_sync_set[device])
+		return;
+	if (cudaSetDevice(device) != cudaSuccess ||
+		cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess)
+		(void) cudaGetLastError();
+	blocking_sync_set[device] = true;
+}
+
+extern "C" void *
+warp_gpu_host_alloc(size_t size)
+{
+	void	   *p = NULL;
+	int			dev = 0;
+
+	if (cudaGetDevice(&dev) == cudaSuccess)
+		set_blocking_sync(dev);
+	else
+		(void) cudaGetLastError();
+
+	if (cudaHostAlloc(&p, size, cudaHostAllocPortable) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return NULL;
+	}
+	return p;
+}
+
+extern "C" void
+warp_gpu_host_free(void *p)
+{
+	if (p)
+		(void) cudaFreeHost(p);
+}
+
+extern "C" bool
+warp_gpu_context_poisoned(void)
+{
+	return context_poisoned;
+}
+
+extern "C" void
+warp_gpu_destroy(WarpGpu *g)
+{
+	int			i;
+
+	if (g == NULL)
+		return;
+	if (!context_poisoned)
+	{
+		(void) cudaSetDevice(g->device);
+		if (g->stream)
+			(void) cudaStreamSynchronize(g->stream);
+		cudaFree(g->d_prog_mem);
+		for (i = 0; i < g->n_table_arrays; i++)
+			cudaFree(g->d_table_arrays[i]);
+		cudaFree(g->d_tables);
+		cudaFree(g->d_cols);
+		cudaFree(g->d_stage);
+		cudaFree(g->grp.state);
+		cudaFree(g->grp.keys);
+		cudaFree(g->grp.knull);
+		cudaFree(g->grp.aggs);
+		cudaFree(g->d_res);
+		cudaFree(g->d_out);
+		cudaFreeHost(g->h_res);
+		cudaFreeHost(g->h_cols);
+		if (g->ev_copy0)
+			cudaEventDestroy(g->ev_copy0);
+		if (g->ev_copy1)
+			cudaEventDestroy(g->ev_copy1);
+		if (g->stream)
+			cudaStreamDestroy(g->stream);
+		(void) cudaGetLastError();
+	}
+	free(g->d_table_arrays);
+	free(g->h_out);
+	warp_row_result_free(&g->result);
+	free(g);
+}
+
+/* copy n bytes of host memory to a new device array; NULL src gives NULL */
+static bool
+upload(WarpGpu *g, const void *src, size_t n, void **dst, char *why, size_t whylen)
+{
+	*dst = NULL;
+	if (src == NULL || n == 0)
+		return true;
+	if (!CUDA_OK(cudaMalloc(dst, n)))
+		return false;
+	g->d_table_arrays[g->n_table_arrays++] = *dst;
+	return CUDA_OK(cudaMemcpy(*dst, src, n, cudaMemcpyHostToDevice));
+}
+
+/* the program with its arrays, in one device allocation */
+static bool
+upload_program(WarpGpu *g, const WarpProgram *p, char *why, size_t whylen)
+{
+	WarpProgram dp = *p;
+	size_t		off[7],
+				len[7],
+				total;
+	const void *src[7];
+	warp_uint8 *host,
+			   *dev;
+	int			i;
+
+	src[0] = p->cols;
+	len[0] = sizeof(WarpColumnSpec) * p->ncols;
+	src[1] = p->nodes;
+	len[1] = sizeof(WarpNode) * p->nnodes;
+	src[2] = p->args;
+	len[2] = sizeof(warp_int32) * p->nargs;
+	src[3] = p->quals;
+	len[3] = sizeof(warp_int32) * p->nquals;
+	src[4] = p->joins;
+	len[4] = sizeof(WarpJoinSpec) * p->njoins;
+	src[5] = p->keys;
+	len[5] = sizeof(WarpGroupKey) * p->nkeys;
+	src[6] = p->aggs;
+	len[6] = sizeof(WarpAggSpec) * p->naggs;
+	total = align_up(sizeof(WarpProgram), 64);
+	for (i = 0; i < 7; i++)
+	{
+		off[i] = total;
+		total = align_up(total + len[i], 64);
+	}
+	host = (warp_uint8 *) calloc(1, total);
+	if (host == NULL)
+	{
+		set_why(why, whylen, "out of memory");
+		return false;
+	}
+	if (!CUDA_OK(cudaMalloc(&g->d_prog_mem, total)))
+	{
+		free(host);
+		return false;
+	}
+	dev = (warp_uint8 *) g->d_prog_mem;
+	for (i = 0; i < 7; i++)
+		if (len[i] > 0)
+			memcpy(host + off[i], src[i], len[i]);
+	dp.cols = (WarpColumnSpec *) (dev + off[0]);
+	dp.nodes = (WarpNode *) (dev + off[1]);
+	dp.args = (warp_int32 *) (dev + off[2]);
+	dp.quals = (warp_int32 *) (dev + off[3]);
+	dp.joins = (WarpJoinSpec *) (dev + off[4]);
+	dp.keys = (WarpGroupKey *) (dev + off[5]);
+	dp.aggs = (WarpAggSpec *) (dev + off[6]);
+	memcpy(host, &dp, sizeof(dp));
+	g->d_prog = (WarpProgram *) dev;
+	g->d_aggs = dp.aggs;
+	if (!CUDA_OK(cudaMemcpy(dev, host, total, cudaMemcpyHostToDevice)))
+	{
+		free(host);
+		return false;
+	}
+	free(host);
+	return true;
+}
+
+/* every join's table (warp_row_check validated them) */
+static bool
+upload_tables(WarpGpu *g, const WarpProgram *p, WarpJoinTable *const *tables,
+			  char *why, size_t whylen)
+{
+	WarpJoinTable dt[WARP_ROW_MAX_JOINS];
+	int			j;
+
+	g->d_table_arrays = (void **) calloc(5 * (p->njoins + 1), sizeof(void *));
+	if (g->d_table_arrays == NULL)
+	{
+		set_why(why, whylen, "out of memory");
+		return false;
+	}
+	for (j = 0; j < p->njoins; j++)
+	{
+		const WarpJoinTable *t = tables[p->joins[j].table];
+		void	   *d;
+
+		dt[j] = *t;
+		dt[j].keys = NULL;		/* probes never read the build keys */
+		if (!upload(g, t->payload, sizeof(warp_int32) * t->nrows, &d, why, whylen))
+			return false;
+		dt[j].payload = (warp_int32 *) d;
+		if (!upload(g, t->next, sizeof(warp_int32) * t->nrows, &d, why, whylen))
+			return false;
+		dt[j].next = (warp_int32 *) d;
+		dt[j].first = NULL;
+		dt[j].slot_key = NULL;
+		dt[j].slot_row = NULL;
+		if (t->direct && t->nrows > 0)
+		{
+			if (!upload(g, t->first, sizeof(warp_int32) * (t->max - t->min + 1), &d, why, whylen))
+				return false;
+			dt[j].first = (warp_int32 *) d;
+		}
+		else if (!t->direct && t->nrows > 0)
+		{
+			if (!upload(g, t->slot_key, sizeof(warp_int64) * (t->mask + 1), &d, why, whylen))
+				return false;
+			dt[j].slot_key = (warp_int64 *) d;
+			if (!upload(g, t->slot_row, sizeof(warp_int32) * (t->mask + 1), &d, why, whylen))
+				return false;
+			dt[j].slot_row = (warp_int32 *) d;
+		}
+	}
+	if (p->njoins == 0)
+		return true;
+	if (!CUDA_OK(cudaMalloc(&g->d_tables, sizeof(WarpJoinTable) * p->njoins)))
+		return false;
+	return CUDA_OK(cudaMemcpy(g->d_tables, dt, sizeof(WarpJoinTable) * p->njoins,
+							  cudaMemcpyHostToDevice));
+}
+
+/* clear the device group table (on the stream) */
+static bool
+clear_groups(WarpGpu *g, char *why, size_t whylen)
+{
+	warp_gpu_clear<<<grid_for(g, g->nslots), BLOCK_THREADS, 0, g->stream>>>(g->grp, g->nslots, g->d_aggs);
+	if (!CUDA_OK(cudaGetLastError()))
+		return false;
+	if (!CUDA_OK(cudaMemsetAsync(&g->d_res->nused, 0, sizeof(unsigned long long), g->stream)))
+		return false;
+	g->used = 0;
+	return true;
+}
+
+/* size and allocate the group table */
+static bool
+setup_groups(WarpGpu *g, const WarpProgram *p, WarpJoinTable *const *tables,
+			 char *why, size_t whylen)
+{
+	size_t		slot_bytes = sizeof(warp_uint32) + (size_t) p->nkeys * 9 +
+		(size_t) p->naggs * sizeof(WarpAggState);
+	warp_int64	product = 1;
+	bool		all_dim = true;
+	bool		seen[WARP_ROW_MAX_JOINS];
+	int			k;
+
+	memset(seen, 0, sizeof(seen));
+	memset(&g->grp, 0, sizeof(g->grp));
+	g->grp.nkeys = p->nkeys;
+	g->grp.naggs = p->naggs;
+	g->fan = 1;
+	for (k = p->nkeys - 1; k >= 0; k--)
+	{
+		const WarpGroupKey *gk = &p->keys[k];
+
+		if (gk->kind != WG_DIM)
+		{
+			all_dim = false;
+			continue;
+		}
+		if (!seen[gk->join])
+		{
+			/* distinct payloads one key finds <= its longest chain */
+			seen[gk->join] = true;
+			g->fan *= warp_row_max_chain(tables[p->joins[gk->join].table]);
+			if (g->fan > HASH_SLOTS_WANT)
+				g->fan = HASH_SLOTS_WANT + 1;
+		}
+		if (product <= DIRECT_SLOTS_MAX)
+		{
+			g->grp.stride[k] = product;
+			product *= (warp_int64) tables[p->joins[gk->join].table]->npayloads + 1;
+		}
+	}
+	if (g->fan < 1)
+		g->fan = 1;
+	if (all_dim && product <= DIRECT_SLOTS_MAX && (size_t) product * slot_bytes <= DIRECT_BYTES_MAX)
+	{
+		g->grp.direct = 1;
+		g->nslots = product;
+		g->max_fill = product;
+	}
+	else
+	{
+		warp_int64	want = HASH_SLOTS_WANT;
+
+		if (all_dim && product < want / 2)
+			want = product * 2;
+		while ((size_t) want * slot_bytes > HASH_BYTES_MAX && want > HASH_SLOTS_MIN)
+			want /= 2;
+		for (g->nslots = HASH_SLOTS_MIN; g->nslots < want; g->nslots *= 2)
+			;
+		g->max_fill = g->nslots / 2;
+		g->grp.mask = (warp_uint64) g->nslots - 1;
+		g->grp.max_used = (warp_uint64) g->max_fill;
+		if (g->fan > g->max_fill)
+		{
+			set_why(why, whylen, "duplicate join keys fan out beyond the device group table");
+			return false;
+		}
+	}
+	if (!CUDA_OK(cudaMalloc(&g->grp.state, sizeof(warp_uint32) * g->nslots)) ||
+		!CUDA_OK(cudaMalloc(&g->grp.keys, sizeof(warp_int64) * g->nslots * (p->nkeys ? p->nkeys : 1))) ||
+		!CUDA_OK(cudaMalloc(&g->grp.knull, (size_t) g->nslots * (p->nkeys ? p->nkeys : 1))) ||
+		!CUDA_OK(cudaMalloc(&g->grp.aggs, sizeof(WarpAggState) * g->nslots * (p->naggs ? p->naggs : 1))) ||
+		!CUDA_OK(cudaMalloc(&g->d_res, sizeof(DevResult))) ||
+		!CUDA_OK(cudaMallocHost(&g->h_res, sizeof(DevResult))))
+		return false;
+	g->grp.nused = &g->d_res->nused;
+	if (!CUDA_OK(cudaMemsetAsync(g->d_res, 0, sizeof(DevResult), g->stream)))
+		return false;
+	return clear_groups(g, why, whylen);
+}
+
+extern "C" WarpGpu *
+warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *tables,
+				char *why, size_t whylen)
+{
+	WarpGpu    *g;
+	const char *bad;
+	cudaDeviceProp prop;
+
+	if (context_poisoned)
+	{
+		set_why(why, whylen, "the CUDA context is unusable");
+		return NULL;
+	}
+	if ((bad = warp_program_validate(prog)) != NULL ||
+		(bad = warp_row_check(prog, tables)) != NULL)
+	{
+		set_why(why, whylen, "%s", bad);
+		return NULL;
+	}
+	g = (WarpGpu *) calloc(1, sizeof(WarpGpu));
+	if (g == NULL || !warp_row_result_init(&g->result, prog->nkeys, prog->naggs))
+	{
+		set_why(why, whylen, "out of memory");
+		free(g);
+		return NULL;
+	}
+	g->device = device;
+	g->prog = prog;
+	set_blocking_sync(device);
+	if (!CUDA_OK(cudaSetDevice(device)))
+		goto fail;
+	if (!CUDA_OK(cudaGetDeviceProperties(&prop, device)))
+		goto fail;
+	if (prop.major * 10 + prop.minor < 75)
+	{
+		set_why(why, whylen, "GPU compute capability %d.%d is below 7.5", prop.major, prop.minor);
+		goto fail;
+	}
+	g->nsm = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+	if (!CUDA_OK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) ||
+		!CUDA_OK(cudaEventCreate(&g->ev_copy0)) ||
+		!CUDA_OK(cudaEventCreate(&g->ev_copy1)))
+		goto fail;
+	if (!upload_program(g, prog, why, whylen) ||
+		!upload_tables(g, prog, tables, why, whylen))
+		goto fail;
+	if (!CUDA_OK(cudaMallocHost(&g->h_cols, sizeof(WarpRowCol) * (prog->ncols + 1))) ||
+		!CUDA_OK(cudaMalloc(&g->d_cols, sizeof(WarpRowCol) * (prog->ncols + 1))))
+		goto fail;
+	if (!setup_groups(g, prog, tables, why, whylen))
+		goto fail;
+	if (!CUDA_OK(cudaStreamSynchronize(g->stream)))
+		goto fail;
+	return g;
+
+fail:
+	warp_gpu_destroy(g);
+	return NULL;
+}
+
+/*
+ * Bring the device group table's groups to the host result and clear it.
+ * The stream must be idle (synchronized) and g->used current.
+ */
+static bool
+flush_groups(WarpGpu *g, char *why, size_t whylen)
+{
+	const WarpProgram *p = g->prog;
+	warp_int64	n = g->used;
+	size_t		kbytes = sizeof(warp_int64) * n * p->nkeys;
+	size_t		nbytes = align_up((size_t) n * p->nkeys, 16);
+	size_t		abytes = sizeof(WarpAggState) * n * p->naggs;
+	size_t		need = align_up(kbytes, 16) + nbytes + abytes + 16;
+	warp_uint8 *ho;
+	warp_int64	i;
+	int			a;
+	unsigned long long got;
+	WarpAggState st[WARP_ROW_MAX_AGGS];
+
+	if (n == 0)
+		return true;
+	if (need > g->d_out_size)
+	{
+		cudaFree(g->d_out);
+		g->d_out = NULL;
+		g->d_out_size = 0;
+		if (!CUDA_OK(cudaMalloc(&g->d_out, need)))
+			return false;
+		g->d_out_size = need;
+	}
+	if (need > g->h_out_size)
+	{
+		free(g->h_out);
+		g->h_out = malloc(need);
+		g->h_out_size = g->h_out ? need : 0;
+		if (g->h_out == NULL)
+		{
+			set_why(why, whylen, "out of memory");
+			return false;
+		}
+	}
+	{
+		warp_uint8 *d = (warp_uint8 *) g->d_out;
+		unsigned long long *counter = (unsigned long long *) (d + need - 16);
+
+		if (!CUDA_OK(cudaMemsetAsync(counter, 0, sizeof(*counter), g->stream)))
+			return false;
+		warp_gpu_compact<<<grid_for(g, g->nslots), BLOCK_THREADS, 0, g->stream>>>(
+			g->grp, g->nslots, (warp_int64 *) d, d + align_up(kbytes, 16),
+			(WarpAggState *) (d + align_up(kbytes, 16) + nbytes), counter,
+			(unsigned long long) n);
+		if (!CUDA_OK(cudaGetLastError()) ||
+			!CUDA_OK(cudaMemcpyAsync(g->h_out, g->d_out, need, cudaMemcpyDeviceToHost, g->stream)) ||
+			!clear_groups(g, why, whylen) ||
+			!CUDA_OK(cudaStreamSynchronize(g->stream)))
+			return false;
+	}
+	ho = (warp_uint8 *) g->h_out;
+	memcpy(&got, ho + need - 16, sizeof(got));
+	if ((warp_int64) got != n)
+	{
+		set_why(why, whylen, "device group table holds %llu groups, expected %lld",
+				got, (long long) n);
+		return false;
+	}
+	for (i = 0; i < n; i++)
+	{
+		const warp_int64 *kv = (const warp_int64 *) ho + i * p->nkeys;
+		const warp_uint8 *kn = ho + align_up(kbytes, 16) + i * p->nkeys;
+		const WarpAggState *as = (const WarpAggState *) (ho + align_up(kbytes, 16) + nbytes) +
+			i * p->naggs;
+
+		for (a = 0; a < p->naggs; a++)
+		{
+			st[a] = as[a];
+			warp_row_agg_export(&p->aggs[a], &st[a]);
+		}
+		if (!warp_row_result_merge(&g->result, p, kv, kn, st))
+		{
+			set_why(why, whylen, "out of memory");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* where one array of a column goes in the staging buffer */
+typedef struct StageCopy
+{
+	const void *src;
+	size_t		pos;
+	size_t		len;
+} StageCopy;
+
+#define NO_POS ((size_t) -1)
+
+/* plan one copy of len bytes at src; returns its staging position */
+static size_t
+stage_add(StageCopy *copies, int *ncopies, size_t *total, const void *src, size_t len)
+{
+	StageCopy  *c = &copies[(*ncopies)++];
+
+	c->src = src;
+	c->len = len;
+	c->pos = align_up(*total, STAGE_ALIGN);
+	*total = c->pos + len;
+	return c->pos;
+}
+
+/*
+ * Plan the copy of rows [0, b->length) of b: the validity bitmap and the
+ * values, from the byte holding row 0's bit (bitmaps) or from the element
+ * of the same rounded-down row (fixed width), so that one bit/element
+ * offset, offset % 8, serves both on the device.  *vpos / *dpos receive the
+ * staging positions of validity and values (NO_POS: none).
+ */
+static void
+stage_buf(WarpRowBuf *b, StageCopy *copies, int *ncopies, size_t *total,
+		  size_t *vpos, size_t *dpos)
+{
+	warp_int64	o8 = b->offset % 8;
+	warp_int64	base = b->offset - o8;
+	size_t		bits_len = (size_t) ((o8 + b->length + 7) / 8);
+
+	*vpos = NO_POS;
+	*dpos = NO_POS;
+	if (b->length <= 0)
+		return;
+	if (b->validity)
+		*vpos = stage_add(copies, ncopies, total, b->validity + base / 8, bits_len);
+	if (b->phys == WRP_BOOL)
+		*dpos = stage_add(copies, ncopies, total, b->values + base / 8, bits_len);
+	else
+	{
+		warp_int64	w = warp_row_phys_bytes(b->phys, 1);
+
+		*dpos = stage_add(copies, ncopies, total, b->values + base * w,
+						  (size_t) ((o8 + b->length) * w));
+	}
+	b->offset = o8;
+}
+
+/* a staging position to a device address */
+static const warp_uint8 *
+stage_addr(const WarpGpu *g, size_t pos)
+{
+	return pos == NO_POS ? NULL : g->d_stage + pos;
+}
+
+extern "C" int
+warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
+				   char *why, size_t whylen)
+{
+	const WarpProgram *p = g->prog;
+	StageCopy  *copies = NULL;
+	size_t	   *pos = NULL;
+	int			ncopies = 0;
+	size_t		total = 0;
+	int			c,
+				i;
+	warp_int64	r0;
+	float		ms = 0;
+
+	if (g->failed || g->finished || context_poisoned)
+	{
+		set_why(why, whylen, "the GPU driver cannot go on");
+		return -1;
+	}
+	g->rows_in += nrows;
+	if (nrows <= 0)
+		return 0;
+	if (!CUDA_OK(cudaSetDevice(g->device)))
+		goto fail;
+
+	/* describe the columns and plan their copies */
+	copies = (StageCopy *) malloc(sizeof(StageCopy) * 4 * (p->ncols + 1));
+	pos = (size_t *) malloc(sizeof(size_t) * 4 * (p->ncols + 1));
+	if (copies == NULL || pos == NULL)
+	{
+		set_why(why, whylen, "out of memory");
+		goto fail_free;
+	}
+	for (c = 0; c < p->ncols; c++)
+	{
+		WarpRowCol *rc = &g->h_cols[c];
+		const char *bad = warp_row_describe(&cols[c], (WarpType) p->cols[c].type, nrows, rc);
+
+		if (bad)
+		{
+			set_why(why, whylen, "column %d: %s", c, bad);
+			goto fail_free;
+		}
+		stage_buf(&rc->data, copies, &ncopies, &total, &pos[4 * c], &pos[4 * c + 1]);
+		pos[4 * c + 2] = pos[4 * c + 3] = NO_POS;
+		if (rc->has_dict)
+			stage_buf(&rc->dict, copies, &ncopies, &total, &pos[4 * c + 2], &pos[4 * c + 3]);
+	}
+	if (total > g->stage_size)
+	{
+		size_t		size = align_up(total + total / 4, (size_t) 1 << 20);
+
+		cudaFree(g->d_stage);
+		g->d_stage = NULL;
+		g->stage_size = 0;
+		if (!CUDA_OK(cudaMalloc(&g->d_stage, size)))
+			goto fail_free;
+		g->stage_size = size;
+	}
+	for (c = 0; c < p->ncols; c++)
+	{
+		WarpRowCol *rc = &g->h_cols[c];
+
+		rc->data.validity = stage_addr(g, pos[4 * c]);
+		rc->data.values = stage_addr(g, pos[4 * c + 1]);
+		rc->dict.validity = stage_addr(g, pos[4 * c + 2]);
+		rc->dict.values = stage_addr(g, pos[4 * c + 3]);
+	}
+
+	/* copy: the column bytes, then their descriptors */
+	if (!CUDA_OK(cudaEventRecord(g->ev_copy0, g->stream)))
+		goto fail_free;
+	for (i = 0; i < ncopies; i++)
+		if (copies[i].len > 0 &&
+			!CUDA_OK(cudaMemcpyAsync(g->d_stage + copies[i].pos, copies[i].src, copies[i].len,
+									 cudaMemcpyHostToDevice, g->stream)))
+			goto fail_free;
+	free(copies);
+	free(pos);
+	copies = NULL;
+	pos = NULL;
+	if (!CUDA_OK(cudaMemcpyAsync(g->d_cols, g->h_cols, sizeof(WarpRowCol) * p->ncols,
+								 cudaMemcpyHostToDevice, g->stream)) ||
+		!CUDA_OK(cudaEventRecord(g->ev_copy1, g->stream)))
+		goto fail;
+	g->bytes += (warp_int64) total;
+
+	/* run, in slices that cannot overflow the group table */
+	for (r0 = 0; r0 < nrows;)
+	{
+		warp_int64	r1 = nrows;
+		WarpRowEnv	env;
+
+		if (!g->grp.direct)
+		{
+			warp_int64	fit = (g->max_fill - g->used) / g->fan;
+
+			if (fit < nrows - r0 && g->used > 0)
+			{
+				if (!flush_groups(g, why, whylen))
+					goto fail;
+				fit = g->max_fill / g->fan;
+			}
+			if (fit < nrows - r0)
+				r1 = r0 + fit;
+		}
+		env.p = g->d_prog;
+		env.tables = g->d_tables;
+		env.cols = g->d_cols;
+		env.nrows = nrows;
+		warp_gpu_rows<<<grid_for(g, r1 - r0), BLOCK_THREADS, 0, g->stream>>>(
+			env, g->grp, (long long) r0, (long long) r1, g->d_res);
+		if (!CUDA_OK(cudaGetLastError()) ||
+			!CUDA_OK(cudaMemcpyAsync(g->h_res, g->d_res, sizeof(DevResult),
+									 cudaMemcpyDeviceToHost, g->stream)) ||
+			!CUDA_OK(cudaStreamSynchronize(g->stream)))
+			goto fail;
+		if (g->h_res->status != 0)
+		{
+			row_status_why(g->h_res->status, g->h_res->bad_row, why, whylen);
+			goto fail;
+		}
+		g->used = (warp_int64) g->h_res->nused;
+		r0 = r1;
+	}
+	if (cudaEventElapsedTime(&ms, g->ev_copy0, g->ev_copy1) == cudaSuccess)
+		g->copy_ms += ms;
+	else
+		(void) cudaGetLastError();
+	return 0;
+
+fail_free:
+	free(copies);
+	free(pos);
+fail:
+	g->failed = true;
+	return -1;
+}
+
+extern "C" int
+warp_gpu_finish(WarpGpu *g, char *why, size_t whylen)
+{
+	if (g->failed || context_poisoned)
+	{
+		set_why(why, whylen, "the GPU driver cannot go on");
+		return -1;
+	}
+	if (g->finished)
+		return 0;
+	if (!CUDA_OK(cudaSetDevice(g->device)) || !flush_groups(g, why, whylen))
+	{
+		g->failed = true;
+		return -1;
+	}
+	warp_row_result_final(&g->result, g->prog);
+	g->finished = true;
+	return 0;
+}
+
+extern "C" warp_int64
+warp_gpu_ngroups(const WarpGpu *g)
+{
+	return g->finished ? g->result.n : 0;
+}
+
+extern "C" warp_int64
+warp_gpu_group_key(const WarpGpu *g, warp_int64 grp, int k, bool *isnull)
+{
+	*isnull = g->result.knull[grp * g->result.nkeys + k] != 0;
+	return g->result.keys[grp * g->result.nkeys + k];
+}
+
+extern "C" const WarpAggState *
+warp_gpu_group_agg(const WarpGpu *g, warp_int64 grp, int a)
+{
+	return &g->result.aggs[grp * g->result.naggs + a];
+}
+
+extern "C" void
+warp_gpu_counters(const WarpGpu *g, WarpCpuCounters *c)
+{
+	c->rows_in = g->rows_in;
+	c->rows_filtered = g->h_res ? (warp_int64) g->h_res->rows_filtered : 0;
+	c->rows_joined = g->h_res ? (warp_int64) g->h_res->rows_joined : 0;
+}
+
+extern "C" void
+warp_gpu_transfer_stats(const WarpGpu *g, warp_int64 *bytes, double *copy_ms)
+{
+	*bytes = g->bytes;
+	*copy_ms = g->copy_ms;
+}

@@ -1,0 +1,92 @@
+/*-------------------------------------------------------------------------
+ *
+ * warp_gpu.h
+ *	  The GPU ("device") driver of the engine: runs a WarpProgram over
+ *	  record batches in one fused CUDA kernel per batch and keeps the
+ *	  partial aggregate of every group, with the same meaning as the CPU
+ *	  driver (warp_cpu.h), whose results it must reproduce exactly.
+ *
+ * Only pg_warp_gpud links it (CUDA runtime, static); backends never do.
+ * The driver refuses (NULL from warp_gpu_create, -1 from a run) whatever it
+ * cannot do exactly, and the caller then runs the whole query on the CPU
+ * driver, which also reports PostgreSQL's exact error when a row raises
+ * one: the GPU driver never reports SQL errors itself.
+ *
+ * Usage: warp_gpu_create, warp_gpu_run_batch per record batch (columns
+ * loaded by the Arrow library in host memory, pinned or not), then
+ * warp_gpu_finish and the group accessors, then warp_gpu_destroy.  One
+ * WarpGpu is used by one thread at a time.
+ *
+ * Pure C interface; no CUDA types.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WARP_GPU_H
+#define WARP_GPU_H
+
+#include "arrow.h"
+#include "warp_cpu.h"
+#include "warp_join.h"
+#include "warp_program.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct WarpGpu WarpGpu;
+
+/* number of usable CUDA devices; 0 (with a reason in why) when none */
+extern int	warp_gpu_device_count(char *why, size_t whylen);
+/* the device's name ("NVIDIA H200") */
+extern void warp_gpu_device_name(int device, char *buf, size_t len);
+
+/* pinned host memory for batch buffers; NULL on failure */
+extern void *warp_gpu_host_alloc(size_t size);
+extern void warp_gpu_host_free(void *p);
+
+/*
+ * A driver for prog on device `device`; tables[i] is the join table of
+ * .table i, as for warp_cpu_create (uploaded once, here; the caller may
+ * free its copies after).  prog must stay valid until warp_gpu_destroy.
+ * NULL with a reason when the program uses something the GPU driver does
+ * not do exactly, or on a CUDA error (device out of memory included).
+ */
+extern WarpGpu *warp_gpu_create(int device, const WarpProgram *prog,
+								WarpJoinTable *const *tables, char *why, size_t whylen);
+
+/*
+ * Run one record batch: cols[c] is program column c, nrows rows.  0 = ok;
+ * -1 = the query must be re-run on the CPU driver (why says why: a row
+ * raised an error or needs the CPU driver, an unsupported column layout,
+ * device out of memory, a CUDA error).  After -1 the driver only accepts
+ * warp_gpu_destroy.  The columns' memory may be reused when this returns.
+ */
+extern int	warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
+							   char *why, size_t whylen);
+
+/* Bring every group to the host (after the last batch).  0 or -1 as above. */
+extern int	warp_gpu_finish(WarpGpu *g, char *why, size_t whylen);
+
+/* After warp_gpu_finish: the groups, as warp_cpu_ngroups etc. give them. */
+extern warp_int64 warp_gpu_ngroups(const WarpGpu *g);
+extern warp_int64 warp_gpu_group_key(const WarpGpu *g, warp_int64 grp, int k, bool *isnull);
+extern const WarpAggState *warp_gpu_group_agg(const WarpGpu *g, warp_int64 grp, int a);
+
+extern void warp_gpu_counters(const WarpGpu *g, WarpCpuCounters *c);
+
+/* bytes copied host to device, and milliseconds spent in those copies */
+extern void warp_gpu_transfer_stats(const WarpGpu *g, warp_int64 *bytes, double *copy_ms);
+
+/*
+ * A sticky CUDA error happened (the context is unusable for every
+ * session): the daemon must exit and be restarted.
+ */
+extern bool warp_gpu_context_poisoned(void);
+
+extern void warp_gpu_destroy(WarpGpu *g);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* WARP_GPU_H */

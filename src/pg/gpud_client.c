@@ -1,0 +1,342 @@
+/*
+ * gpud_client.c — a backend's side of the conversation with pg_warp_gpud.
+ *
+ * One connection per query: connect to $PGDATA/pg_warp_gpud.sock (the
+ * backend's working directory is $PGDATA), read HELLO, ask for an arena
+ * big enough for the job, map the memfd the daemon sends, write the job,
+ * say GO and wait for DONE.  Waiting is WaitLatchOrSocket, so a query
+ * cancel is seen at once: the backend sets the arena's cancel word (the
+ * daemon stops within one batch) and raises the usual error.  End of file
+ * on the socket means the daemon died; the caller then runs the query on
+ * its own CPU driver, since nothing of the result has been used yet.
+ *
+ * The socket and the mappings belong to the current memory context: a
+ * reset callback closes and unmaps them, so an error anywhere releases
+ * them.
+ */
+#include "postgres.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "storage/latch.h"
+#include "utils/memutils.h"
+#include "utils/wait_event.h"
+
+#include "gpud_client.h"
+
+typedef struct GpudConn
+{
+	int			sock;
+	uint8	   *arena;
+	uint64		arena_size;
+	uint8	   *rarena;			/* a separate result arena, if sent */
+	uint64		rarena_size;
+	MemoryContextCallback cb;
+} GpudConn;
+
+static void
+conn_release(void *arg)
+{
+	GpudConn   *c = arg;
+
+	if (c->arena)
+	{
+		/* tell a daemon still working on it to stop */
+		((GpudArenaHeader *) c->arena)->cancel = 1;
+		munmap(c->arena, c->arena_size);
+		c->arena = NULL;
+	}
+	if (c->rarena)
+	{
+		munmap(c->rarena, c->rarena_size);
+		c->rarena = NULL;
+	}
+	if (c->sock >= 0)
+	{
+		close(c->sock);
+		c->sock = -1;
+	}
+}
+
+bool
+pgwarp_gpud_serving(int *kind, char *name, size_t namelen)
+{
+	FILE	   *f;
+	char		line[256];
+	char		kindbuf[16];
+	int			ngpus,
+				pid;
+	char		dev[128];
+	bool		ok = false;
+
+	f = AllocateFile(GPUD_STATUS_NAME, "r");
+	if (f == NULL)
+		return false;
+	if (fgets(line, sizeof(line), f) &&
+		sscanf(line, "%15[^\t]\t%d\t%127[^\t]\t%d", kindbuf, &ngpus, dev, &pid) == 4 &&
+		pid > 0 && kill(pid, 0) == 0)
+	{
+		ok = true;
+		*kind = strcmp(kindbuf, "gpu") == 0 ? GPUD_DEVICE_GPU : GPUD_DEVICE_CPU;
+		if (name)
+			strlcpy(name, dev, namelen);
+	}
+	FreeFile(f);
+	return ok;
+}
+
+/* ------------------------------------------------------------ messages */
+
+static bool
+send_msg(GpudConn *c, uint32 type, uint64 a0)
+{
+	GpudMsg		m;
+	ssize_t		n;
+
+	memset(&m, 0, sizeof(m));
+	m.magic = GPUD_MAGIC;
+	m.type = type;
+	m.arg0 = a0;
+	do
+		n = send(c->sock, &m, sizeof(m), MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t) sizeof(m);
+}
+
+/*
+ * Wait for the next message (and a file descriptor passed with it).  A
+ * query cancel or termination raises its error here, after setting the
+ * cancel word the daemon watches.  False when the daemon is gone.
+ */
+static bool
+recv_msg(GpudConn *c, GpudMsg *m, int *fd_out)
+{
+	size_t		got = 0;
+
+	if (fd_out)
+		*fd_out = -1;
+	while (got < sizeof(*m))
+	{
+		struct msghdr mh;
+		struct iovec iov;
+		union
+		{
+			char		buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		}			cm;
+		ssize_t		n;
+		int			rc;
+
+		rc = WaitLatchOrSocket(MyLatch,
+							   WL_LATCH_SET | WL_SOCKET_READABLE | WL_EXIT_ON_PM_DEATH,
+							   c->sock, -1L, PG_WAIT_EXTENSION);
+		if (rc & WL_LATCH_SET)
+		{
+			ResetLatch(MyLatch);
+			if ((QueryCancelPending || ProcDiePending) && c->arena)
+				((GpudArenaHeader *) c->arena)->cancel = 1;
+			CHECK_FOR_INTERRUPTS();
+		}
+		if (!(rc & WL_SOCKET_READABLE))
+			continue;
+		memset(&mh, 0, sizeof(mh));
+		iov.iov_base = (char *) m + got;
+		iov.iov_len = sizeof(*m) - got;
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+		n = recvmsg(c->sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		if (n <= 0)
+			return false;
+		{
+			struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+
+			if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
+			{
+				int			fd;
+
+				memcpy(&fd, CMSG_DATA(h), sizeof(int));
+				if (fd_out && *fd_out < 0)
+					*fd_out = fd;
+				else
+					close(fd);
+			}
+		}
+		got += n;
+	}
+	return m->magic == GPUD_MAGIC;
+}
+
+static uint8 *
+map_fd(int fd, uint64 size)
+{
+	void	   *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* ------------------------------------------------------------ the job */
+
+/* Lay the job out; with b->base NULL only counts. */
+static void
+write_job(GpudBuf *b, const WarpProgram *prog, int ntables, const GpudClientTable *tables,
+		  int nfiles, const GpudClientFile *files)
+{
+	GpudJob		job;
+	GpudTable  *gt = palloc0(sizeof(GpudTable) * Max(ntables, 1));
+	GpudFile   *gf = palloc0(sizeof(GpudFile) * Max(nfiles, 1));
+	uint64		job_off;
+	int			i;
+
+	memset(&job, 0, sizeof(job));
+	job.magic = GPUD_MAGIC;
+	job.version = GPUD_VERSION;
+	job.fault = pgwarp_gpud_fault;
+	job.nfiles = nfiles;
+	job_off = gpud_buf_put(b, NULL, sizeof(GpudJob));
+	Assert(job_off == WARP_ARENA_JOB_OFF);
+	gpud_put_program(b, &job, prog);
+	for (i = 0; i < ntables; i++)
+	{
+		gt[i].nrows = tables[i].nrows;
+		gt[i].npayloads = tables[i].npayloads;
+		gt[i].off_keys = gpud_buf_put(b, tables[i].keys, sizeof(int64) * tables[i].nrows);
+		gt[i].off_payload = gpud_buf_put(b, tables[i].payload, sizeof(int32) * tables[i].nrows);
+	}
+	job.off_tables = gpud_buf_put(b, gt, sizeof(GpudTable) * ntables);
+	for (i = 0; i < nfiles; i++)
+	{
+		const GpudClientFile *f = &files[i];
+
+		gf[i].off_path = gpud_buf_put(b, f->path, strlen(f->path) + 1);
+		gf[i].limit = f->limit;
+		gf[i].recover_tail = f->recover_tail;
+		gf[i].nbatches = f->nbatches;
+		gf[i].off_batches = gpud_buf_put(b, f->batches, sizeof(int32) * f->nbatches);
+		gf[i].off_fields = gpud_buf_put(b, f->fields, sizeof(int32) * prog->ncols);
+		gf[i].dev = f->st.st_dev;
+		gf[i].ino = f->st.st_ino;
+		gf[i].size = f->st.st_size;
+		gf[i].mtime_sec = f->st.st_mtim.tv_sec;
+		gf[i].mtime_nsec = f->st.st_mtim.tv_nsec;
+	}
+	job.off_files = gpud_buf_put(b, gf, sizeof(GpudFile) * nfiles);
+	job.total = b->pos - WARP_ARENA_JOB_OFF;
+	if (b->base)
+		memcpy(b->base + job_off, &job, sizeof(job));
+	pfree(gt);
+	pfree(gf);
+}
+
+GpudResult *
+pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tables,
+				int nfiles, const GpudClientFile *files, char *why, size_t whylen)
+{
+	GpudConn   *c = MemoryContextAllocZero(CurrentMemoryContext, sizeof(GpudConn));
+	struct sockaddr_un addr;
+	GpudMsg		m;
+	GpudBuf		b;
+	int			fd;
+	uint64		need;
+	GpudResult *res;
+	uint8	   *rbase;
+	uint64		rsize;
+
+	c->sock = -1;
+	c->cb.func = conn_release;
+	c->cb.arg = c;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &c->cb);
+
+#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); conn_release(c); return NULL; } while (0)
+
+	c->sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->sock < 0)
+		FAIL("could not create a socket: %m");
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	strlcpy(addr.sun_path, GPUD_SOCKET_NAME, sizeof(addr.sun_path));
+	if (connect(c->sock, (struct sockaddr *) &addr, sizeof(addr)) != 0)
+		FAIL("pg_warp_gpud is not running (%m)");
+	if (!recv_msg(c, &m, NULL) || m.type != GPUD_HELLO)
+		FAIL("pg_warp_gpud closed the connection");
+
+	/* how big: a counting pass, plus room for a modest result */
+	memset(&b, 0, sizeof(b));
+	b.pos = WARP_ARENA_JOB_OFF;
+	write_job(&b, prog, ntables, tables, nfiles, files);
+	need = b.pos - WARP_ARENA_JOB_OFF + (1 << 20);
+	if (!send_msg(c, GPUD_RUN, need) || !recv_msg(c, &m, &fd))
+		FAIL("pg_warp_gpud closed the connection");
+	if (m.type == GPUD_FAIL)
+		FAIL("pg_warp_gpud refused the job: %s", m.text);
+	if (m.type != GPUD_ARENA || fd < 0 || m.arg0 < WARP_ARENA_JOB_OFF + need)
+	{
+		if (fd >= 0)
+			close(fd);
+		FAIL("pg_warp_gpud sent no arena");
+	}
+	c->arena_size = m.arg0;
+	c->arena = map_fd(fd, c->arena_size);
+	if (c->arena == NULL)
+		FAIL("could not map pg_warp_gpud's arena: %m");
+
+	memset(&b, 0, sizeof(b));
+	b.base = c->arena;
+	b.cap = c->arena_size;
+	b.pos = WARP_ARENA_JOB_OFF;
+	write_job(&b, prog, ntables, tables, nfiles, files);
+
+	if (!send_msg(c, GPUD_GO, 0) || !recv_msg(c, &m, &fd))
+		FAIL("pg_warp_gpud died while running the query");
+	if (m.type == GPUD_FAIL)
+	{
+		if (fd >= 0)
+			close(fd);
+		FAIL("pg_warp_gpud could not run the query: %s", m.text);
+	}
+	if (m.type != GPUD_DONE)
+		FAIL("pg_warp_gpud sent an unexpected message");
+	rbase = c->arena;
+	rsize = c->arena_size;
+	if (fd >= 0)
+	{
+		c->rarena_size = m.arg0 + m.arg1;
+		c->rarena = map_fd(fd, c->rarena_size);
+		if (c->rarena == NULL)
+			FAIL("could not map pg_warp_gpud's result: %m");
+		rbase = c->rarena;
+		rsize = c->rarena_size;
+	}
+	/* check the result's layout before trusting any of it */
+	res = gpud_at(rbase, rsize, m.arg0, sizeof(GpudResult));
+	if (res == NULL || m.arg1 < sizeof(GpudResult) || m.arg1 > rsize - m.arg0 ||
+		res->magic != GPUD_MAGIC || res->ngroups < 0 ||
+		res->nkeys != prog->nkeys || res->naggs != prog->naggs)
+		FAIL("pg_warp_gpud sent a malformed result");
+	{
+		uint8	   *r0 = (uint8 *) res;
+		uint64		rlen = m.arg1;
+		uint64		ng = (uint64) res->ngroups;
+
+		if (ng > rlen ||
+			gpud_at(r0, rlen, res->off_keys, ng * res->nkeys * sizeof(int64)) == NULL ||
+			gpud_at(r0, rlen, res->off_nulls, ng * res->nkeys) == NULL ||
+			gpud_at(r0, rlen, res->off_states, ng * res->naggs * sizeof(WarpAggState)) == NULL)
+			FAIL("pg_warp_gpud sent a malformed result");
+	}
+	/* done with the socket; the mappings stay until the context goes */
+	close(c->sock);
+	c->sock = -1;
+	return res;
+#undef FAIL
+}

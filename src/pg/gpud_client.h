@@ -1,0 +1,68 @@
+/*
+ * gpud_client.h — a backend's side of the conversation with pg_warp_gpud
+ * (see src/gpud/gpud_wire.h for the protocol).
+ */
+#ifndef GPUD_CLIENT_H
+#define GPUD_CLIENT_H
+
+#include "postgres.h"
+
+#include <sys/stat.h>
+
+#include "gpud_wire.h"
+
+/* GUCs (guc.c) */
+typedef enum PgWarpGpudDevice
+{
+	PGWARP_GPUD_OFF,
+	PGWARP_GPUD_AUTO,
+	PGWARP_GPUD_GPU,
+	PGWARP_GPUD_CPU
+} PgWarpGpudDevice;
+
+extern int	pgwarp_gpud_device;
+extern int	pgwarp_gpud_fault;
+
+/* One fact file, as the backend opened it. */
+typedef struct GpudClientFile
+{
+	const char *path;
+	int64		limit;			/* committed length, or -1 */
+	bool		recover_tail;
+	struct stat st;
+	int			nbatches;
+	int32	   *batches;
+	int32	   *fields;			/* per program column */
+} GpudClientFile;
+
+/* One dimension: build rows as keys and payload ids. */
+typedef struct GpudClientTable
+{
+	int64		nrows;
+	int32		npayloads;
+	const int64 *keys;
+	const int32 *payload;
+} GpudClientTable;
+
+/*
+ * Whether a daemon is serving now, on what (GpudDeviceKind) and its
+ * device's name.  Reads the daemon's status file; cheap.
+ */
+extern bool pgwarp_gpud_serving(int *kind, char *name, size_t namelen);
+
+/*
+ * Run a program on the daemon.  Returns the result (valid until
+ * CurrentMemoryContext is reset), or NULL with *why set when the daemon
+ * could not run it (not running, died, refused): the caller then runs the
+ * query on its own CPU driver.  A query cancel while waiting stops the
+ * daemon's work and raises the usual error.
+ */
+extern GpudResult *pgwarp_gpud_run(const WarpProgram *prog,
+								   int ntables, const GpudClientTable *tables,
+								   int nfiles, const GpudClientFile *files,
+								   char *why, size_t whylen);
+
+/* gpud_supervisor.c */
+extern void pgwarp_gpud_register_supervisor(void);
+
+#endif							/* GPUD_CLIENT_H */

@@ -1,0 +1,214 @@
+"""pg_warp_gpud: the daemon, its protocol and its failures.
+
+The test cluster runs the daemon (scripts/test.sh starts it with
+pg_warp.gpud_device = cpu, so CI exercises the daemon, the arena, cancel and
+crash recovery without a GPU; on the GPU machine it drives the GPU).  Each
+query runs with pg_warp.mode = gpu, i.e. on the daemon, and its answer is
+compared with vanilla PostgreSQL's (pg_warp.enabled = off) over the same
+data in a heap table filled from pyarrow's CSV.
+
+Faults are injected with the developer GUC pg_warp.gpud_fault:
+  crash       the daemon is killed (SIGKILL) after the job's first batch
+  slow        the daemon sleeps 50 ms per batch (for cancellation)
+  device_oom  the device driver reports out of memory (GPU daemons only)
+"""
+import os
+import signal
+import socket
+import time
+
+import psycopg
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.ipc as ipc
+import pytest
+
+from pwhelpers import gpud_status, pg_dsn
+
+SCHEMA = "gpud_t"
+NROWS = 200_000
+BATCH = 5_000                   # 40 batches: a slow job takes 2 s
+
+QUERY = ("SELECT d.name, count(*), sum(f.v), avg(f.x), min(f.v), max(f.x) "
+         "FROM {f} f JOIN {s}.dim d ON f.k = d.k WHERE f.v % 7 <> 3 GROUP BY 1 ORDER BY 1")
+
+
+@pytest.fixture(scope="module")
+def star(db, scratch_module):
+    st = gpud_status(db)
+    if st is None:
+        if os.environ.get("PGWARP_EXPECT_GPUD"):
+            pytest.fail("pg_warp_gpud does not serve the test cluster (see the server log)")
+        pytest.skip("no pg_warp_gpud serves this cluster")
+    k = pa.array([(i * 7919) % 50 for i in range(NROWS)], pa.int32())
+    v = pa.array([None if i % 97 == 0 else (i * 31) % 100_003 - 50_000 for i in range(NROWS)],
+                 pa.int64())
+    x = pa.array([None if i % 89 == 0 else ((i * 13) % 1000) / 8.0 for i in range(NROWS)],
+                 pa.float64())
+    table = pa.table({"k": k, "v": v, "x": x})
+    path = os.path.join(scratch_module, "fact.arrow")
+    with ipc.new_file(path, table.schema) as w:
+        for b in table.to_batches(max_chunksize=BATCH):
+            w.write_batch(b)
+    csv = os.path.join(scratch_module, "fact.csv")
+    pacsv.write_csv(table, csv)
+    for p in (path, csv):
+        os.chmod(p, 0o644)
+    db.execute("CREATE EXTENSION IF NOT EXISTS pg_warp")
+    db.execute("DROP SCHEMA IF EXISTS %s CASCADE" % SCHEMA)
+    db.execute("CREATE SCHEMA %s" % SCHEMA)
+    db.execute("CREATE FOREIGN TABLE %s.fact (k int, v bigint, x float8) SERVER arrow_fdw "
+               "OPTIONS (file '%s')" % (SCHEMA, path))
+    db.execute("CREATE TABLE %s.fact_heap (k int, v bigint, x float8)" % SCHEMA)
+    db.execute("COPY %s.fact_heap FROM '%s' WITH (FORMAT csv, HEADER true)" % (SCHEMA, csv))
+    db.execute("CREATE TABLE %s.dim AS SELECT g AS k, 'name' || (g %% 9) AS name "
+               "FROM generate_series(0, 45) g" % SCHEMA)
+    for t in ("fact", "fact_heap", "dim"):
+        db.execute("ANALYZE %s.%s" % (SCHEMA, t))
+    yield db
+    db.execute("DROP SCHEMA IF EXISTS %s CASCADE" % SCHEMA)
+
+
+@pytest.fixture(scope="module")
+def scratch_module(tmp_path_factory):
+    root = os.environ.get("PGWARP_TEST_DIR") or str(tmp_path_factory.mktemp("gpud"))
+    d = os.path.join(root, "gpud_%d" % os.getpid())
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o777)
+    return d
+
+
+def oracle(conn):
+    conn.execute("SET pg_warp.enabled = off")
+    rows = conn.execute(QUERY.format(f=SCHEMA + ".fact_heap", s=SCHEMA)).fetchall()
+    conn.execute("RESET pg_warp.enabled")
+    return rows
+
+
+def on_daemon(conn, fault="none", analyze=False):
+    """(rows, EXPLAIN ANALYZE text or None) of the query with mode gpu"""
+    conn.execute("SET pg_warp.mode = gpu")
+    conn.execute("SET pg_warp.gpud_fault = %s" % fault)
+    try:
+        sql = QUERY.format(f=SCHEMA + ".fact", s=SCHEMA)
+        if analyze:
+            text = "\n".join(r[0] for r in conn.execute("EXPLAIN (ANALYZE) " + sql).fetchall())
+            return None, text
+        return conn.execute(sql).fetchall(), None
+    finally:
+        conn.execute("RESET pg_warp.gpud_fault")
+        conn.execute("RESET pg_warp.mode")
+
+
+def close(a, b):
+    """rows equal, the float average within rounding"""
+    if len(a) != len(b):
+        return False
+    for ra, rb in zip(a, b):
+        if ra[:3] != rb[:3] or ra[4:] != rb[4:]:
+            return False
+        if (ra[3] is None) != (rb[3] is None):
+            return False
+        if ra[3] is not None and abs(ra[3] - rb[3]) > 1e-9 * max(1.0, abs(rb[3])):
+            return False
+    return True
+
+
+def wait_for_new_daemon(conn, old_pid, timeout=15):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        st = gpud_status(conn)
+        if st and st[2] != old_pid:
+            try:
+                os.kill(st[2], 0)
+            except PermissionError:
+                pass
+            except ProcessLookupError:
+                time.sleep(0.1)
+                continue
+            return st
+        time.sleep(0.1)
+    pytest.fail("the supervisor did not restart pg_warp_gpud within %d s" % timeout)
+
+
+def test_daemon_answers_match_postgres(star):
+    rows, _ = on_daemon(star)
+    assert len(rows) == 9
+    assert close(rows, oracle(star))
+    _, text = on_daemon(star, analyze=True)
+    assert "(pg_warp_gpud)" in text, text
+    assert "Ran On: " in text and "Fallback" not in text, text
+    assert "Batches Read: 40" in text, text
+
+
+def test_crash_mid_query_reruns_on_cpu_and_daemon_restarts(star):
+    old = gpud_status(star)
+    _, text = on_daemon(star, fault="crash", analyze=True)
+    assert "Fallback: pg_warp_gpud died while running the query" in text, text
+    assert "Ran On: CPU" in text, text
+    rows, _ = on_daemon(star, fault="crash")       # the answer is still right
+    assert close(rows, oracle(star))
+    new = wait_for_new_daemon(star, old[2])
+    assert new[0] == old[0]
+    _, text = on_daemon(star, analyze=True)
+    assert "Fallback" not in text, text
+
+
+def test_cancel_stops_the_daemon_job_promptly(star):
+    st = gpud_status(star)
+    conn = psycopg.connect(pg_dsn(), autocommit=True)
+    try:
+        conn.execute("SET statement_timeout = '300ms'")
+        t0 = time.time()
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            on_daemon(conn, fault="slow")
+        elapsed = time.time() - t0
+    finally:
+        conn.close()
+    # the slow job would take 2 s; cancel must not wait for it
+    assert elapsed < 1.5, "cancel took %.2f s" % elapsed
+    assert gpud_status(star)[2] == st[2], "the daemon restarted after a cancel"
+    rows, _ = on_daemon(star)
+    assert close(rows, oracle(star))
+
+
+def test_kill_idle_daemon_is_restarted(star):
+    st = gpud_status(star)
+    try:
+        os.kill(st[2], signal.SIGKILL)
+    except PermissionError:
+        pytest.skip("the test user cannot signal the server's processes")
+    # meanwhile queries still get right answers (not offloaded, or CPU fallback)
+    rows, _ = on_daemon(star)
+    assert close(rows, oracle(star))
+    wait_for_new_daemon(star, st[2])
+    _, text = on_daemon(star, analyze=True)
+    assert "(pg_warp_gpud)" in text and "Fallback" not in text, text
+
+
+def test_other_users_are_refused(star):
+    datadir = star.execute("SHOW data_directory").fetchone()[0]
+    path = os.path.join(datadir, "pg_warp_gpud.sock")
+    try:
+        owner = os.stat(path).st_uid
+    except PermissionError:
+        pytest.skip("cannot see the data directory")
+    if owner == os.geteuid():
+        pytest.skip("the test runs as the server's user")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    try:
+        s.connect(path)
+    except PermissionError:
+        return                  # the socket's mode (0600) already refuses us
+    assert s.recv(128) == b"", "pg_warp_gpud talked to a peer of another user"
+    s.close()
+
+
+def test_device_oom_falls_back_to_cpu(star):
+    if gpud_status(star)[0] != "gpu":
+        pytest.skip("the daemon drives no GPU here")
+    _, text = on_daemon(star, fault="device_oom", analyze=True)
+    assert "Fallback: device out of memory" in text, text
+    rows, _ = on_daemon(star, fault="device_oom")
+    assert close(rows, oracle(star))
