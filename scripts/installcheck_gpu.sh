@@ -48,7 +48,8 @@ gpud_pid() { q -c "SELECT split_part(pg_read_file('pg_warp_gpud.status', 0, 256,
 # 2. regression suite
 PG_REGRESS="$(dirname "$(pg_config --pgxs)")/../test/regress/pg_regress"
 if [ -x "$PG_REGRESS" ]; then
-	if "$PG_REGRESS" --host="$PGHOST" --port="$PGPORT" --user="$PGUSER" --inputdir=test/regress \
+	if "$PG_REGRESS" --bindir="$(dirname "$(command -v psql)")" --host="$PGHOST" --port="$PGPORT" \
+		--user="$PGUSER" --inputdir=test/regress \
 		--outputdir="$OUTDIR/regress" --dbname=pg_warp_regress \
 		$(ls test/regress/sql/*.sql | xargs -n1 basename | sed 's/\.sql$//') >"$OUTDIR/regress.log" 2>&1; then
 		ok "pg_regress"

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpud_files.h"
 #include "gpud_job.h"
 #include "warp_cpu.h"
 #include "warp_gpu.h"
@@ -212,6 +213,9 @@ run_batches(Run *r)
 		struct stat st;
 		int			fd;
 		int			i;
+		GpudWindow *win = NULL;
+		const uint8_t *wbase = NULL;
+		uint64_t	readable;
 
 		if (f->nbatches == 0)
 			continue;
@@ -240,22 +244,41 @@ run_batches(Run *r)
 			close(fd);
 			break;
 		}
-		if (arrow_source_fd(&src, fd, path, f->limit, err) != 0)
+		/*
+		 * For the GPU, the file's registered window: column buffers are
+		 * used in place and DMA'd from the page cache.  Otherwise (or when
+		 * no window can be made) pread into staging memory.
+		 */
+		readable = (uint64_t) st.st_size;
+		if (f->limit >= 0 && (uint64_t) f->limit < readable)
+			readable = (uint64_t) f->limit;
+		if (r->use_gpu)
+			win = gpud_window_acquire(fd, &st, readable, &wbase);
+		if (win)
 		{
-			r->res.has_arrow_error = 1;
-			close(fd);
-			break;
+			arrow_source_mem(&src, wbase, readable, path);
+			r->res.windows++;
 		}
-		cs.inner_read = src.read;
-		cs.inner_ctx = src.ctx;
-		cs.bytes = &r->res.bytes_read;
-		cs.ms = &r->res.read_ms;
-		src.read = counting_read;
-		src.ctx = &cs;
+		else
+		{
+			if (arrow_source_fd(&src, fd, path, f->limit, err) != 0)
+			{
+				r->res.has_arrow_error = 1;
+				close(fd);
+				break;
+			}
+			cs.inner_read = src.read;
+			cs.inner_ctx = src.ctx;
+			cs.bytes = &r->res.bytes_read;
+			cs.ms = &r->res.read_ms;
+			src.read = counting_read;
+			src.ctx = &cs;
+		}
 		opts.recover_tail = f->recover_tail != 0;
 		if (arrow_open(&file, &src, &opts, err) != 0)
 		{
 			r->res.has_arrow_error = 1;
+			gpud_window_release(win);
 			close(fd);
 			break;
 		}
@@ -340,6 +363,7 @@ run_batches(Run *r)
 				break;
 		}
 		arrow_close(&file);
+		gpud_window_release(win);
 		close(fd);
 	}
 	free(cols);

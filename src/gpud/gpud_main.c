@@ -16,7 +16,7 @@
  * allocate pinned staging memory once, and write the choice to
  * pg_warp_gpud.status, which the planner reads.
  *
- *   pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N]
+ *   pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N] [--max-registered-mb=N]
  *
  *-------------------------------------------------------------------------
  */
@@ -34,6 +34,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "gpud_files.h"
 #include "gpud_job.h"
 #include "gpud_wire.h"
 #include "warp_gpu.h"
@@ -271,6 +272,7 @@ main(int argc, char **argv)
 {
 	const char *want = "auto";
 	long		staging_mb = 512;
+	long		registered_mb = 16384;
 	int			lsock;
 	struct sockaddr_un addr;
 	int			i;
@@ -281,9 +283,12 @@ main(int argc, char **argv)
 			want = argv[i] + 9;
 		else if (strncmp(argv[i], "--staging-mb=", 13) == 0)
 			staging_mb = atol(argv[i] + 13);
+		else if (strncmp(argv[i], "--max-registered-mb=", 20) == 0)
+			registered_mb = atol(argv[i] + 20);
 		else
 		{
-			fprintf(stderr, "usage: pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N]\n");
+			fprintf(stderr, "usage: pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N] "
+					"[--max-registered-mb=N]\n");
 			return 2;
 		}
 	}
@@ -315,6 +320,17 @@ main(int argc, char **argv)
 			device.staging = device.staging_size ? warp_gpu_host_alloc(device.staging_size) : NULL;
 			if (device.staging == NULL)
 				device.staging_size = 0;
+			/* pinned page cache cannot be evicted: at most half of memory */
+			{
+				uint64_t	phys = (uint64_t) sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+				uint64_t	b = (uint64_t) (registered_mb > 0 ? registered_mb : 0) << 20;
+
+				if (b > phys / 2)
+					b = phys / 2;
+				gpud_windows_init(b);
+				logmsg("registered file windows: up to %llu MB",
+					   (unsigned long long) (b >> 20));
+			}
 		}
 		else
 			logmsg("no usable GPU (%s); running the CPU driver", why);

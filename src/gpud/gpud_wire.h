@@ -143,7 +143,8 @@ typedef struct GpudResult
 	char		fallback[192];	/* why a GPU job ran on the CPU, or "" */
 	WarpCpuCounters counters;
 	int64_t		batches;
-	int64_t		bytes_read;		/* from files */
+	int64_t		bytes_read;		/* from files with pread */
+	int64_t		windows;		/* files read through registered windows */
 	int64_t		bytes_h2d;		/* host to device */
 	double		read_ms;
 	double		h2d_ms;

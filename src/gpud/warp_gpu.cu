@@ -363,6 +363,43 @@ warp_gpu_host_free(void *p)
 		(void) cudaFreeHost(p);
 }
 
+extern "C" int
+warp_gpu_host_register(void *p, size_t len, char *why, size_t whylen)
+{
+	int			dev = 0;
+	int			ro = 0;
+	cudaError_t e;
+
+	if (cudaGetDevice(&dev) != cudaSuccess)
+		(void) cudaGetLastError();
+	set_blocking_sync(dev);
+	/* a read-only mapping needs the read-only flag where the device has it */
+	if (cudaDeviceGetAttribute(&ro, cudaDevAttrHostRegisterReadOnlySupported, dev) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		ro = 0;
+	}
+	if (!ro)
+	{
+		set_why(why, whylen, "the device cannot register read-only host memory");
+		return -1;
+	}
+	e = cudaHostRegister(p, len, cudaHostRegisterPortable | cudaHostRegisterReadOnly);
+	if (e != cudaSuccess)
+	{
+		cuda_ok(e, "cudaHostRegister", why, whylen);
+		return -1;
+	}
+	return 0;
+}
+
+extern "C" void
+warp_gpu_host_unregister(void *p)
+{
+	if (cudaHostUnregister(p) != cudaSuccess)
+		(void) cudaGetLastError();
+}
+
 extern "C" bool
 warp_gpu_context_poisoned(void)
 {

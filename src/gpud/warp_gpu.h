@@ -45,6 +45,14 @@ extern void *warp_gpu_host_alloc(size_t size);
 extern void warp_gpu_host_free(void *p);
 
 /*
+ * Register read-only host memory (a file mapping) for DMA at link speed;
+ * -1 with a reason when the device or the driver cannot.  Costs about as
+ * much as copying it once: callers cache registrations.
+ */
+extern int	warp_gpu_host_register(void *p, size_t len, char *why, size_t whylen);
+extern void warp_gpu_host_unregister(void *p);
+
+/*
  * A driver for prog on device `device`; tables[i] is the join table of
  * .table i, as for warp_cpu_create (uploaded once, here; the caller may
  * free its copies after).  prog must stay valid until warp_gpu_destroy.

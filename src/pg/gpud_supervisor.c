@@ -64,6 +64,7 @@ start_daemon(void)
 {
 	char		path[MAXPGPATH];
 	char		devarg[32];
+	char		regarg[48];
 	const char *dev;
 	pid_t		pid;
 
@@ -83,6 +84,7 @@ start_daemon(void)
 			break;
 	}
 	snprintf(devarg, sizeof(devarg), "--device=%s", dev);
+	snprintf(regarg, sizeof(regarg), "--max-registered-mb=%d", pgwarp_max_registered_memory);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -92,7 +94,7 @@ start_daemon(void)
 	}
 	if (pid == 0)
 	{
-		char	   *argv[3];
+		char	   *argv[4];
 		int			i;
 		sigset_t	none;
 
@@ -105,7 +107,8 @@ start_daemon(void)
 			close(i);
 		argv[0] = path;
 		argv[1] = devarg;
-		argv[2] = NULL;
+		argv[2] = regarg;
+		argv[3] = NULL;
 		execv(path, argv);
 		fprintf(stderr, "pg_warp: could not execute \"%s\": %s\n", path, strerror(errno));
 		_exit(127);

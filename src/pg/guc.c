@@ -19,6 +19,7 @@ bool		pgwarp_explain_stable = false;
 int			pgwarp_mode = PGWARP_MODE_AUTO;
 int			pgwarp_gpud_device = PGWARP_GPUD_AUTO;
 int			pgwarp_gpud_fault = GPUD_FAULT_NONE;
+int			pgwarp_max_registered_memory = 16384;	/* MB */
 
 static const struct config_enum_entry gpud_device_options[] = {
 	{"off", PGWARP_GPUD_OFF, false},
@@ -115,6 +116,21 @@ pgwarp_define_gucs(void)
 							 PGC_POSTMASTER,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_warp.max_registered_memory",
+							"Most Arrow file data pg_warp_gpud keeps registered "
+							"(pinned) for DMA.",
+							"Registered file windows are copied to the GPU "
+							"straight from the page cache; pinned pages cannot be "
+							"evicted, so the daemon also keeps this under half of "
+							"physical memory.  0 reads files with pread instead.",
+							&pgwarp_max_registered_memory,
+							16384,
+							0,
+							INT_MAX,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("pg_warp.gpud_fault",
 							 "Injects a fault into this session's pg_warp_gpud jobs "

@@ -964,6 +964,8 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 				double		gbs = ws->gstats.h2d_ms > 0 ?
 					ws->gstats.bytes_h2d / (ws->gstats.h2d_ms * 1e6) : 0;
 
+				ExplainPropertyInteger("Files Via Registered Windows", NULL,
+									   ws->gstats.windows, es);
 				ExplainPropertyInteger("Bytes To Device", NULL, ws->gstats.bytes_h2d, es);
 				ExplainPropertyFloat("Copy Rate", "GB/s", gbs, 1, es);
 			}
