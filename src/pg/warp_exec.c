@@ -51,6 +51,7 @@
 #include "pg_warp.h"
 #include "warp.h"
 #include "warp_cpu.h"
+#include "warp_dimcache.h"
 
 /* One dimension: its plan, key column, group columns and built table. */
 typedef struct WarpDim
@@ -75,6 +76,8 @@ typedef struct WarpDim
 	int64	   *keys;			/* per build row: key, payload id */
 	int32	   *pids;
 	WarpJoinTable *table;		/* built for the CPU driver */
+	char	   *cache_key;		/* warp_dimcache key, or NULL */
+	bool		from_cache;		/* built by an earlier query */
 } WarpDim;
 
 typedef struct WarpScanState
@@ -108,6 +111,7 @@ typedef struct WarpScanState
 	char		ran_on[96];		/* EXPLAIN ANALYZE: where it ran */
 	char		fallback[256];	/* why not where planned, or "" */
 	GpudResult	gstats;			/* the daemon's counters */
+	int			dims_cached;	/* dimensions taken from the cache */
 	bool		executed;
 	int64		next_group;
 
@@ -256,6 +260,42 @@ payload_id(WarpDim *d, Datum *v, bool *n)
 	return id;
 }
 
+/*
+ * A dimension this backend built for an earlier query, if its plan and
+ * files are the same (warp_dimcache.c): the key and payload-id arrays are
+ * used in place (they stay valid for this execution), the payload values
+ * are copied, since groups are emitted later.
+ */
+static bool
+dim_from_cache(WarpScanState *ws, WarpDim *d)
+{
+	const WarpDimCached *c;
+	int64		i;
+
+	d->cache_key = warp_dimcache_key(d->ps->plan, ws->css.ss.ps.state);
+	if (d->cache_key == NULL || (c = warp_dimcache_get(d->cache_key)) == NULL ||
+		c->npay != d->npay)
+		return false;
+	d->rows = c->rows;
+	d->keys = c->keys;
+	d->pids = c->pids;
+	d->npayloads = c->npayloads;
+	d->pcap = Max(c->npayloads, 1);
+	d->pvalues = palloc(sizeof(Datum) * d->pcap * Max(d->npay, 1));
+	d->pnulls = palloc(sizeof(bool) * d->pcap * Max(d->npay, 1));
+	for (i = 0; i < (int64) c->npayloads * d->npay; i++)
+	{
+		int			k = i % d->npay;
+
+		d->pnulls[i] = c->pnulls[i];
+		d->pvalues[i] = c->pnulls[i] ? (Datum) 0 :
+			datumCopy(c->pvalues[i], d->pay_byval[k], d->pay_len[k]);
+	}
+	d->from_cache = true;
+	ws->dims_cached++;
+	return true;
+}
+
 /* Run a dimension's plan and build its join table. */
 static void
 build_dim(WarpScanState *ws, WarpDim *d)
@@ -271,6 +311,8 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	MemoryContext query_cxt = ws->css.ss.ps.state->es_query_cxt;
 	MemoryContext old;
 
+	if (dim_from_cache(ws, d))
+		return;
 	d->npayloads = 0;
 	d->pcap = 64;
 	d->pvalues = palloc(sizeof(Datum) * d->pcap * Max(d->npay, 1));
@@ -327,6 +369,19 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	d->rows = n;
 	d->keys = keys;
 	d->pids = pids;
+	if (d->cache_key)
+	{
+		WarpDimCached c;
+
+		c.rows = n;
+		c.keys = keys;
+		c.pids = pids;
+		c.npayloads = d->npayloads;
+		c.npay = d->npay;
+		c.pvalues = d->pvalues;
+		c.pnulls = d->pnulls;
+		warp_dimcache_put(d->cache_key, &c, d->pay_len, d->pay_byval);
+	}
 }
 
 /* --------------------------------------------------------------- program */
@@ -580,6 +635,8 @@ run_engine(WarpScanState *ws)
 	int			i;
 
 	INSTR_TIME_SET_CURRENT(t0);
+	warp_dimcache_begin_query();
+	ws->dims_cached = 0;
 	for (i = 0; i < ws->ndims; i++)
 		build_dim(ws, &ws->dims[i]);
 	build_program(ws);
@@ -957,6 +1014,8 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (!pgwarp_explain_stable)
 		{
 			ExplainPropertyText("Ran On", ws->ran_on, es);
+			if (ws->ndims > 0)
+				ExplainPropertyInteger("Dimensions From Cache", NULL, ws->dims_cached, es);
 			if (ws->fallback[0])
 				ExplainPropertyText("Fallback", ws->fallback, es);
 			if (ws->gres && ws->gstats.ran_on == GPUD_DEVICE_GPU)
