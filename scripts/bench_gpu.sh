@@ -1,0 +1,60 @@
+#!/bin/bash
+# SSB on the GPU machine, against a running cluster (../shared/devkit's
+# device-pg.sh starts one; pg_warp preloaded so pg_warp_gpud drives the GPU).
+#
+#   SF=20 MODES=warp-cpu,warp-gpu RUNS=3 TBL=0 bash scripts/bench_gpu.sh
+#
+# Generates the data (TBL=1 also writes the .tbl text and loads heap tables,
+# for the heap mode), runs `pgwarp bench ssb` (which compares every mode's
+# answers and exits 1 on a difference), then EXPLAIN ANALYZE of each query
+# under pg_warp.mode = gpu for the bytes moved to the device and the copy
+# rate.  Files land in $OUT (flat): ssb-sfN.md/.csv/.log, ssb-sfN-gpu.txt.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SF=${SF:-20}
+MODES=${MODES:-warp-cpu,warp-gpu}
+RUNS=${RUNS:-3}
+TBL=${TBL:-0}
+OUTDIR=${OUT:-build/gpu-bench}
+WORK=${PGWARP_TEST_DIR:-/tmp/pgwarp-bench}
+mkdir -p "$OUTDIR" "$WORK"
+dir="$WORK/ssb-sf$SF"
+schema="ssb$(echo "$SF" | tr -d .)"
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+
+psql -XAtq -c "CREATE EXTENSION IF NOT EXISTS pg_warp"
+t0=$(date +%s.%N)
+pgwarp ssb gen --sf "$SF" --format arrow --out "$dir" --quiet || exit 1
+echo "SF=$SF arrow generated in $(since "$t0") s ($(du -sh "$dir" | cut -f1))"
+if [ "$TBL" = 1 ]; then
+	t0=$(date +%s.%N)
+	pgwarp ssb gen --sf "$SF" --format tbl --out "$dir" --quiet || exit 1
+	echo "SF=$SF tbl generated in $(since "$t0") s"
+fi
+t0=$(date +%s.%N)
+pgwarp ssb load -d "dbname=postgres" --from "$dir" --schema "$schema" --replace --quiet || exit 1
+psql -XAtq -c "VACUUM ANALYZE" >/dev/null
+echo "SF=$SF loaded in $(since "$t0") s"
+# warm the page cache (and, through one GPU query, the daemon's windows)
+cat "$dir"/*.arrow >/dev/null
+
+rc=0
+pgwarp bench ssb -d "dbname=postgres options=-csearch_path=$schema" --modes "$MODES" \
+	--runs "$RUNS" --out "$WORK/res-sf$SF" >"$OUTDIR/ssb-sf$SF.log" 2>&1 || rc=$?
+cp "$WORK/res-sf$SF/results.md" "$OUTDIR/ssb-sf$SF.md" 2>/dev/null
+cp "$WORK/res-sf$SF/results.csv" "$OUTDIR/ssb-sf$SF.csv" 2>/dev/null
+[ $rc -eq 0 ] && echo "ok   SSB SF=$SF: answers equal under $MODES" ||
+	{ echo "FAIL SSB SF=$SF bench (rc $rc)"; tail -20 "$OUTDIR/ssb-sf$SF.log"; }
+cat "$OUTDIR/ssb-sf$SF.md" 2>/dev/null | grep -E "^\|"
+
+: >"$OUTDIR/ssb-sf$SF-gpu.txt"
+for f in bench/ssb/queries/q*.sql; do
+	sql=$(sed -E 's/\b(lineorder|customer|supplier|part|date)\b/\1_arrow/g' "$f")
+	{
+		echo "== $(basename "$f" .sql)"
+		PGOPTIONS="-c search_path=$schema -c pg_warp.mode=gpu" psql -XAtq -c "EXPLAIN (ANALYZE) $sql"
+	} >>"$OUTDIR/ssb-sf$SF-gpu.txt"
+done
+grep -E "^== |Ran On|Fallback|Bytes To Device|Copy Rate|Scan Time|Execution Time" \
+	"$OUTDIR/ssb-sf$SF-gpu.txt" | sed 's/^ *//' | awk '/^== /{ if (l) print l; l=$0; next } { l = l " | " $0 } END { print l }'
+exit $rc
