@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "warp_cpu.h"
+#include "warp_row.h"
 #include "warp_ops_float.h"
 #include "warp_ops_int.h"
 
@@ -392,63 +393,23 @@ warp_cpu_can_load(const ArrowField *f, WarpType type)
 	return false;
 }
 
-/* PostgreSQL's epoch (2000-01-01) relative to Unix's, and date limits */
-#define PG_EPOCH_DAYS INT64_C(10957)
-#define PG_EPOCH_USECS (PG_EPOCH_DAYS * INT64_C(86400000000))
-#define PG_DATE_MIN (-INT64_C(2451545))	/* 4714-11-24 BC (Julian day 0) */
-#define PG_DATE_END INT64_C(2147483494)	/* 5874898-01-01 minus epoch */
-#define PG_TS_MIN (-INT64_C(211813488000000000))
-#define PG_TS_END INT64_C(9223371331200000000)
-
-/* Date32/Date64 raw value to PostgreSQL's DateADT; false if out of range */
+/*
+ * Date32/Date64 and timestamp raw values to PostgreSQL's domains: the
+ * conversion of the row evaluator (warp_row.h), which the GPU kernel runs
+ * too, so both drivers accept and reject exactly the same values.
+ */
 static inline bool
 conv_date(warp_int64 d, int unit, warp_int64 *out)
 {
-	if (unit == ARROW_DATE_MILLISECOND)
-		d = d >= 0 ? d / 86400000 : -((-(d + 1)) / 86400000) - 1;
-	d -= PG_EPOCH_DAYS;
-	if (d < PG_DATE_MIN || d >= PG_DATE_END)
-		return false;
-	*out = d;
-	return true;
+	return warp_row_convert(unit == ARROW_DATE_MILLISECOND ? WRC_DATE_MS : WRC_DATE_DAY, d, out);
 }
 
-/* Timestamp raw value in its unit to PostgreSQL's; false if out of range */
 static inline bool
 conv_timestamp(warp_int64 v, int unit, warp_int64 *out)
 {
-	warp_int64	us = 0;
-	bool		ovf = false;
-
-	switch (unit)
-	{
-		case ARROW_TIME_SECOND:
-			ovf = __builtin_mul_overflow(v, INT64_C(1000000), &us);
-			break;
-		case ARROW_TIME_MILLISECOND:
-			ovf = __builtin_mul_overflow(v, INT64_C(1000), &us);
-			break;
-		case ARROW_TIME_MICROSECOND:
-			us = v;
-			break;
-		default:
-			{
-				/* nanoseconds: round half away from zero, like arrow_fdw */
-				warp_int64	q = v / 1000,
-							r = v % 1000;
-
-				if (r >= 500)
-					q++;
-				else if (r <= -500)
-					q--;
-				us = q;
-			}
-	}
-	if (ovf || __builtin_sub_overflow(us, PG_EPOCH_USECS, &us) ||
-		us < PG_TS_MIN || us >= PG_TS_END)
-		return false;
-	*out = us;
-	return true;
+	return warp_row_convert(unit == ARROW_TIME_SECOND ? WRC_TS_S :
+							unit == ARROW_TIME_MILLISECOND ? WRC_TS_MS :
+							unit == ARROW_TIME_MICROSECOND ? WRC_TS_US : WRC_TS_NS, v, out);
 }
 
 /*

@@ -63,8 +63,9 @@ extern warp_int64 warp_join_estimate_bytes(warp_int64 n);
 
 /* keys hash with the engine's integer key hash, warp_hash_int64()
  * (warp_ops_text.h: the widened value, so int4 = int8 keys meet) */
-/* First build row whose key equals k, or -1. */
-static inline warp_int32
+/* First build row whose key equals k, or -1 (the GPU kernel calls it too,
+ * on a copy of the table whose arrays live on the device). */
+WARP_FN warp_int32
 warp_join_lookup(const WarpJoinTable *t, warp_int64 k)
 {
 	warp_uint64 i;

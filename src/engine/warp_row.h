@@ -1006,32 +1006,7 @@ warp_row_eval(const WarpRowEnv *env, WarpRowState *s, int root)
 
 /* ------------------------------------------------------------- joining */
 
-/* warp_join_lookup, for wherever the table's arrays are */
-WARP_FN warp_int32
-warp_row_lookup(const WarpJoinTable *t, warp_int64 k)
-{
-	warp_uint64 i;
-
-	if (t->direct)
-	{
-		if (k < t->min || k > t->max)
-			return -1;
-		return t->first[k - t->min];
-	}
-	if (t->nrows == 0)
-		return -1;
-	i = warp_hash_int64(k) & t->mask;
-	for (;;)
-	{
-		warp_int32	r = t->slot_row[i];
-
-		if (r < 0)
-			return -1;
-		if (t->slot_key[i] == k)
-			return r;
-		i = (i + 1) & t->mask;
-	}
-}
+/* probes use warp_join_lookup() (warp_join.h) on the device's copy */
 
 /* ------------------------------------------------------------ aggregates */
 
@@ -1385,7 +1360,7 @@ warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
 
 		if (s->st[kn_] != 1)
 			return WARP_OK;		/* NULL never matches */
-		first[i] = warp_row_lookup(&env->tables[i], s->v[kn_]);
+		first[i] = warp_join_lookup(&env->tables[i], s->v[kn_]);
 		if (first[i] < 0)
 			return WARP_OK;
 		cur[i] = first[i];
