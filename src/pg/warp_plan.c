@@ -54,6 +54,16 @@
 #define WARP_PROBE_COST		0.0004	/* per fact row and join probe */
 #define WARP_BUILD_COST		0.002	/* per dimension row: hash insert */
 
+/*
+ * The GPU (pg_warp_gpud driving one) does the per-row work of the fact scan
+ * this many times cheaper than one CPU-driver participant.  Measured on the
+ * H200 at SSB SF=1 (bench/results/2026-12-02-gpu-ssb-sf1-h200.md): 8 ms per
+ * query on the GPU against about 50 ms for the CPU driver with 17
+ * participants, i.e. about 100 times one participant; 32 keeps a margin so
+ * a GPU plan is not picked where it would lose.
+ */
+#define WARP_GPU_FACTOR		32.0
+
 static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
 
 static CustomPathMethods warp_preagg_path_methods;
@@ -518,6 +528,24 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 
 /* ---------------------------------------------------------------- hook */
 
+/* the cheapest parallel-safe path of rel, or NULL */
+static Path *
+cheapest_parallel_safe_path(RelOptInfo *rel)
+{
+	Path	   *best = NULL;
+	ListCell   *lc;
+
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *p = lfirst(lc);
+
+		if (p->parallel_safe && p->param_info == NULL &&
+			(best == NULL || p->total_cost < best->total_cost))
+			best = p;
+	}
+	return best;
+}
+
 static void
 try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		   GroupPathExtraData *extra)
@@ -536,7 +564,9 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	double		inner_bytes = 0;
 	Cost		cost,
 				fact_cost,
-				dims_cost = 0;
+				dims_cost = 0,
+				par_dims_cost = 0;
+	List	   *par_dim_paths = NIL;
 	bool		dims_safe = true;
 	bool		on_daemon = false;
 	int			daemon_kind = GPUD_DEVICE_CPU;
@@ -620,10 +650,24 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	{
 		RelOptInfo *d = lfirst(lc);
 
+		Path	   *sp = cheapest_parallel_safe_path(d);
+
 		dims_cost += d->cheapest_total_path->total_cost + WARP_BUILD_COST * d->rows;
-		dims_safe &= d->cheapest_total_path->parallel_safe;
+		/* under Gather, each dimension runs in every participant: it needs
+		 * a parallel-safe plan (a Gather of its own is not one) */
+		if (sp == NULL ||
+			!equal(sp->pathtarget->exprs, d->cheapest_total_path->pathtarget->exprs))
+			dims_safe = false;
+		else
+		{
+			par_dims_cost += sp->total_cost + WARP_BUILD_COST * d->rows;
+			par_dim_paths = lappend(par_dim_paths, sp);
+		}
 	}
-	cost = WARP_STARTUP_COST + fact_cost + dims_cost;
+	if (on_daemon && daemon_kind == GPUD_DEVICE_GPU)
+		cost = WARP_STARTUP_COST + fact_cost / WARP_GPU_FACTOR + dims_cost;
+	else
+		cost = WARP_STARTUP_COST + fact_cost + dims_cost;
 	if (parse->groupClause)
 		ngroups = estimate_num_groups(root,
 									  get_sortgrouplist_exprs(parse->groupClause,
@@ -730,7 +774,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			pp->path.parallel_workers = workers;
 			pp->path.rows = ngroups;
 			/* every participant builds the dimensions; the fact is split */
-			pp->path.startup_cost = WARP_STARTUP_COST + dims_cost + fact_cost / divisor;
+			pp->custom_paths = par_dim_paths;
+			pp->path.startup_cost = WARP_STARTUP_COST + par_dims_cost + fact_cost / divisor;
 			pp->path.total_cost = pp->path.startup_cost + ngroups * cpu_tuple_cost;
 			grows = ngroups * divisor;
 			gp = create_gather_path(root, cp->path.parent, &pp->path, si.partial_target,
