@@ -76,6 +76,7 @@ exprs_stable(List *exprs)
 char *
 warp_dimcache_key(Plan *plan, EState *estate)
 {
+	Plan	   *scan;
 	ForeignScan *fs;
 	ForeignServer *server;
 	ForeignDataWrapper *fdw;
@@ -84,16 +85,28 @@ warp_dimcache_key(Plan *plan, EState *estate)
 	StringInfoData buf;
 	ListCell   *lc;
 
-	if (!IsA(plan, ForeignScan) || plan->lefttree || plan->righttree || plan->initPlan)
+	/* a big dimension is often planned as Gather -> Parallel Foreign Scan:
+	 * its rows are the same, so it is cached the same way */
+	if (IsA(plan, Gather))
+	{
+		if (plan->qual || plan->initPlan || ((Gather *) plan)->initParam ||
+			!exprs_stable(plan->targetlist))
+			return NULL;
+		scan = outerPlan(plan);
+	}
+	else
+		scan = plan;
+	if (scan == NULL || !IsA(scan, ForeignScan) || scan->lefttree || scan->righttree ||
+		scan->initPlan)
 		return NULL;
-	fs = (ForeignScan *) plan;
+	fs = (ForeignScan *) scan;
 	if (fs->scan.scanrelid == 0 || fs->fdw_scan_tlist != NIL)
 		return NULL;
 	server = GetForeignServer(fs->fs_server);
 	fdw = GetForeignDataWrapper(server->fdwid);
 	if (strcmp(fdw->fdwname, "arrow_fdw") != 0)
 		return NULL;
-	if (!exprs_stable(plan->qual) || !exprs_stable(plan->targetlist) ||
+	if (!exprs_stable(scan->qual) || !exprs_stable(scan->targetlist) ||
 		!exprs_stable(fs->fdw_exprs) || !exprs_stable(fs->fdw_recheck_quals))
 		return NULL;
 	rte = exec_rt_fetch(fs->scan.scanrelid, estate);
