@@ -311,7 +311,13 @@ main(int argc, char **argv)
 		char		why[256] = "";
 		int			n = warp_gpu_device_count(why, sizeof(why));
 
-		if (n > 0)
+		if (n > 0 && warp_gpu_warmup(0, why, sizeof(why)) != 0)
+		{
+			logmsg("GPU 0 is not usable (%s); running the CPU driver", why);
+			n = 0;
+			why[0] = '\0';
+		}
+		else if (n > 0)
 		{
 			device.kind = GPUD_DEVICE_GPU;
 			device.ngpus = n;
@@ -332,7 +338,7 @@ main(int argc, char **argv)
 					   (unsigned long long) (b >> 20));
 			}
 		}
-		else
+		else if (why[0])
 			logmsg("no usable GPU (%s); running the CPU driver", why);
 	}
 	logmsg("serving on %s with %s (%s)", GPUD_SOCKET_NAME,

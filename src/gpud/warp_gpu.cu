@@ -364,6 +364,21 @@ warp_gpu_host_free(void *p)
 }
 
 extern "C" int
+warp_gpu_warmup(int device, char *why, size_t whylen)
+{
+	cudaFuncAttributes attr;
+
+	set_blocking_sync(device);
+	/* the context, and every kernel's module (CUDA loads them lazily) */
+	if (!CUDA_OK(cudaSetDevice(device)) || !CUDA_OK(cudaFree(0)) ||
+		!CUDA_OK(cudaFuncGetAttributes(&attr, warp_gpu_rows)) ||
+		!CUDA_OK(cudaFuncGetAttributes(&attr, warp_gpu_clear)) ||
+		!CUDA_OK(cudaFuncGetAttributes(&attr, warp_gpu_compact)))
+		return -1;
+	return 0;
+}
+
+extern "C" int
 warp_gpu_host_register(void *p, size_t len, char *why, size_t whylen)
 {
 	int			dev = 0;

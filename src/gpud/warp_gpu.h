@@ -37,6 +37,10 @@ typedef struct WarpGpu WarpGpu;
 
 /* number of usable CUDA devices; 0 (with a reason in why) when none */
 extern int	warp_gpu_device_count(char *why, size_t whylen);
+/* create the device's context and load every kernel now, not at the
+ * first query; -1 with a reason on a CUDA error */
+extern int	warp_gpu_warmup(int device, char *why, size_t whylen);
+
 /* the device's name ("NVIDIA H200") */
 extern void warp_gpu_device_name(int device, char *buf, size_t len);
 
