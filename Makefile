@@ -70,9 +70,10 @@ $(B)/libwarpengine.a: $(ENGINE_TOBJS)
 $(B)/pgwarp: $(TOOL_OBJS) $(B)/libwarparrow.a
 	$(TOOL_CC) -o $@ $(TOOL_OBJS) $(B)/libwarparrow.a $(TOOL_LIBS)
 
-$(B)/unit/%: test/unit/%.c test/unit/unit.h $(ENGINE_HDRS) $(B)/libwarpengine.a $(B)/libwarparrow.a
+$(B)/unit/%: test/unit/%.c test/unit/unit.h $(ENGINE_HDRS) $(B)/libwarpengine.a $(B)/libwarparrow.a $(B)/obj/gpud/gpud_wire.o
 	@mkdir -p $(dir $@)
-	$(TOOL_CC) $(TOOL_CFLAGS) -Itest/unit -o $@ $< $(B)/libwarpengine.a $(B)/libwarparrow.a $(TOOL_LIBS)
+	$(TOOL_CC) $(TOOL_CFLAGS) -Itest/unit -o $@ $< $(B)/obj/gpud/gpud_wire.o $(B)/libwarpengine.a \
+	    $(B)/libwarparrow.a $(TOOL_LIBS)
 
 BENCH_SRCS  = $(sort $(wildcard bench/*.c))
 BENCH_BINS  = $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))

@@ -46,6 +46,7 @@
 #include "pg_warp.h"
 #include "warp.h"
 #include "warp_join.h"
+#include "warp_row.h"
 
 /* cost constants, in seq_page_cost units (see docs/ARCHITECTURE.md) */
 #define WARP_STARTUP_COST	100.0	/* per query: setup, program build */
@@ -528,6 +529,32 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 
 /* ---------------------------------------------------------------- hook */
 
+/*
+ * Whether the GPU driver will take the query (warp_row_check() decides for
+ * sure at execution; this is what the plan already shows): sum(float4),
+ * whose rounding depends on the order of the rows, and programs beyond the
+ * row evaluator's limits run on the CPU driver, which under mode auto is
+ * better done by a (parallel) plan in the backends than in the daemon.
+ */
+static bool
+gpu_can_run(StarInfo *si)
+{
+	ListCell   *lc;
+
+	if (list_length(si->dims) > WARP_ROW_MAX_JOINS ||
+		list_length(si->key_info) > WARP_ROW_MAX_KEYS ||
+		list_length(si->agg_info) > WARP_ROW_MAX_AGGS)
+		return false;
+	foreach(lc, si->agg_info)
+	{
+		List	   *ai = lfirst(lc);
+
+		if (intVal(linitial(ai)) == WA_SUM_FLOAT && (Oid) intVal(lfourth(ai)) == FLOAT4OID)
+			return false;
+	}
+	return true;
+}
+
 /* the cheapest parallel-safe path of rel, or NULL */
 static Path *
 cheapest_parallel_safe_path(RelOptInfo *rel)
@@ -632,7 +659,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			not_offloaded("pg_warp.mode = gpu, and pg_warp_gpud is not running");
 			return;
 		}
-		on_daemon = serving && (pgwarp_mode == PGWARP_MODE_GPU || kind == GPUD_DEVICE_GPU);
+		on_daemon = serving && (pgwarp_mode == PGWARP_MODE_GPU ||
+								(kind == GPUD_DEVICE_GPU && gpu_can_run(&si)));
 	}
 
 	/* cost: a fixed start, per fact row and column, per probe, the dims */
