@@ -80,6 +80,17 @@ typedef struct WarpDim
 	bool		from_cache;		/* built by an earlier query */
 } WarpDim;
 
+/* Shared state of a parallel WarpPreAgg (DSM). */
+typedef struct WarpShared
+{
+	ArrowSharedScan scan;		/* batch claiming and scan counters */
+	/* the engine's counters, summed over the participants */
+	pg_atomic_uint64 rows_in;
+	pg_atomic_uint64 rows_filtered;
+	pg_atomic_uint64 rows_joined;
+	pg_atomic_uint64 groups;
+} WarpShared;
+
 typedef struct WarpScanState
 {
 	CustomScanState css;
@@ -118,6 +129,10 @@ typedef struct WarpScanState
 	/* EXPLAIN ANALYZE */
 	WarpCpuCounters counters;
 	int64		groups;
+	WarpShared *wshared;		/* parallel: where participants add theirs */
+	bool		have_totals;	/* parallel: all participants' sums below */
+	WarpCpuCounters total_counters;
+	int64		total_groups;
 	double		build_ms;
 	double		scan_ms;
 } WarpScanState;
@@ -786,6 +801,13 @@ warp_next(ScanState *node)
 		run_engine(ws);
 		ws->executed = true;
 		ws->next_group = 0;
+		if (ws->wshared)
+		{
+			pg_atomic_fetch_add_u64(&ws->wshared->rows_in, ws->counters.rows_in);
+			pg_atomic_fetch_add_u64(&ws->wshared->rows_filtered, ws->counters.rows_filtered);
+			pg_atomic_fetch_add_u64(&ws->wshared->rows_joined, ws->counters.rows_joined);
+			pg_atomic_fetch_add_u64(&ws->wshared->groups, ws->groups);
+		}
 	}
 	ExecClearTuple(slot);
 	if (ws->next_group >= ws->groups)
@@ -1007,10 +1029,14 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	arrow_scan_explain(&ws->scan, RelationGetDescr(ws->fact_rel), es);
 	if (es->analyze && ws->executed)
 	{
-		ExplainPropertyInteger("Fact Rows", NULL, ws->counters.rows_in, es);
-		ExplainPropertyInteger("Rows After Filter", NULL, ws->counters.rows_filtered, es);
-		ExplainPropertyInteger("Rows After Joins", NULL, ws->counters.rows_joined, es);
-		ExplainPropertyInteger("Groups", NULL, ws->groups, es);
+		/* under Gather: every participant's, summed (groups are partial
+		 * groups, as many as the node returned in all) */
+		const WarpCpuCounters *c = ws->have_totals ? &ws->total_counters : &ws->counters;
+
+		ExplainPropertyInteger("Fact Rows", NULL, c->rows_in, es);
+		ExplainPropertyInteger("Rows After Filter", NULL, c->rows_filtered, es);
+		ExplainPropertyInteger("Rows After Joins", NULL, c->rows_joined, es);
+		ExplainPropertyInteger("Groups", NULL, ws->have_totals ? ws->total_groups : ws->groups, es);
 		if (!pgwarp_explain_stable)
 		{
 			ExplainPropertyText("Ran On", ws->ran_on, es);
@@ -1039,33 +1065,42 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 static Size
 warp_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 {
-	return sizeof(ArrowSharedScan);
+	return sizeof(WarpShared);
 }
 
 static void
 warp_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
 	WarpScanState *ws = (WarpScanState *) node;
-	ArrowSharedScan *sh = coordinate;
+	WarpShared *wsh = coordinate;
+	ArrowSharedScan *sh = &wsh->scan;
 
 	pg_atomic_init_u64(&sh->next_batch, 0);
 	pg_atomic_init_u64(&sh->batches_read, 0);
 	pg_atomic_init_u64(&sh->batches_skipped, 0);
 	pg_atomic_init_u64(&sh->bytes_read, 0);
 	pg_atomic_init_u64(&sh->rows_filtered, 0);
+	pg_atomic_init_u64(&wsh->rows_in, 0);
+	pg_atomic_init_u64(&wsh->rows_filtered, 0);
+	pg_atomic_init_u64(&wsh->rows_joined, 0);
+	pg_atomic_init_u64(&wsh->groups, 0);
 	arrow_scan_use_shared(&ws->scan, sh);
+	ws->wshared = wsh;
 }
 
 static void
 warp_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
-	pg_atomic_write_u64(&((ArrowSharedScan *) coordinate)->next_batch, 0);
+	pg_atomic_write_u64(&((WarpShared *) coordinate)->scan.next_batch, 0);
 }
 
 static void
 warp_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 {
-	arrow_scan_use_shared(&((WarpScanState *) node)->scan, coordinate);
+	WarpScanState *ws = (WarpScanState *) node;
+
+	arrow_scan_use_shared(&ws->scan, &((WarpShared *) coordinate)->scan);
+	ws->wshared = coordinate;
 }
 
 /* the DSM goes away before EXPLAIN ANALYZE prints: keep the counters */
@@ -1076,6 +1111,15 @@ warp_shutdown(CustomScanState *node)
 	ArrowSharedScan *sh = ws->scan.shared;
 	ArrowSharedScan *local = &ws->scan.local_shared;
 
+	if (ws->wshared)
+	{
+		ws->total_counters.rows_in = pg_atomic_read_u64(&ws->wshared->rows_in);
+		ws->total_counters.rows_filtered = pg_atomic_read_u64(&ws->wshared->rows_filtered);
+		ws->total_counters.rows_joined = pg_atomic_read_u64(&ws->wshared->rows_joined);
+		ws->total_groups = pg_atomic_read_u64(&ws->wshared->groups);
+		ws->have_totals = true;
+		ws->wshared = NULL;
+	}
 	if (sh == local)
 		return;
 	pg_atomic_write_u64(&local->batches_read, pg_atomic_read_u64(&sh->batches_read));

@@ -113,6 +113,21 @@ EXPLAIN (COSTS OFF)
 SELECT d1.grp, k2, count(*), sum(price), max(f8) FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2;
 SELECT d1.grp, k2, count(*), sum(price), max(f8) FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2 ORDER BY 1, 2;
 SELECT d1.grp, k2, count(*), sum(price), max(f8) FROM we_fact f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2 ORDER BY 1, 2;
+-- EXPLAIN ANALYZE sums the engine's counters over every participant
+CREATE FUNCTION we_explain_line(q text, key text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	r text;
+BEGIN
+	FOR r IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF r LIKE '%' || key || ':%' THEN
+			RETURN trim(r);
+		END IF;
+	END LOOP;
+	RETURN NULL;
+END $$;
+SELECT we_explain_line('SELECT d1.grp, k2, count(*) FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2', 'Fact Rows')
+       = 'Fact Rows: ' || (SELECT count(*) FROM we_fact) AS all_participants_counted,
+       we_explain_line('SELECT d1.grp, k2, count(*) FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2', 'Workers Planned') AS parallel;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
