@@ -157,6 +157,35 @@ should_stop(GpudArenaHeader *h, int sock)
 	return poll(&p, 1, 0) > 0;
 }
 
+/* ------------------------------------------------------------ the GPU */
+
+/*
+ * Turns on the GPU, first come first served, one batch (or one create,
+ * finish or destroy) at a time: jobs interleave batch by batch, so a small
+ * query waits for at most one batch of a big one, not for all of it.  The
+ * pinned staging memory is used only inside a turn.
+ */
+static void
+gpu_enter(GpudDevice *dev)
+{
+	uint64_t	ticket;
+
+	pthread_mutex_lock(&dev->turn_mutex);
+	ticket = dev->next_ticket++;
+	while (dev->now_serving != ticket)
+		pthread_cond_wait(&dev->turn_cond, &dev->turn_mutex);
+	pthread_mutex_unlock(&dev->turn_mutex);
+}
+
+static void
+gpu_leave(GpudDevice *dev)
+{
+	pthread_mutex_lock(&dev->turn_mutex);
+	dev->now_serving++;
+	pthread_cond_broadcast(&dev->turn_cond);
+	pthread_mutex_unlock(&dev->turn_mutex);
+}
+
 /* ------------------------------------------------------------ running */
 
 typedef struct Run
@@ -303,6 +332,9 @@ run_batches(Run *r)
 				rc = 1;
 				break;
 			}
+			/* a GPU job holds the device for one batch at a time */
+			if (r->use_gpu)
+				gpu_enter(r->dev);
 			r->staging.used = 0;
 			arrow_arena_init(&arena, &r->batch_alloc);
 			if (arrow_read_batch_meta(&file, b, &arena, &meta, err) != 0)
@@ -322,6 +354,8 @@ run_batches(Run *r)
 			{
 				r->res.has_arrow_error = 1;
 				arrow_arena_free_all(&arena);
+				if (r->use_gpu)
+					gpu_leave(r->dev);
 				rc = 1;
 				break;
 			}
@@ -355,6 +389,8 @@ run_batches(Run *r)
 				}
 			}
 			arrow_arena_free_all(&arena);
+			if (r->use_gpu)
+				gpu_leave(r->dev);
 			if (r->job->fault == GPUD_FAULT_CRASH)
 				raise(SIGKILL);		/* as kill -9 would */
 			if (r->job->fault == GPUD_FAULT_SLOW)
@@ -465,7 +501,6 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 	int			i;
 	int			rc;
 	double		t0 = now_ms();
-	bool		locked = false;
 
 	memset(&r, 0, sizeof(r));
 	r.dev = dev;
@@ -509,27 +544,33 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 	r.use_gpu = dev->kind == GPUD_DEVICE_GPU;
 	if (r.use_gpu)
 	{
-		pthread_mutex_lock(&dev->lock);
-		locked = true;
+		bool		ok;
+
 		r.staging.base = dev->staging;
 		r.staging.size = dev->staging_size;
 		snprintf(r.res.device, sizeof(r.res.device), "%s", dev->name);
-		if (!create_driver(&r))
-			rc = -1;
-		else
-			rc = run_batches(&r);
-		if (rc == 0 && !r.res.has_arrow_error &&
-			warp_gpu_finish(r.gpu, r.fallback, sizeof(r.fallback)) != 0)
-			rc = -1;
+		gpu_enter(dev);
+		ok = create_driver(&r);
+		gpu_leave(dev);
+		rc = ok ? run_batches(&r) : -1;
+		if (rc == 0 && !r.res.has_arrow_error)
+		{
+			gpu_enter(dev);
+			if (warp_gpu_finish(r.gpu, r.fallback, sizeof(r.fallback)) != 0)
+				rc = -1;
+			gpu_leave(dev);
+		}
 		if (rc == -1)
 		{
 			/* run it again, all of it, on the CPU driver */
 			if (r.gpu)
+			{
+				gpu_enter(dev);
 				warp_gpu_destroy(r.gpu);
+				gpu_leave(dev);
+			}
 			r.gpu = NULL;
 			r.use_gpu = false;
-			pthread_mutex_unlock(&dev->lock);
-			locked = false;
 			r.staging.base = NULL;
 			r.staging.size = 0;
 			memset(&r.res.counters, 0, sizeof(r.res.counters));
@@ -555,9 +596,11 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 	if (rc == -2)
 	{
 		if (r.gpu)
+		{
+			gpu_enter(dev);
 			warp_gpu_destroy(r.gpu);
-		if (locked)
-			pthread_mutex_unlock(&dev->lock);
+			gpu_leave(dev);
+		}
 		memlist_free_all(&r.mem);
 		return GPUD_JOB_CANCELLED;
 	}
@@ -565,9 +608,11 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 	r.res.total_ms = now_ms() - t0;
 	*result = build_result(&r, result_len);
 	if (r.gpu)
+	{
+		gpu_enter(dev);
 		warp_gpu_destroy(r.gpu);
-	if (locked)
-		pthread_mutex_unlock(&dev->lock);
+		gpu_leave(dev);
+	}
 	memlist_free_all(&r.mem);
 	if (*result == NULL)
 	{

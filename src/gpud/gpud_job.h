@@ -20,7 +20,11 @@ typedef struct GpudDevice
 	int			kind;			/* GpudDeviceKind */
 	int			ngpus;
 	char		name[64];
-	pthread_mutex_t lock;		/* one GPU job at a time (admission) */
+	/* turns on the GPU, first come first served (gpud_job.c) */
+	pthread_mutex_t turn_mutex;
+	pthread_cond_t turn_cond;
+	uint64_t	next_ticket;
+	uint64_t	now_serving;
 	void	   *staging;		/* pinned host memory for batch buffers */
 	size_t		staging_size;
 } GpudDevice;

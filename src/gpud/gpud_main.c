@@ -303,7 +303,8 @@ main(int argc, char **argv)
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 
-	pthread_mutex_init(&device.lock, NULL);
+	pthread_mutex_init(&device.turn_mutex, NULL);
+	pthread_cond_init(&device.turn_cond, NULL);
 	device.kind = GPUD_DEVICE_CPU;
 	snprintf(device.name, sizeof(device.name), "CPU");
 	if (strcmp(want, "cpu") != 0)
