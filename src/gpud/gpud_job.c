@@ -32,6 +32,7 @@
 
 #include "gpud_files.h"
 #include "gpud_job.h"
+#include "gpud_turns.h"
 #include "warp_cpu.h"
 #include "warp_gpu.h"
 
@@ -155,35 +156,6 @@ should_stop(GpudArenaHeader *h, int sock)
 	/* the backend sends nothing while a job runs: anything readable is
 	 * end of file or a protocol violation, either way stop */
 	return poll(&p, 1, 0) > 0;
-}
-
-/* ------------------------------------------------------------ the GPU */
-
-/*
- * Turns on the GPU, first come first served, one batch (or one create,
- * finish or destroy) at a time: jobs interleave batch by batch, so a small
- * query waits for at most one batch of a big one, not for all of it.  The
- * pinned staging memory is used only inside a turn.
- */
-static void
-gpu_enter(GpudDevice *dev)
-{
-	uint64_t	ticket;
-
-	pthread_mutex_lock(&dev->turn_mutex);
-	ticket = dev->next_ticket++;
-	while (dev->now_serving != ticket)
-		pthread_cond_wait(&dev->turn_cond, &dev->turn_mutex);
-	pthread_mutex_unlock(&dev->turn_mutex);
-}
-
-static void
-gpu_leave(GpudDevice *dev)
-{
-	pthread_mutex_lock(&dev->turn_mutex);
-	dev->now_serving++;
-	pthread_cond_broadcast(&dev->turn_cond);
-	pthread_mutex_unlock(&dev->turn_mutex);
 }
 
 /* ------------------------------------------------------------ running */
@@ -334,7 +306,7 @@ run_batches(Run *r)
 			}
 			/* a GPU job holds the device for one batch at a time */
 			if (r->use_gpu)
-				gpu_enter(r->dev);
+				gpud_turn_enter(&r->dev->turns);
 			r->staging.used = 0;
 			arrow_arena_init(&arena, &r->batch_alloc);
 			if (arrow_read_batch_meta(&file, b, &arena, &meta, err) != 0)
@@ -355,7 +327,7 @@ run_batches(Run *r)
 				r->res.has_arrow_error = 1;
 				arrow_arena_free_all(&arena);
 				if (r->use_gpu)
-					gpu_leave(r->dev);
+					gpud_turn_leave(&r->dev->turns);
 				rc = 1;
 				break;
 			}
@@ -390,7 +362,7 @@ run_batches(Run *r)
 			}
 			arrow_arena_free_all(&arena);
 			if (r->use_gpu)
-				gpu_leave(r->dev);
+				gpud_turn_leave(&r->dev->turns);
 			if (r->job->fault == GPUD_FAULT_CRASH)
 				raise(SIGKILL);		/* as kill -9 would */
 			if (r->job->fault == GPUD_FAULT_SLOW)
@@ -549,25 +521,25 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 		r.staging.base = dev->staging;
 		r.staging.size = dev->staging_size;
 		snprintf(r.res.device, sizeof(r.res.device), "%s", dev->name);
-		gpu_enter(dev);
+		gpud_turn_enter(&dev->turns);
 		ok = create_driver(&r);
-		gpu_leave(dev);
+		gpud_turn_leave(&dev->turns);
 		rc = ok ? run_batches(&r) : -1;
 		if (rc == 0 && !r.res.has_arrow_error)
 		{
-			gpu_enter(dev);
+			gpud_turn_enter(&dev->turns);
 			if (warp_gpu_finish(r.gpu, r.fallback, sizeof(r.fallback)) != 0)
 				rc = -1;
-			gpu_leave(dev);
+			gpud_turn_leave(&dev->turns);
 		}
 		if (rc == -1)
 		{
 			/* run it again, all of it, on the CPU driver */
 			if (r.gpu)
 			{
-				gpu_enter(dev);
+				gpud_turn_enter(&dev->turns);
 				warp_gpu_destroy(r.gpu);
-				gpu_leave(dev);
+				gpud_turn_leave(&dev->turns);
 			}
 			r.gpu = NULL;
 			r.use_gpu = false;
@@ -597,9 +569,9 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 	{
 		if (r.gpu)
 		{
-			gpu_enter(dev);
+			gpud_turn_enter(&dev->turns);
 			warp_gpu_destroy(r.gpu);
-			gpu_leave(dev);
+			gpud_turn_leave(&dev->turns);
 		}
 		memlist_free_all(&r.mem);
 		return GPUD_JOB_CANCELLED;
@@ -609,9 +581,9 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 	*result = build_result(&r, result_len);
 	if (r.gpu)
 	{
-		gpu_enter(dev);
+		gpud_turn_enter(&dev->turns);
 		warp_gpu_destroy(r.gpu);
-		gpu_leave(dev);
+		gpud_turn_leave(&dev->turns);
 	}
 	memlist_free_all(&r.mem);
 	if (*result == NULL)

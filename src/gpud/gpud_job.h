@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 
+#include "gpud_turns.h"
 #include "gpud_wire.h"
 
 /* What the daemon runs jobs on; set up once at start. */
@@ -20,11 +21,7 @@ typedef struct GpudDevice
 	int			kind;			/* GpudDeviceKind */
 	int			ngpus;
 	char		name[64];
-	/* turns on the GPU, first come first served (gpud_job.c) */
-	pthread_mutex_t turn_mutex;
-	pthread_cond_t turn_cond;
-	uint64_t	next_ticket;
-	uint64_t	now_serving;
+	GpudTurns	turns;			/* one batch at a time on the GPU */
 	void	   *staging;		/* pinned host memory for batch buffers */
 	size_t		staging_size;
 } GpudDevice;

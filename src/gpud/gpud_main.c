@@ -303,8 +303,7 @@ main(int argc, char **argv)
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 
-	pthread_mutex_init(&device.turn_mutex, NULL);
-	pthread_cond_init(&device.turn_cond, NULL);
+	gpud_turns_init(&device.turns);
 	device.kind = GPUD_DEVICE_CPU;
 	snprintf(device.name, sizeof(device.name), "CPU");
 	if (strcmp(want, "cpu") != 0)
