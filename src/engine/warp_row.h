@@ -1451,6 +1451,18 @@ warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
 /* ------------------------------------------------------ host-side setup */
 
 /*
+ * Whether the row evaluator computes an aggregate exactly whatever the
+ * order of the rows: not sum(float4), whose float4 rounding (and overflow)
+ * depends on the order of the additions.  The planner asks too, so such a
+ * query keeps a CPU plan.
+ */
+WARP_FN bool
+warp_row_agg_exact(int kind, int type)
+{
+	return !(kind == WA_SUM_FLOAT && type != WT_FLOAT8);
+}
+
+/*
  * Whether the row evaluator can run prog exactly (NULL), or why not.  Run
  * after warp_program_validate().  tables[i] is the table of join i's
  * .table, as warp_cpu_create takes them.
@@ -1505,7 +1517,7 @@ warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
 			return "expression too deep for the row evaluator";
 	}
 	for (i = 0; i < p->naggs; i++)
-		if (p->aggs[i].kind == WA_SUM_FLOAT && p->aggs[i].type != WT_FLOAT8)
+		if (!warp_row_agg_exact(p->aggs[i].kind, p->aggs[i].type))
 			return "sum(float4) depends on the order of the rows";
 	for (i = 0; i < p->njoins; i++)
 	{

@@ -165,7 +165,6 @@ typedef struct GpudBuf
 {
 	uint8_t    *base;			/* arena start, NULL while counting */
 	uint64_t	pos;			/* next free offset (from the arena start) */
-	uint64_t	cap;
 } GpudBuf;
 
 /* reserve len bytes aligned to 16; returns the offset */

@@ -65,7 +65,7 @@ conn_release(void *arg)
 }
 
 bool
-pgwarp_gpud_serving(int *kind, char *name, size_t namelen)
+pgwarp_gpud_serving(int *kind)
 {
 	FILE	   *f;
 	char		line[256];
@@ -84,8 +84,6 @@ pgwarp_gpud_serving(int *kind, char *name, size_t namelen)
 	{
 		ok = true;
 		*kind = strcmp(kindbuf, "gpu") == 0 ? GPUD_DEVICE_GPU : GPUD_DEVICE_CPU;
-		if (name)
-			strlcpy(name, dev, namelen);
 	}
 	FreeFile(f);
 	return ok;
@@ -292,7 +290,6 @@ pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tab
 
 	memset(&b, 0, sizeof(b));
 	b.base = c->arena;
-	b.cap = c->arena_size;
 	b.pos = WARP_ARENA_JOB_OFF;
 	write_job(&b, prog, ntables, tables, nfiles, files);
 

@@ -46,10 +46,10 @@ typedef struct GpudClientTable
 } GpudClientTable;
 
 /*
- * Whether a daemon is serving now, on what (GpudDeviceKind) and its
- * device's name.  Reads the daemon's status file; cheap.
+ * Whether a daemon is serving now, and on what (GpudDeviceKind).  Reads
+ * the daemon's status file; cheap.
  */
-extern bool pgwarp_gpud_serving(int *kind, char *name, size_t namelen);
+extern bool pgwarp_gpud_serving(int *kind);
 
 /*
  * Run a program on the daemon.  Returns the result (valid until

@@ -121,7 +121,6 @@ typedef struct WarpScanState
 	GpudResult *gres;			/* the daemon's groups, when it ran */
 	char		ran_on[96];		/* EXPLAIN ANALYZE: where it ran */
 	char		fallback[256];	/* why not where planned, or "" */
-	GpudResult	gstats;			/* the daemon's counters */
 	int			dims_cached;	/* dimensions taken from the cache */
 	bool		executed;
 	int64		next_group;
@@ -630,7 +629,6 @@ run_on_daemon(WarpScanState *ws)
 	res->device[sizeof(res->device) - 1] = '\0';
 	res->fallback[sizeof(res->fallback) - 1] = '\0';
 	ws->gres = res;
-	ws->gstats = *res;
 	ws->counters = res->counters;
 	ws->groups = res->ngroups;
 	if (res->ran_on == GPUD_DEVICE_GPU)
@@ -1044,14 +1042,14 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 				ExplainPropertyInteger("Dimensions From Cache", NULL, ws->dims_cached, es);
 			if (ws->fallback[0])
 				ExplainPropertyText("Fallback", ws->fallback, es);
-			if (ws->gres && ws->gstats.ran_on == GPUD_DEVICE_GPU)
+			if (ws->gres && ws->gres->ran_on == GPUD_DEVICE_GPU)
 			{
-				double		gbs = ws->gstats.h2d_ms > 0 ?
-					ws->gstats.bytes_h2d / (ws->gstats.h2d_ms * 1e6) : 0;
+				double		gbs = ws->gres->h2d_ms > 0 ?
+					ws->gres->bytes_h2d / (ws->gres->h2d_ms * 1e6) : 0;
 
 				ExplainPropertyInteger("Files Via Registered Windows", NULL,
-									   ws->gstats.windows, es);
-				ExplainPropertyInteger("Bytes To Device", NULL, ws->gstats.bytes_h2d, es);
+									   ws->gres->windows, es);
+				ExplainPropertyInteger("Bytes To Device", NULL, ws->gres->bytes_h2d, es);
 				ExplainPropertyFloat("Copy Rate", "GB/s", gbs, 1, es);
 			}
 			ExplainPropertyFloat("Build Time", "ms", ws->build_ms, 3, es);

@@ -548,8 +548,11 @@ gpu_can_run(StarInfo *si)
 	foreach(lc, si->agg_info)
 	{
 		List	   *ai = lfirst(lc);
+		WarpType	t = WT_INT8;
 
-		if (intVal(linitial(ai)) == WA_SUM_FLOAT && (Oid) intVal(lfourth(ai)) == FLOAT4OID)
+		if (intVal(linitial(ai)) != WA_COUNT_STAR)
+			warp_type_of((Oid) intVal(lfourth(ai)), &t);
+		if (!warp_row_agg_exact(intVal(linitial(ai)), t))
 			return false;
 	}
 	return true;
@@ -650,7 +653,7 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	if (pgwarp_mode != PGWARP_MODE_CPU)
 	{
 		int			kind;
-		bool		serving = pgwarp_gpud_serving(&kind, NULL, 0);
+		bool		serving = pgwarp_gpud_serving(&kind);
 
 		daemon_kind = kind;
 

@@ -67,7 +67,7 @@ make_program(WarpProgram *p, WarpColumnSpec *cols, WarpNode *nodes, warp_int32 *
 static uint64_t
 write_job(uint8_t *arena, const WarpProgram *prog)
 {
-	GpudBuf		b = {arena, WARP_ARENA_JOB_OFF, 0};
+	GpudBuf		b = {arena, WARP_ARENA_JOB_OFF};
 	GpudJob		job;
 	GpudTable	t;
 	GpudFile	f;
