@@ -3,9 +3,16 @@
  * gpud_job.c
  *	  Running one job inside pg_warp_gpud (see gpud_job.h).
  *
- * The daemon reads the fact table's Arrow files itself (pread into pinned
- * staging memory when it drives a GPU), batch by batch in the order the
- * backend listed them, and runs the program on the GPU driver.  Whenever
+ * The daemon reads the fact table's Arrow files itself, batch by batch in
+ * the order the backend listed them, and runs the program on the GPU
+ * driver.  For the GPU a file is used in place through its registered
+ * window (gpud_files.h), and the driver runs batch i while this thread
+ * reads batch i+1, so a batch's memory (what arrow_load_column allocated:
+ * metadata, realigned or decompressed buffers) is kept until the next
+ * batch has been queued.  Without a window the file is pread into the
+ * daemon's pinned staging memory, which is shared by every job and only
+ * used inside a GPU turn, so such a batch is waited for before its turn
+ * ends.  Whenever
  * the GPU driver cannot finish a job exactly (a row raised an error, a
  * column layout or aggregate it does not do, device memory ran out) the
  * whole job is run again on the CPU driver, which reports PostgreSQL's
@@ -173,7 +180,9 @@ typedef struct Run
 	MemList		mem;
 	WarpAlloc	alloc;
 	Staging		staging;
-	ArrowAllocator batch_alloc;
+	ArrowAllocator batch_alloc;	/* staging memory while it lasts */
+	Staging		no_staging;
+	ArrowAllocator heap_alloc;	/* malloc only */
 	/* the driver */
 	bool		use_gpu;
 	WarpCpu    *cpu;
@@ -217,6 +226,8 @@ run_batches(Run *r)
 		GpudWindow *win = NULL;
 		const uint8_t *wbase = NULL;
 		uint64_t	readable;
+		ArrowArena	prev;		/* the batch the GPU may still read */
+		bool		have_prev = false;
 
 		if (f->nbatches == 0)
 			continue;
@@ -290,6 +301,7 @@ run_batches(Run *r)
 			ArrowBatchMeta meta;
 			int			c;
 			bool		failed = false;
+			bool		turn = r->use_gpu;
 
 			if (should_stop(r->hdr, r->sock))
 			{
@@ -305,10 +317,10 @@ run_batches(Run *r)
 				break;
 			}
 			/* a GPU job holds the device for one batch at a time */
-			if (r->use_gpu)
+			if (turn)
 				gpud_turn_enter(&r->dev->turns);
 			r->staging.used = 0;
-			arrow_arena_init(&arena, &r->batch_alloc);
+			arrow_arena_init(&arena, win ? &r->heap_alloc : &r->batch_alloc);
 			if (arrow_read_batch_meta(&file, b, &arena, &meta, err) != 0)
 				failed = true;
 			for (c = 0; !failed && c < r->prog.ncols; c++)
@@ -326,7 +338,7 @@ run_batches(Run *r)
 			{
 				r->res.has_arrow_error = 1;
 				arrow_arena_free_all(&arena);
-				if (r->use_gpu)
+				if (turn)
 					gpud_turn_leave(&r->dev->turns);
 				rc = 1;
 				break;
@@ -337,6 +349,20 @@ run_batches(Run *r)
 				if (warp_gpu_run_batch(r->gpu, cols, meta.length, r->fallback,
 									   sizeof(r->fallback)) != 0)
 					rc = -1;
+				else if (win == NULL &&
+						 warp_gpu_wait(r->gpu, r->fallback, sizeof(r->fallback)) != 0)
+					rc = -1;	/* staging memory is free again only now */
+				/* the batch before this one is done with its memory */
+				if (have_prev)
+					arrow_arena_free_all(&prev);
+				have_prev = false;
+				if (win)
+				{
+					prev = arena;
+					have_prev = true;
+				}
+				else
+					arrow_arena_free_all(&arena);
 			}
 			else
 			{
@@ -359,9 +385,9 @@ run_batches(Run *r)
 					r->res.bad_file = fi;
 					rc = 1;
 				}
+				arrow_arena_free_all(&arena);
 			}
-			arrow_arena_free_all(&arena);
-			if (r->use_gpu)
+			if (turn)
 				gpud_turn_leave(&r->dev->turns);
 			if (r->job->fault == GPUD_FAULT_CRASH)
 				raise(SIGKILL);		/* as kill -9 would */
@@ -370,6 +396,18 @@ run_batches(Run *r)
 			if (rc != 0)
 				break;
 		}
+
+		/*
+		 * Nothing may read this file's memory (its window, its dictionaries,
+		 * the last batch's buffers) once it is closed: wait for the device,
+		 * whatever happened above.
+		 */
+		if (r->use_gpu && r->gpu &&
+			warp_gpu_wait(r->gpu, r->fallback, sizeof(r->fallback)) != 0 && rc == 0)
+			rc = -1;
+		if (have_prev)
+			arrow_arena_free_all(&prev);
+		have_prev = false;
 		arrow_close(&file);
 		gpud_window_release(win);
 		close(fd);
@@ -455,7 +493,7 @@ build_result(Run *r, uint64_t *len)
 	if (r->use_gpu)
 	{
 		warp_gpu_counters(r->gpu, &res->counters);
-		warp_gpu_transfer_stats(r->gpu, &res->bytes_h2d, &res->h2d_ms);
+		warp_gpu_transfer_stats(r->gpu, &res->bytes_h2d, &res->h2d_ms, &res->kernel_ms);
 	}
 	else if (r->cpu)
 		warp_cpu_counters(r->cpu, &res->counters);
@@ -491,6 +529,9 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 	r.batch_alloc.alloc = staging_alloc;
 	r.batch_alloc.free = staging_free;
 	r.batch_alloc.ctx = &r.staging;
+	r.heap_alloc.alloc = staging_alloc;
+	r.heap_alloc.free = staging_free;
+	r.heap_alloc.ctx = &r.no_staging;
 	r.res.magic = GPUD_MAGIC;
 	r.res.bad_file = -1;
 

@@ -33,7 +33,7 @@
 #include "warp_program.h"
 
 #define GPUD_MAGIC			0x44555047	/* "GPUD" */
-#define GPUD_VERSION		1
+#define GPUD_VERSION		2
 #define GPUD_SOCKET_NAME	"pg_warp_gpud.sock"	/* under $PGDATA */
 #define GPUD_STATUS_NAME	"pg_warp_gpud.status"
 
@@ -148,6 +148,7 @@ typedef struct GpudResult
 	int64_t		bytes_h2d;		/* host to device */
 	double		read_ms;
 	double		h2d_ms;
+	double		kernel_ms;		/* GPU kernels (see warp_gpu_transfer_stats) */
 	double		total_ms;
 	int64_t		ngroups;
 	int32_t		nkeys;

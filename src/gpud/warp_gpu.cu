@@ -5,11 +5,19 @@
  *
  * Per record batch: the program's columns (only the byte ranges the batch
  * uses, validity bitmaps and dictionaries included) are copied into one
- * device staging buffer with cudaMemcpyAsync on the driver's stream, then
- * one fused kernel runs every row through the whole program with the row
- * evaluator of src/engine/warp_row.h (quals, join probes with duplicate
- * chains, group keys, aggregate updates with atomics into the device group
- * table), and the stream is synchronized once.  The row evaluator's
+ * device staging buffer with cudaMemcpyAsync on the copy stream, then one
+ * fused kernel on the compute stream runs every row through the whole
+ * program with the row evaluator of src/engine/warp_row.h (quals, join
+ * probes with duplicate chains, group keys, aggregate updates with atomics
+ * into the device group table).
+ *
+ * Batches are pipelined two deep: batch i has its own staging buffer and
+ * column descriptors (slot i % 2); its copies are queued first, then the
+ * host waits for batch i-1's kernel (which ran while batch i's copies and
+ * the caller's reading of batch i went on), checks its status and group
+ * count, and queues batch i's kernel behind an event on its copies.  So
+ * copies overlap kernels, and the host knows the exact group count before
+ * every launch, which the group table's flushing needs.  The row evaluator's
  * semantics are unit-tested on the CPU against the CPU driver
  * (test/unit/test_engine_row.c); this file only moves data and launches.
  *
@@ -71,13 +79,30 @@ typedef struct DevResult
 	long long	bad_row;		/* a row that set it */
 } DevResult;
 
+/* what one batch in flight owns on the device */
+typedef struct BatchSlot
+{
+	WarpRowCol *h_cols;			/* pinned */
+	WarpRowCol *d_cols;
+	warp_uint8 *d_stage;
+	size_t		stage_size;
+	cudaEvent_t ev_copy0;		/* around its copies (copy stream) */
+	cudaEvent_t ev_copy1;
+	cudaEvent_t ev_run0;		/* around its kernels (compute stream) */
+	cudaEvent_t ev_done;
+} BatchSlot;
+
+#define NBATCH_SLOTS 2
+
 struct WarpGpu
 {
 	int			device;
 	const WarpProgram *prog;
-	cudaStream_t stream;
-	cudaEvent_t ev_copy0;
-	cudaEvent_t ev_copy1;
+	cudaStream_t stream;		/* kernels, flushes */
+	cudaStream_t copy_stream;	/* batch copies */
+	BatchSlot	slot[NBATCH_SLOTS];
+	int			next_slot;		/* for the next batch */
+	int			pending;		/* slot whose kernels were not waited for, or -1 */
 
 	/* the program and join tables on the device */
 	void	   *d_prog_mem;
@@ -87,12 +112,6 @@ struct WarpGpu
 	int			n_table_arrays;
 	WarpJoinTable *d_tables;	/* per join */
 	warp_int64	fan;			/* most groups one fact row creates */
-
-	/* per batch */
-	WarpRowCol *h_cols;			/* pinned */
-	WarpRowCol *d_cols;
-	warp_uint8 *d_stage;
-	size_t		stage_size;
 
 	/* the group table */
 	WarpRowGroups grp;			/* device pointers */
@@ -114,6 +133,7 @@ struct WarpGpu
 	warp_int64	rows_in;
 	warp_int64	bytes;
 	double		copy_ms;
+	double		kernel_ms;
 	int			nsm;
 };
 
@@ -431,14 +451,30 @@ warp_gpu_destroy(WarpGpu *g)
 	if (!context_poisoned)
 	{
 		(void) cudaSetDevice(g->device);
+		if (g->copy_stream)
+			(void) cudaStreamSynchronize(g->copy_stream);
 		if (g->stream)
 			(void) cudaStreamSynchronize(g->stream);
 		cudaFree(g->d_prog_mem);
 		for (i = 0; i < g->n_table_arrays; i++)
 			cudaFree(g->d_table_arrays[i]);
 		cudaFree(g->d_tables);
-		cudaFree(g->d_cols);
-		cudaFree(g->d_stage);
+		for (i = 0; i < NBATCH_SLOTS; i++)
+		{
+			BatchSlot  *bs = &g->slot[i];
+
+			cudaFree(bs->d_cols);
+			cudaFree(bs->d_stage);
+			cudaFreeHost(bs->h_cols);
+			if (bs->ev_copy0)
+				cudaEventDestroy(bs->ev_copy0);
+			if (bs->ev_copy1)
+				cudaEventDestroy(bs->ev_copy1);
+			if (bs->ev_run0)
+				cudaEventDestroy(bs->ev_run0);
+			if (bs->ev_done)
+				cudaEventDestroy(bs->ev_done);
+		}
 		cudaFree(g->grp.state);
 		cudaFree(g->grp.keys);
 		cudaFree(g->grp.knull);
@@ -446,13 +482,10 @@ warp_gpu_destroy(WarpGpu *g)
 		cudaFree(g->d_res);
 		cudaFree(g->d_out);
 		cudaFreeHost(g->h_res);
-		cudaFreeHost(g->h_cols);
-		if (g->ev_copy0)
-			cudaEventDestroy(g->ev_copy0);
-		if (g->ev_copy1)
-			cudaEventDestroy(g->ev_copy1);
 		if (g->stream)
 			cudaStreamDestroy(g->stream);
+		if (g->copy_stream)
+			cudaStreamDestroy(g->copy_stream);
 		(void) cudaGetLastError();
 	}
 	free(g->d_table_arrays);
@@ -695,6 +728,7 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 	WarpGpu    *g;
 	const char *bad;
 	cudaDeviceProp prop;
+	int			i;
 
 	if (context_poisoned)
 	{
@@ -716,6 +750,7 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 	}
 	g->device = device;
 	g->prog = prog;
+	g->pending = -1;
 	set_blocking_sync(device);
 	if (!CUDA_OK(cudaSetDevice(device)))
 		goto fail;
@@ -728,14 +763,22 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 	}
 	g->nsm = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
 	if (!CUDA_OK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) ||
-		!CUDA_OK(cudaEventCreate(&g->ev_copy0)) ||
-		!CUDA_OK(cudaEventCreate(&g->ev_copy1)))
+		!CUDA_OK(cudaStreamCreateWithFlags(&g->copy_stream, cudaStreamNonBlocking)))
 		goto fail;
+	for (i = 0; i < NBATCH_SLOTS; i++)
+	{
+		BatchSlot  *bs = &g->slot[i];
+
+		if (!CUDA_OK(cudaEventCreate(&bs->ev_copy0)) ||
+			!CUDA_OK(cudaEventCreate(&bs->ev_copy1)) ||
+			!CUDA_OK(cudaEventCreate(&bs->ev_run0)) ||
+			!CUDA_OK(cudaEventCreateWithFlags(&bs->ev_done, cudaEventBlockingSync)) ||
+			!CUDA_OK(cudaMallocHost(&bs->h_cols, sizeof(WarpRowCol) * (prog->ncols + 1))) ||
+			!CUDA_OK(cudaMalloc(&bs->d_cols, sizeof(WarpRowCol) * (prog->ncols + 1))))
+			goto fail;
+	}
 	if (!upload_program(g, prog, why, whylen) ||
 		!upload_tables(g, prog, tables, why, whylen))
-		goto fail;
-	if (!CUDA_OK(cudaMallocHost(&g->h_cols, sizeof(WarpRowCol) * (prog->ncols + 1))) ||
-		!CUDA_OK(cudaMalloc(&g->d_cols, sizeof(WarpRowCol) * (prog->ncols + 1))))
 		goto fail;
 	if (!setup_groups(g, prog, tables, why, whylen))
 		goto fail;
@@ -892,9 +935,48 @@ stage_buf(WarpRowBuf *b, StageCopy *copies, int *ncopies, size_t *total,
 
 /* a staging position to a device address */
 static const warp_uint8 *
-stage_addr(const WarpGpu *g, size_t pos)
+stage_addr(const BatchSlot *bs, size_t pos)
 {
-	return pos == NO_POS ? NULL : g->d_stage + pos;
+	return pos == NO_POS ? NULL : bs->d_stage + pos;
+}
+
+/* milliseconds between two completed events, added to *acc */
+static void
+add_elapsed(cudaEvent_t a, cudaEvent_t b, double *acc)
+{
+	float		ms = 0;
+
+	if (cudaEventElapsedTime(&ms, a, b) == cudaSuccess)
+		*acc += ms;
+	else
+		(void) cudaGetLastError();
+}
+
+/*
+ * Wait for the batch whose kernels were queued last, if any, and take its
+ * status and group count.  false (why set) when a row of it failed or on
+ * a CUDA error.
+ */
+static bool
+wait_pending(WarpGpu *g, char *why, size_t whylen)
+{
+	BatchSlot  *bs;
+
+	if (g->pending < 0)
+		return true;
+	bs = &g->slot[g->pending];
+	g->pending = -1;
+	if (!CUDA_OK(cudaEventSynchronize(bs->ev_done)))
+		return false;
+	add_elapsed(bs->ev_copy0, bs->ev_copy1, &g->copy_ms);
+	add_elapsed(bs->ev_run0, bs->ev_done, &g->kernel_ms);
+	if (g->h_res->status != 0)
+	{
+		row_status_why(g->h_res->status, g->h_res->bad_row, why, whylen);
+		return false;
+	}
+	g->used = (warp_int64) g->h_res->nused;
+	return true;
 }
 
 extern "C" int
@@ -902,6 +984,7 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 				   char *why, size_t whylen)
 {
 	const WarpProgram *p = g->prog;
+	BatchSlot  *bs = &g->slot[g->next_slot];
 	StageCopy  *copies = NULL;
 	size_t	   *pos = NULL;
 	int			ncopies = 0;
@@ -909,7 +992,6 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 	int			c,
 				i;
 	warp_int64	r0;
-	float		ms = 0;
 
 	if (g->failed || g->finished || context_poisoned)
 	{
@@ -922,7 +1004,11 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 	if (!CUDA_OK(cudaSetDevice(g->device)))
 		goto fail;
 
-	/* describe the columns and plan their copies */
+	/*
+	 * This slot's last batch (two back) was waited for by the call before
+	 * this one, so its staging buffer and descriptors are free.  Describe
+	 * the columns and plan their copies.
+	 */
 	copies = (StageCopy *) malloc(sizeof(StageCopy) * 4 * (p->ncols + 1));
 	pos = (size_t *) malloc(sizeof(size_t) * 4 * (p->ncols + 1));
 	if (copies == NULL || pos == NULL)
@@ -932,7 +1018,7 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 	}
 	for (c = 0; c < p->ncols; c++)
 	{
-		WarpRowCol *rc = &g->h_cols[c];
+		WarpRowCol *rc = &bs->h_cols[c];
 		const char *bad = warp_row_describe(&cols[c], (WarpType) p->cols[c].type, nrows, rc);
 
 		if (bad)
@@ -945,51 +1031,59 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 		if (rc->has_dict)
 			stage_buf(&rc->dict, copies, &ncopies, &total, &pos[4 * c + 2], &pos[4 * c + 3]);
 	}
-	if (total > g->stage_size)
+	if (total > bs->stage_size)
 	{
 		size_t		size = align_up(total + total / 4, (size_t) 1 << 20);
 
-		cudaFree(g->d_stage);
-		g->d_stage = NULL;
-		g->stage_size = 0;
-		if (!CUDA_OK(cudaMalloc(&g->d_stage, size)))
+		cudaFree(bs->d_stage);
+		bs->d_stage = NULL;
+		bs->stage_size = 0;
+		if (!CUDA_OK(cudaMalloc(&bs->d_stage, size)))
 			goto fail_free;
-		g->stage_size = size;
+		bs->stage_size = size;
 	}
 	for (c = 0; c < p->ncols; c++)
 	{
-		WarpRowCol *rc = &g->h_cols[c];
+		WarpRowCol *rc = &bs->h_cols[c];
 
-		rc->data.validity = stage_addr(g, pos[4 * c]);
-		rc->data.values = stage_addr(g, pos[4 * c + 1]);
-		rc->dict.validity = stage_addr(g, pos[4 * c + 2]);
-		rc->dict.values = stage_addr(g, pos[4 * c + 3]);
+		rc->data.validity = stage_addr(bs, pos[4 * c]);
+		rc->data.values = stage_addr(bs, pos[4 * c + 1]);
+		rc->dict.validity = stage_addr(bs, pos[4 * c + 2]);
+		rc->dict.values = stage_addr(bs, pos[4 * c + 3]);
 	}
 
-	/* copy: the column bytes, then their descriptors */
-	if (!CUDA_OK(cudaEventRecord(g->ev_copy0, g->stream)))
+	/* queue the copies: the column bytes, then their descriptors */
+	if (!CUDA_OK(cudaEventRecord(bs->ev_copy0, g->copy_stream)))
 		goto fail_free;
 	for (i = 0; i < ncopies; i++)
 		if (copies[i].len > 0 &&
-			!CUDA_OK(cudaMemcpyAsync(g->d_stage + copies[i].pos, copies[i].src, copies[i].len,
-									 cudaMemcpyHostToDevice, g->stream)))
+			!CUDA_OK(cudaMemcpyAsync(bs->d_stage + copies[i].pos, copies[i].src, copies[i].len,
+									 cudaMemcpyHostToDevice, g->copy_stream)))
 			goto fail_free;
 	free(copies);
 	free(pos);
 	copies = NULL;
 	pos = NULL;
-	if (!CUDA_OK(cudaMemcpyAsync(g->d_cols, g->h_cols, sizeof(WarpRowCol) * p->ncols,
-								 cudaMemcpyHostToDevice, g->stream)) ||
-		!CUDA_OK(cudaEventRecord(g->ev_copy1, g->stream)))
+	if (!CUDA_OK(cudaMemcpyAsync(bs->d_cols, bs->h_cols, sizeof(WarpRowCol) * p->ncols,
+								 cudaMemcpyHostToDevice, g->copy_stream)) ||
+		!CUDA_OK(cudaEventRecord(bs->ev_copy1, g->copy_stream)))
 		goto fail;
 	g->bytes += (warp_int64) total;
 
-	/* run, in slices that cannot overflow the group table */
+	/* the batch before: done, rows all right, how many groups now */
+	if (!wait_pending(g, why, whylen))
+		goto fail;
+
+	/* this batch's kernels, behind its copies */
+	if (!CUDA_OK(cudaStreamWaitEvent(g->stream, bs->ev_copy1, 0)) ||
+		!CUDA_OK(cudaEventRecord(bs->ev_run0, g->stream)))
+		goto fail;
 	for (r0 = 0; r0 < nrows;)
 	{
 		warp_int64	r1 = nrows;
 		WarpRowEnv	env;
 
+		/* in slices that cannot overflow the group table */
 		if (!g->grp.direct)
 		{
 			warp_int64	fit = (g->max_fill - g->used) / g->fan;
@@ -1005,27 +1099,32 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 		}
 		env.p = g->d_prog;
 		env.tables = g->d_tables;
-		env.cols = g->d_cols;
+		env.cols = bs->d_cols;
 		env.nrows = nrows;
 		warp_gpu_rows<<<grid_for(g, r1 - r0), BLOCK_THREADS, 0, g->stream>>>(
 			env, g->grp, (long long) r0, (long long) r1, g->d_res);
 		if (!CUDA_OK(cudaGetLastError()) ||
 			!CUDA_OK(cudaMemcpyAsync(g->h_res, g->d_res, sizeof(DevResult),
-									 cudaMemcpyDeviceToHost, g->stream)) ||
-			!CUDA_OK(cudaStreamSynchronize(g->stream)))
+									 cudaMemcpyDeviceToHost, g->stream)))
 			goto fail;
-		if (g->h_res->status != 0)
+		if (r1 < nrows)
 		{
-			row_status_why(g->h_res->status, g->h_res->bad_row, why, whylen);
-			goto fail;
+			/* another slice follows: it needs this one's group count */
+			if (!CUDA_OK(cudaStreamSynchronize(g->stream)))
+				goto fail;
+			if (g->h_res->status != 0)
+			{
+				row_status_why(g->h_res->status, g->h_res->bad_row, why, whylen);
+				goto fail;
+			}
+			g->used = (warp_int64) g->h_res->nused;
 		}
-		g->used = (warp_int64) g->h_res->nused;
 		r0 = r1;
 	}
-	if (cudaEventElapsedTime(&ms, g->ev_copy0, g->ev_copy1) == cudaSuccess)
-		g->copy_ms += ms;
-	else
-		(void) cudaGetLastError();
+	if (!CUDA_OK(cudaEventRecord(bs->ev_done, g->stream)))
+		goto fail;
+	g->pending = g->next_slot;
+	g->next_slot = (g->next_slot + 1) % NBATCH_SLOTS;
 	return 0;
 
 fail_free:
@@ -1034,6 +1133,38 @@ fail_free:
 fail:
 	g->failed = true;
 	return -1;
+}
+
+extern "C" int
+warp_gpu_wait(WarpGpu *g, char *why, size_t whylen)
+{
+	int			rc = 0;
+
+	if (context_poisoned)
+	{
+		set_why(why, whylen, "the GPU driver cannot go on");
+		g->failed = true;
+		return -1;
+	}
+	(void) cudaSetDevice(g->device);
+	if (!g->failed && !wait_pending(g, why, whylen))
+		rc = -1;
+	/* whatever happened, nothing may still read the caller's memory */
+	if (cudaStreamSynchronize(g->copy_stream) != cudaSuccess ||
+		cudaStreamSynchronize(g->stream) != cudaSuccess)
+	{
+		if (rc == 0)
+			set_why(why, whylen, "CUDA error while waiting for the device: %s",
+					cudaGetErrorString(cudaGetLastError()));
+		(void) cudaGetLastError();
+		rc = -1;
+	}
+	if (rc != 0 || g->failed)
+	{
+		g->failed = true;
+		return -1;
+	}
+	return 0;
 }
 
 extern "C" int
@@ -1046,7 +1177,8 @@ warp_gpu_finish(WarpGpu *g, char *why, size_t whylen)
 	}
 	if (g->finished)
 		return 0;
-	if (!CUDA_OK(cudaSetDevice(g->device)) || !flush_groups(g, why, whylen))
+	if (!CUDA_OK(cudaSetDevice(g->device)) || !wait_pending(g, why, whylen) ||
+		!flush_groups(g, why, whylen))
 	{
 		g->failed = true;
 		return -1;
@@ -1084,8 +1216,10 @@ warp_gpu_counters(const WarpGpu *g, WarpCpuCounters *c)
 }
 
 extern "C" void
-warp_gpu_transfer_stats(const WarpGpu *g, warp_int64 *bytes, double *copy_ms)
+warp_gpu_transfer_stats(const WarpGpu *g, warp_int64 *bytes, double *copy_ms,
+						double *kernel_ms)
 {
 	*bytes = g->bytes;
 	*copy_ms = g->copy_ms;
+	*kernel_ms = g->kernel_ms;
 }

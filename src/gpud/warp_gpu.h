@@ -67,14 +67,25 @@ extern WarpGpu *warp_gpu_create(int device, const WarpProgram *prog,
 								WarpJoinTable *const *tables, char *why, size_t whylen);
 
 /*
- * Run one record batch: cols[c] is program column c, nrows rows.  0 = ok;
- * -1 = the query must be re-run on the CPU driver (why says why: a row
- * raised an error or needs the CPU driver, an unsupported column layout,
- * device out of memory, a CUDA error).  After -1 the driver only accepts
- * warp_gpu_destroy.  The columns' memory may be reused when this returns.
+ * Queue one record batch: cols[c] is program column c, nrows rows.  The
+ * batch runs while the caller reads the next one, so its columns' memory
+ * (the buffers the ArrowArrays point to) must stay as it is until the next
+ * warp_gpu_run_batch, warp_gpu_wait, warp_gpu_finish or warp_gpu_destroy
+ * call returns; the ArrowArray structs themselves may go at once.  0 = ok;
+ * -1 = the query must be re-run on the CPU driver (why says why: a row of
+ * this or the previous batch raised an error or needs the CPU driver, an
+ * unsupported column layout, device out of memory, a CUDA error).  After
+ * -1 the driver only accepts warp_gpu_wait and warp_gpu_destroy.
  */
 extern int	warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 							   char *why, size_t whylen);
+
+/*
+ * Wait until nothing queued runs or copies any more: every batch's memory
+ * may then be reused.  0, or -1 (why set) when a batch failed, as above;
+ * either way nothing reads the caller's memory after it returns.
+ */
+extern int	warp_gpu_wait(WarpGpu *g, char *why, size_t whylen);
 
 /* Bring every group to the host (after the last batch).  0 or -1 as above. */
 extern int	warp_gpu_finish(WarpGpu *g, char *why, size_t whylen);
@@ -86,8 +97,11 @@ extern const WarpAggState *warp_gpu_group_agg(const WarpGpu *g, warp_int64 grp, 
 
 extern void warp_gpu_counters(const WarpGpu *g, WarpCpuCounters *c);
 
-/* bytes copied host to device, and milliseconds spent in those copies */
-extern void warp_gpu_transfer_stats(const WarpGpu *g, warp_int64 *bytes, double *copy_ms);
+/* bytes copied host to device, milliseconds spent in those copies and in
+ * the kernels (from the end of a batch's copies to its kernels' end; with
+ * copies and kernels overlapping, the two may sum to more than the scan) */
+extern void warp_gpu_transfer_stats(const WarpGpu *g, warp_int64 *bytes, double *copy_ms,
+									double *kernel_ms);
 
 /*
  * A sticky CUDA error happened (the context is unusable for every

@@ -1051,7 +1051,11 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 									   ws->gres->windows, es);
 				ExplainPropertyInteger("Bytes To Device", NULL, ws->gres->bytes_h2d, es);
 				ExplainPropertyFloat("Copy Rate", "GB/s", gbs, 1, es);
+				ExplainPropertyFloat("Copy Time", "ms", ws->gres->h2d_ms, 3, es);
+				ExplainPropertyFloat("Kernel Time", "ms", ws->gres->kernel_ms, 3, es);
 			}
+			if (ws->gres)
+				ExplainPropertyFloat("Daemon Time", "ms", ws->gres->total_ms, 3, es);
 			ExplainPropertyFloat("Build Time", "ms", ws->build_ms, 3, es);
 			ExplainPropertyFloat("Scan Time", "ms", ws->scan_ms, 3, es);
 		}
