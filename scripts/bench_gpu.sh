@@ -5,7 +5,9 @@
 #   SF=20 MODES=warp-cpu,warp-gpu RUNS=3 TBL=0 bash scripts/bench_gpu.sh
 #
 # Generates the data (TBL=1 also writes the .tbl text and loads heap tables,
-# for the heap mode; DUCKDB=1 then runs bench/ssb/duckdb_ssb.py on it), runs `pgwarp bench ssb` (which compares every mode's
+# for the heap mode; DUCKDB=1 writes the .tbl text, without heap tables
+# unless TBL=1, and runs bench/ssb/duckdb_ssb.py on it), runs `pgwarp bench
+# ssb` (which compares every mode's
 # answers and exits 1 on a difference), then EXPLAIN ANALYZE of each query
 # under pg_warp.mode = gpu for the bytes moved to the device and the copy
 # rate.  Files land in $OUT (flat): ssb-sfN.md/.csv/.log, ssb-sfN-gpu.txt.
@@ -26,9 +28,13 @@ psql -XAtq -c "CREATE EXTENSION IF NOT EXISTS pg_warp"
 t0=$(date +%s.%N)
 [ -f "$dir/lineorder.arrow" ] || pgwarp ssb gen --sf "$SF" --format arrow --out "$dir" --quiet || exit 1
 echo "SF=$SF arrow generated in $(since "$t0") s ($(du -sh "$dir" | cut -f1))"
-if [ "$TBL" = 1 ]; then
+# the .tbl text: beside the Arrow files when the heap mode loads it (TBL=1),
+# elsewhere when only DuckDB reads it (so no heap tables are loaded)
+tbldir=$dir
+[ "$TBL" = 1 ] || tbldir="$dir-tbl"
+if [ "$TBL" = 1 ] || [ "${DUCKDB:-0}" = 1 ]; then
 	t0=$(date +%s.%N)
-	[ -f "$dir/lineorder.tbl" ] || pgwarp ssb gen --sf "$SF" --format tbl --out "$dir" --quiet || exit 1
+	[ -f "$tbldir/lineorder.tbl" ] || pgwarp ssb gen --sf "$SF" --format tbl --out "$tbldir" --quiet || exit 1
 	echo "SF=$SF tbl generated in $(since "$t0") s"
 fi
 t0=$(date +%s.%N)
@@ -58,14 +64,14 @@ done
 grep -E "^== |Ran On|Fallback|Bytes To Device|Copy Rate|Copy Time|Kernel Time|Daemon Time|Scan Time|Execution Time" \
 	"$OUTDIR/ssb-sf$SF-gpu.txt" | sed 's/^ *//' | awk '/^== /{ if (l) print l; l=$0; next } { l = l " | " $0 } END { print l }'
 
-# DuckDB on the same data (needs TBL=1 data and a duckdb wheel in
+# DuckDB on the same data (from the .tbl text; needs a duckdb wheel in
 # .devkit/wheels: the GPU machine has no package registry)
-if [ "${DUCKDB:-0}" = 1 ] && [ -f "$dir/lineorder.tbl" ]; then
+if [ "${DUCKDB:-0}" = 1 ] && [ -f "$tbldir/lineorder.tbl" ]; then
 	whl=$(ls .devkit/wheels/duckdb-*.whl 2>/dev/null | head -1)
 	if [ -n "$whl" ]; then
 		rm -rf /tmp/duckdb-py && mkdir -p /tmp/duckdb-py &&
 			python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall('/tmp/duckdb-py')" "$whl"
-		PYTHONPATH=/tmp/duckdb-py python3 bench/ssb/duckdb_ssb.py "$dir" --tbl --threads "$(nproc)" \
+		PYTHONPATH=/tmp/duckdb-py python3 bench/ssb/duckdb_ssb.py "$tbldir" --tbl --threads "$(nproc)" \
 			--runs "$RUNS" --out "$OUTDIR/ssb-sf$SF-duckdb.csv" >"$OUTDIR/ssb-sf$SF-duckdb.log" 2>&1 ||
 			echo "FAIL duckdb (see ssb-sf$SF-duckdb.log)"
 		tail -15 "$OUTDIR/ssb-sf$SF-duckdb.log"
