@@ -11,7 +11,9 @@
  * division by zero) arise only where PostgreSQL's executor would raise
  * them.  After the quals, the surviving rows probe each join table in
  * order; a probe may multiply rows (duplicate build keys), so joined rows
- * are kept as (position, build row per join) tuples.  Group keys and
+ * are kept as (position, build row per join) tuples.  A semi or anti join
+ * only filters; a left join's row without a match carries build row -1,
+ * whose group keys are the NULL row (payload id npayloads).  Group keys and
  * aggregate arguments are evaluated once per surviving position and
  * accumulated once per joined row.
  *
@@ -203,9 +205,13 @@ groups_reserve(WarpCpu *x, warp_int64 need)
  * (unknown).  Duplicated keys multiply rows: probe those late.
  */
 static double
-join_hit_rate(const WarpJoinTable *t)
+join_hit_rate(const WarpJoinTable *t, int kind)
 {
-	if (!t->unique)
+	if (kind == WARP_JOIN_LEFT)
+		return t->unique ? 1.0 : 2.0;	/* never drops a row */
+	if (kind == WARP_JOIN_ANTI)
+		return 1.0;				/* unknown */
+	if (!t->unique && kind == WARP_JOIN_INNER)
 		return 2.0;
 	if (t->direct && t->nrows > 0)
 		return (double) t->nrows / ((double) (t->max - t->min) + 1.0);
@@ -257,12 +263,15 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 		int			k;
 
 		x->tables[j] = tables[prog->joins[j].table];
-		if (!x->tables[j]->unique)
+		/* semi and anti joins keep a row at most once */
+		if (!x->tables[j]->unique && (prog->joins[j].kind == WARP_JOIN_INNER ||
+									  prog->joins[j].kind == WARP_JOIN_LEFT))
 			x->all_unique = false;
-		/* insertion sort by estimated hit rate: inner joins commute, so
-		 * the most selective dimension is probed first */
-		for (k = j; k > 0 && join_hit_rate(x->tables[x->order[k - 1]]) >
-			 join_hit_rate(x->tables[j]); k--)
+		/* insertion sort by estimated hit rate: joins to different
+		 * dimensions commute, so the most selective one is probed first */
+		for (k = j; k > 0 && join_hit_rate(x->tables[x->order[k - 1]],
+										   prog->joins[x->order[k - 1]].kind) >
+			 join_hit_rate(x->tables[j], prog->joins[j].kind); k--)
 			x->order[k] = x->order[k - 1];
 		x->order[k] = j;
 	}
@@ -1356,11 +1365,33 @@ probe(WarpCpu *x, int step, warp_int64 *ne_io)
 	int			keynode = x->p->joins[j].key_node;
 	const warp_int64 *kv = x->iv[keynode];
 	const warp_uint8 *kn = x->nv[keynode];
+	int			kind = x->p->joins[j].kind;
 	warp_int64	ne = *ne_io,
 				n2 = 0,
 				e;
 	int			jj;
 
+	if (kind == WARP_JOIN_SEMI || kind == WARP_JOIN_ANTI)
+	{
+		/* a filter: keep the row when (not) found, once */
+		bool		want = kind == WARP_JOIN_SEMI;
+
+		for (e = 0; e < ne; e++)
+		{
+			int			i = x->epos[e];
+			bool		found = !kn[i] && warp_join_lookup(t, kv[i]) >= 0;
+
+			if (found != want)
+				continue;
+			x->epos[n2] = (warp_uint16) i;
+			for (jj = 0; jj < step; jj++)
+				x->ebrow[x->order[jj]][n2] = x->ebrow[x->order[jj]][e];
+			x->ebrow[j][n2] = -1;
+			n2++;
+		}
+		*ne_io = n2;
+		return true;
+	}
 	if (t->unique)
 	{
 		/* at most one match: filter in place */
@@ -1369,10 +1400,8 @@ probe(WarpCpu *x, int step, warp_int64 *ne_io)
 			int			i = x->epos[e];
 			warp_int32	r;
 
-			if (kn[i])
-				continue;
-			r = warp_join_lookup(t, kv[i]);
-			if (r < 0)
+			r = kn[i] ? -1 : warp_join_lookup(t, kv[i]);
+			if (r < 0 && kind != WARP_JOIN_LEFT)
 				continue;
 			x->epos[n2] = (warp_uint16) i;
 			for (jj = 0; jj < step; jj++)
@@ -1388,9 +1417,20 @@ probe(WarpCpu *x, int step, warp_int64 *ne_io)
 		int			i = x->epos[e];
 		warp_int32	r;
 
-		if (kn[i])
+		r = kn[i] ? -1 : warp_join_lookup(t, kv[i]);
+		if (r < 0 && kind == WARP_JOIN_LEFT)
+		{
+			/* the NULL-extended row */
+			if (n2 >= x->ecap && !grow_joined(x, n2 + 1, ne, n2))
+				return false;
+			x->tpos[n2] = (warp_uint16) i;
+			for (jj = 0; jj < step; jj++)
+				x->tbrow[x->order[jj]][n2] = x->ebrow[x->order[jj]][e];
+			x->tbrow[j][n2] = -1;
+			n2++;
 			continue;
-		for (r = warp_join_lookup(t, kv[i]); r >= 0; r = t->next[r])
+		}
+		for (; r >= 0; r = t->next[r])
 		{
 			if (n2 >= x->ecap && !grow_joined(x, n2 + 1, ne, n2))
 				return false;
@@ -1512,7 +1552,9 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 
 			if (gk->kind == WG_DIM)
 			{
-				warp_int32	pid = x->tables[gk->join]->payload[x->ebrow[gk->join][e]];
+				const WarpJoinTable *gt = x->tables[gk->join];
+				warp_int32	br = x->ebrow[gk->join][e];
+				warp_int32	pid = br >= 0 ? gt->payload[br] : gt->npayloads;
 
 				x->kbuf[k] = pid;
 				x->knull[k] = 0;

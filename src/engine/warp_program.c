@@ -139,14 +139,17 @@ warp_program_validate(const WarpProgram *p)
 	for (i = 0; i < p->njoins; i++)
 		if (!node_ok(p, p->joins[i].key_node, p->nnodes) ||
 			KIND_FLOAT(p, p->joins[i].key_node) ||
-			p->joins[i].table < 0 || p->joins[i].table >= p->njoins)
+			p->joins[i].table < 0 || p->joins[i].table >= p->njoins ||
+			p->joins[i].kind < 0 || p->joins[i].kind >= WARP_JOIN_KIND_COUNT)
 			return "bad join";
 	for (i = 0; i < p->nkeys; i++)
 	{
 		const WarpGroupKey *k = &p->keys[i];
 
 		if (k->kind == WG_FACT ? !node_ok(p, k->node, p->nnodes)
-			: (k->kind != WG_DIM || k->join < 0 || k->join >= p->njoins))
+			: (k->kind != WG_DIM || k->join < 0 || k->join >= p->njoins ||
+			   p->joins[k->join].kind == WARP_JOIN_SEMI ||
+			   p->joins[k->join].kind == WARP_JOIN_ANTI))
 			return "bad group key";
 	}
 	for (i = 0; i < p->naggs; i++)

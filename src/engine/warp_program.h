@@ -28,7 +28,7 @@
 #include "warp_defs.h"
 
 /* version of this format; bump when a struct or an enum changes */
-#define WARP_PROGRAM_VERSION 2
+#define WARP_PROGRAM_VERSION 3
 
 typedef enum WarpType
 {
@@ -112,10 +112,30 @@ typedef struct WarpColumnSpec
 } WarpColumnSpec;
 
 /* A dimension the fact rows are probed against (inner equi-join). */
+/*
+ * How a fact row meets a dimension (every join is between the fact table
+ * and one dimension, so the joins are independent and commute):
+ *   INNER: one joined row per matching build row; no match drops the row
+ *   LEFT:  as INNER, but no match (a NULL key included) gives one joined
+ *          row whose dimension side is NULL: payload id npayloads
+ *   SEMI:  the row is kept once if a build row matches, else dropped
+ *   ANTI:  the row is kept if no build row matches (a NULL key never does)
+ */
+typedef enum WarpJoinKind
+{
+	WARP_JOIN_INNER,
+	WARP_JOIN_LEFT,
+	WARP_JOIN_SEMI,
+	WARP_JOIN_ANTI
+} WarpJoinKind;
+
+#define WARP_JOIN_KIND_COUNT 4
+
 typedef struct WarpJoinSpec
 {
 	warp_int32	key_node;		/* fact-side key expression (integer-like) */
 	warp_int32	table;			/* index of the built hash table */
+	warp_int32	kind;			/* WarpJoinKind */
 } WarpJoinSpec;
 
 typedef enum WarpGroupKeyKind

@@ -9,7 +9,9 @@
  * One call of warp_row_run() takes one fact row through the whole program:
  *
  *   quals in order (each evaluated only if the earlier ones passed) ->
- *   every join key -> probe every join table (a miss drops the row) ->
+ *   every join key -> probe every join table (a miss drops the row of an
+ *   inner or semi join, a hit that of an anti join; a left join's miss is
+ *   the NULL-extended row, payload id npayloads) ->
  *   group keys and aggregate FILTERs/arguments (once per fact row) ->
  *   for every combination of matching build rows (duplicate keys chain):
  *   find or create the group, update every aggregate.
@@ -1357,13 +1359,22 @@ warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
 	for (i = 0; i < p->njoins; i++)
 	{
 		int			kn_ = p->joins[i].key_node;
+		int			kind = p->joins[i].kind;
+		warp_int32	r = s->st[kn_] != 1 ? -1 :	/* NULL never matches */
+			warp_join_lookup(&env->tables[i], s->v[kn_]);
 
-		if (s->st[kn_] != 1)
-			return WARP_OK;		/* NULL never matches */
-		first[i] = warp_join_lookup(&env->tables[i], s->v[kn_]);
-		if (first[i] < 0)
+		if (kind == WARP_JOIN_SEMI || kind == WARP_JOIN_ANTI)
+		{
+			/* filters: the row goes on once, with no build row */
+			if ((r >= 0) != (kind == WARP_JOIN_SEMI))
+				return WARP_OK;
+			r = -1;
+		}
+		else if (r < 0 && kind == WARP_JOIN_INNER)
 			return WARP_OK;
-		cur[i] = first[i];
+		/* -1 for a left join without a match: the NULL-extended row */
+		first[i] = r;
+		cur[i] = r;
 	}
 
 	/* group keys from the fact row, then FILTER and argument per aggregate */
@@ -1410,7 +1421,9 @@ warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
 
 			if (gk->kind == WG_DIM)
 			{
-				warp_int32	pid = env->tables[gk->join].payload[cur[gk->join]];
+				const WarpJoinTable *gt = &env->tables[gk->join];
+				warp_int32	pid = cur[gk->join] >= 0 ? gt->payload[cur[gk->join]]
+					: gt->npayloads;
 
 				kv[i] = pid;
 				kn[i] = 0;
@@ -1434,12 +1447,16 @@ warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
 				return st;
 		}
 
-		/* next combination: an odometer over the duplicate-key chains */
+		/* next combination: an odometer over the duplicate-key chains
+		 * (a join without a build row, -1, has a chain of one) */
 		for (i = p->njoins - 1; i >= 0; i--)
 		{
-			cur[i] = env->tables[i].next[cur[i]];
 			if (cur[i] >= 0)
-				break;
+			{
+				cur[i] = env->tables[i].next[cur[i]];
+				if (cur[i] >= 0)
+					break;
+			}
 			cur[i] = first[i];
 		}
 		if (i < 0)

@@ -671,7 +671,10 @@ setup_groups(WarpGpu *g, const WarpProgram *p, WarpJoinTable *const *tables,
 		{
 			/* distinct payloads one key finds <= its longest chain */
 			seen[gk->join] = true;
-			g->fan *= warp_row_max_chain(tables[p->joins[gk->join].table]);
+			warp_int64	chain = warp_row_max_chain(tables[p->joins[gk->join].table]);
+
+			/* a left join's miss is one row too */
+			g->fan *= chain > 1 ? chain : 1;
 			if (g->fan > HASH_SLOTS_WANT)
 				g->fan = HASH_SLOTS_WANT + 1;
 		}

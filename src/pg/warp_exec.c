@@ -59,6 +59,7 @@ typedef struct WarpDim
 	PlanState  *ps;
 	Var		   *fact_key;
 	Var		   *dim_key;
+	int			kind;			/* WarpJoinKind */
 	int			key_resno;
 	int			npay;
 	int		   *pay_resno;
@@ -378,6 +379,17 @@ build_dim(WarpScanState *ws, WarpDim *d)
 					 errmsg("pg_warp: dimension table is far larger than planned"),
 					 errhint("Raise pg_warp.inner_hash_mem, ANALYZE the table, or set pg_warp.enabled = off.")));
 	}
+	if (d->npayloads == 0 && d->npay > 0)
+	{
+		/* no rows: one all-NULL payload, so that id 0 names real values
+		 * (the cache copies them) */
+		for (k = 0; k < d->npay; k++)
+		{
+			v[k] = (Datum) 0;
+			nl[k] = true;
+		}
+		(void) payload_id(d, v, nl);
+	}
 	if (d->npayloads == 0)
 		d->npayloads = 1;
 	d->rows = n;
@@ -434,6 +446,7 @@ build_program(WarpScanState *ws)
 	{
 		COMPILE(p->joins[i].key_node, ws->dims[i].fact_key);
 		p->joins[i].table = i;
+		p->joins[i].kind = ws->dims[i].kind;
 	}
 	p->nkeys = list_length(ws->key_info);
 	p->keys = palloc0(sizeof(WarpGroupKey) * Max(p->nkeys, 1));
@@ -826,11 +839,19 @@ warp_next(ScanState *node)
 				WarpDim    *d = &ws->dims[intVal(lthird(ki))];
 				int			col = intVal(lfourth(ki));
 
-				if (v < 0 || v >= d->npayloads)
+				if (v == d->npayloads && d->kind == WARP_JOIN_LEFT)
+				{
+					/* a left join's row without a match */
+					slot->tts_isnull[i] = true;
+					slot->tts_values[i] = (Datum) 0;
+				}
+				else if (v < 0 || v >= d->npayloads)
 					elog(ERROR, "pg_warp: group key names no dimension row");
-
-				slot->tts_isnull[i] = d->pnulls[v * d->npay + col];
-				slot->tts_values[i] = d->pvalues[v * d->npay + col];
+				else
+				{
+					slot->tts_isnull[i] = d->pnulls[v * d->npay + col];
+					slot->tts_values[i] = d->pvalues[v * d->npay + col];
+				}
 			}
 			else
 			{
@@ -909,6 +930,7 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 		d->ps = ExecInitNode(plan, estate, eflags);
 		node->custom_ps = lappend(node->custom_ps, d->ps);
 		d->key_resno = intVal(lfourth(jn));
+		d->kind = intVal(list_nth(jn, 4));
 		d->npay = list_length(presnos);
 		d->pay_resno = palloc(sizeof(int) * Max(d->npay, 1));
 		d->pay_len = palloc(sizeof(int16) * Max(d->npay, 1));
@@ -1005,9 +1027,14 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	initStringInfo(&buf);
 	for (j = 0; j < ws->ndims; j++)
-		appendStringInfo(&buf, "%s%s = %s", j ? ", " : "",
+	{
+		static const char *const kinds[] = {"", " (left)", " (semi)", " (anti)"};
+
+		appendStringInfo(&buf, "%s%s = %s%s", j ? ", " : "",
 						 deparse(ws, context, (Node *) ws->dims[j].fact_key),
-						 deparse(ws, context, (Node *) ws->dims[j].dim_key));
+						 deparse(ws, context, (Node *) ws->dims[j].dim_key),
+						 kinds[ws->dims[j].kind]);
+	}
 	if (ws->ndims)
 		ExplainPropertyText("Join Keys", buf.data, es);
 	resetStringInfo(&buf);

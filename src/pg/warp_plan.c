@@ -3,7 +3,9 @@
  *
  * In the UPPERREL_GROUP_AGG hook, a query whose FROM is a star (one
  * arrow_fdw fact table joined to dimension relations, each by one integer
- * or date equality with the fact table, inner joins only) and whose fact
+ * or date equality with the fact table: inner joins, left joins with the
+ * dimension on the nullable side, semi joins (EXISTS, IN) and anti joins
+ * (NOT EXISTS)) and whose fact
  * quals, group keys and aggregates the engine computes exactly gets a
  * second plan:
  *
@@ -74,6 +76,7 @@ typedef struct StarInfo
 {
 	RelOptInfo *fact;
 	List	   *dims;			/* RelOptInfo *, join order */
+	List	   *kinds;			/* WarpJoinKind, per dim */
 	List	   *fact_keys;		/* Expr (fact side), per dim */
 	List	   *dim_keys;		/* Var (dim side), per dim */
 	List	   *payload;		/* per dim: List of Var (group columns) */
@@ -172,6 +175,9 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 	int			rti = -1;
 	ListCell   *lc;
 	Bitmapset  *joined = NULL;
+	int		   *kind_by_rti;
+	int			kind;
+	List	   *jclauses = NIL;
 
 	/* the fact table: the largest arrow_fdw relation */
 	while ((rti = bms_next_member(input_rel->relids, rti)) >= 0)
@@ -188,8 +194,35 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 
 	if (root->hasPseudoConstantQuals)
 		return not_offloaded("the query has constant quals");
-	if (root->join_info_list != NIL)
-		return not_offloaded("outer, semi or anti joins");
+	kind_by_rti = palloc0(sizeof(int) * root->simple_rel_array_size);
+	foreach(lc, root->join_info_list)
+	{
+		SpecialJoinInfo *sj = lfirst(lc);
+		int			dimrti;
+
+		switch (sj->jointype)
+		{
+			case JOIN_LEFT:
+				kind = WARP_JOIN_LEFT;
+				break;
+			case JOIN_SEMI:
+				kind = WARP_JOIN_SEMI;
+				break;
+			case JOIN_ANTI:
+				kind = WARP_JOIN_ANTI;
+				break;
+			default:
+				return not_offloaded("a full outer join");
+		}
+		/* fact (kind) one dimension, by clauses of those two only */
+		if (!bms_get_singleton_member(sj->min_righthand, &dimrti) ||
+			!bms_equal(sj->min_righthand, sj->syn_righthand) ||
+			dimrti == (int) si->fact->relid ||
+			!bms_equal(sj->min_lefthand, si->fact->relids) ||
+			dimrti >= root->simple_rel_array_size || kind_by_rti[dimrti] != WARP_JOIN_INNER)
+			return not_offloaded("an outer, semi or anti join that is not between the fact table and one dimension");
+		kind_by_rti[dimrti] = kind;
+	}
 	if (root->placeholder_list != NIL)
 		return not_offloaded("placeholder expressions");
 	if (root->parse->rowMarks != NIL)
@@ -203,8 +236,8 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 
 		if (rte->rtekind != RTE_RELATION)
 			return not_offloaded("a relation in FROM is not a table");
-		if (rel->joininfo != NIL)
-			return not_offloaded("join clauses other than equalities");
+		/* join clauses that are no equivalence: outer/anti join clauses */
+		jclauses = list_concat_unique_ptr(jclauses, rel->joininfo);
 		if (!bms_is_empty(rel->lateral_relids))
 			return not_offloaded("LATERAL references");
 		if (rel != si->fact)
@@ -267,12 +300,61 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 		si->fact_keys = lappend(si->fact_keys, fv);
 		si->dim_keys = lappend(si->dim_keys, dv);
 	}
+	/*
+	 * The clauses of left and anti joins (and any other join clause): each
+	 * must be the one equality between the fact table and a dimension joined
+	 * that way.  Anything else (a condition on the fact table alone in a
+	 * left join's ON, a WHERE clause over the nullable side) is a join
+	 * clause the engine would get wrong, so the query stays PostgreSQL's.
+	 */
+	foreach(lc, jclauses)
+	{
+		RestrictInfo *ri = lfirst(lc);
+		OpExpr	   *op = (OpExpr *) ri->clause;
+		Var		   *a,
+				   *b,
+				   *fv,
+				   *dv;
+		ListCell   *mc;
+
+		if (ri->pseudoconstant || !IsA(op, OpExpr) || list_length(op->args) != 2 ||
+			ri->mergeopfamilies == NIL)
+			return not_offloaded("join clauses other than equalities");
+		a = plain_var(linitial(op->args));
+		b = plain_var(lsecond(op->args));
+		if (a == NULL || b == NULL)
+			return not_offloaded("join key that is not a column");
+		fv = a->varno == si->fact->relid ? a : b;
+		dv = a->varno == si->fact->relid ? b : a;
+		if (fv->varno != si->fact->relid || dv->varno == si->fact->relid)
+			return not_offloaded("a join that is not between the fact table and one dimension");
+		if (kind_by_rti[dv->varno] == WARP_JOIN_INNER)
+			return not_offloaded("join clauses other than equalities");
+		foreach(mc, ri->mergeopfamilies)
+		{
+			if (lfirst_oid(mc) >= FirstNormalObjectId)
+				return not_offloaded("join equality of a user-defined operator family");
+		}
+		if (!join_key_types_ok(fv->vartype, dv->vartype))
+			return not_offloaded("join key type");
+		if (bms_is_member(dv->varno, joined))
+			return not_offloaded("a dimension joined by more than one column");
+		joined = bms_add_member(joined, dv->varno);
+		si->fact_keys = lappend(si->fact_keys, fv);
+		si->dim_keys = lappend(si->dim_keys, dv);
+	}
+
 	/* order dims as the keys were found; every dim needs one */
 	{
 		List	   *ordered = NIL;
 
 		foreach(lc, si->dim_keys)
-			ordered = lappend(ordered, root->simple_rel_array[((Var *) lfirst(lc))->varno]);
+		{
+			int			dvno = ((Var *) lfirst(lc))->varno;
+
+			ordered = lappend(ordered, root->simple_rel_array[dvno]);
+			si->kinds = lappend_int(si->kinds, kind_by_rti[dvno]);
+		}
 		if (list_length(ordered) != list_length(si->dims))
 			return not_offloaded("a relation is not joined to the fact table (cross join)");
 		si->dims = ordered;
@@ -598,6 +680,7 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 				par_dims_cost = 0;
 	List	   *par_dim_paths = NIL;
 	bool		dims_safe = true;
+	int			kind;
 	bool		on_daemon = false;
 	int			daemon_kind = GPUD_DEVICE_CPU;
 	List	   *fact_attrs = NIL;
@@ -752,8 +835,16 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 				not_offloaded("a dimension plan does not output its key or group columns");
 				return;
 			}
-			joins = lappend(joins, list_make4(lfirst(fk), lfirst(dk), presnos,
-											  makeInteger(key_resno)));
+			kind = list_nth_int(si.kinds, foreach_current_index(fk));
+			if (presnos != NIL && (kind == WARP_JOIN_SEMI || kind == WARP_JOIN_ANTI))
+			{
+				/* cannot happen: nothing above a semi/anti join sees its
+				 * inner side */
+				not_offloaded("columns of a semi- or anti-joined dimension");
+				return;
+			}
+			joins = lappend(joins, list_make5(lfirst(fk), lfirst(dk), presnos,
+											  makeInteger(key_resno), makeInteger(kind)));
 			dc = lnext(si.dims, dc);
 		}
 		cp->custom_private = list_make5(list_make2(makeInteger(si.fact->relid),

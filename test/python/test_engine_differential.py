@@ -9,7 +9,9 @@ as Arrow files (pyarrow, with per-batch min/max statistics, so that batches
 get skipped) and once as CSV (pyarrow.csv) loaded into heap tables.
 
 Then thousands of random queries (filters that are random expression trees
-over fact columns, 0-3 joins, 0-3 group keys from dimension or fact
+over fact columns, 0-3 joins (inner; left, with dimension quals in ON or in
+WHERE; semi as EXISTS or IN; anti as NOT EXISTS; NOT IN, which stays
+PostgreSQL's), 0-3 group keys from dimension or fact
 columns and fact expressions, 1-4 aggregates of the kinds the engine
 computes, FILTER, HAVING, ORDER BY all keys + LIMIT) each run
   * on the Arrow tables with pg_warp on, and
@@ -22,7 +24,7 @@ at least half must succeed on the oracle, so that the test cannot pass by
 never offloading or by generating nothing but errors.
 
 Some generated queries use things the engine does not compute (sum of
-bigint, LEFT JOIN, abs(), COUNT(DISTINCT)), on purpose: whatever plan they
+bigint, NOT IN, abs(), COUNT(DISTINCT)), on purpose: whatever plan they
 get, the answers must not change.
 
 PostgreSQL's own answer can depend on its plan when rows would fail: a
@@ -488,19 +490,45 @@ class Gen:
         dims = rng.sample(sorted(JOINS), rng.choice([0, 0, 1, 1, 1, 2, 2, 3]))
         from_ = "f"
         dim_quals = []
+        visible = []            # dimensions whose columns the query may group by
         for dname in dims:
             on, _, quals = JOINS[dname]
-            if self.chance(0.03):
-                # outside the engine, unless a strict qual makes it inner
-                from_ += " LEFT JOIN %s ON %s" % (dname, on)
+            q = "(%s)" % self.pick(*quals) if self.chance(0.25) else None
+            r = rng.random()
+            if r < 0.12:
+                # a left join: its dimension quals in ON (the engine's case)
+                # or in WHERE (an inner join, or a clause over the nullable
+                # side that keeps the query PostgreSQL's)
+                if q and self.chance(0.7):
+                    from_ += " LEFT JOIN %s ON %s AND %s" % (dname, on, q)
+                else:
+                    from_ += " LEFT JOIN %s ON %s" % (dname, on)
+                    if q:
+                        dim_quals.append(q)
+                visible.append(dname)
+            elif r < 0.21:
+                dim_quals.append("EXISTS (SELECT 1 FROM %s WHERE %s%s)"
+                                 % (dname, on, " AND " + q if q else ""))
+            elif r < 0.25:
+                fk, dk = [s.strip() for s in on.split("=")]
+                dim_quals.append("%s IN (SELECT %s FROM %s%s)"
+                                 % (fk, dk, dname, " WHERE " + q if q else ""))
+            elif r < 0.33:
+                dim_quals.append("NOT EXISTS (SELECT 1 FROM %s WHERE %s%s)"
+                                 % (dname, on, " AND " + q if q else ""))
+            elif r < 0.34:
+                fk, dk = [s.strip() for s in on.split("=")]
+                dim_quals.append("%s NOT IN (SELECT %s FROM %s%s)"
+                                 % (fk, dk, dname, " WHERE " + q if q else ""))
             else:
                 from_ += " JOIN %s ON %s" % (dname, on)
-            if self.chance(0.2):
-                dim_quals.append("(%s)" % self.pick(*quals))
+                if q:
+                    dim_quals.append(q)
+                visible.append(dname)
         keys = []
         for _ in range(rng.choice([0, 1, 1, 2, 2, 3])):
-            if dims and self.chance(0.5):
-                keys.append(self.pick(*JOINS[self.pick(*dims)][1]))
+            if visible and self.chance(0.5):
+                keys.append(self.pick(*JOINS[self.pick(*visible)][1]))
             else:
                 keys.append(self.fact_key())
         keys = list(dict.fromkeys(keys))

@@ -818,7 +818,11 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 			bound = 300;
 		for (k = 0; k < p->nkeys; k++)
 			if (p->keys[k].kind == WG_DIM)
-				fan *= warp_row_max_chain(&tabs[p->keys[k].join]);
+			{
+				warp_int64	ch = warp_row_max_chain(&tabs[p->keys[k].join]);
+
+				fan *= ch > 1 ? ch : 1;		/* a left join's miss is a row */
+			}
 		bound *= fan;
 		for (nslots = 64; nslots < 2 * bound; nslots *= 2)
 			;
@@ -992,6 +996,7 @@ gen_program(Prog *g)
 				nk = rn(4),
 				na = 1 + rn(6);
 	int			depth = 1 + rn(3);
+	int			j = 0;
 
 	prog_init(g);
 	for (i = 0; i < nq; i++)
@@ -1003,16 +1008,21 @@ gen_program(Prog *g)
 
 		js->table = i;
 		js->key_node = t == 2 ? (rn(2) ? col(g, 1) : col(g, 0)) : (rn(3) ? col(g, 11) : col(g, 0));
+		/* inner most often; left, semi and anti joins too */
+		js->kind = rn(2) ? WARP_JOIN_INNER : 1 + rn(3);
 		g->tchoice[i] = t;
 	}
 	for (i = 0; i < nk; i++)
 	{
 		WarpGroupKey *k = &g->keys[g->p.nkeys++];
 
-		if (g->p.njoins > 0 && rn(2))
+		if (g->p.njoins > 0 && rn(2) &&
+			(g->joins[j = rn(g->p.njoins)].kind == WARP_JOIN_INNER ||
+			 g->joins[j].kind == WARP_JOIN_LEFT))
 		{
+			/* only inner and left joins have a dimension side to group by */
 			k->kind = WG_DIM;
-			k->join = rn(g->p.njoins);
+			k->join = j;
 		}
 		else
 		{
