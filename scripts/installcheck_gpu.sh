@@ -14,8 +14,9 @@
 #      and fails on a difference; EXPLAIN ANALYZE must show each query ran
 #      on the GPU with no fallback
 #   4. faults: the daemon killed mid-query (answer still right, daemon
-#      restarted), device out of memory (CPU fallback), a cancelled query
-#      (prompt, daemon survives)
+#      restarted), device out of memory (CPU fallback), a query over its
+#      GPU memory quota (CPU fallback), a cancelled query (prompt, daemon
+#      survives)
 # Output: a summary line per check; results under $OUT (or build/gpu-check).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -116,6 +117,11 @@ got=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu -c pg_warp.gpud_fault=de
 plan=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu -c pg_warp.gpud_fault=device_oom" q -c "EXPLAIN (ANALYZE) $sql")
 [ "$got" = "$want" ] && echo "$plan" | grep -q "Fallback: device out of memory" &&
 	ok "device out of memory: ran on the CPU, right answer" || bad "device out of memory fallback"
+got=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu -c pg_warp.gpu_memory_per_query=1" q -c "$sql" | md5sum)
+plan=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu -c pg_warp.gpu_memory_per_query=1" q -c "EXPLAIN (ANALYZE) $sql")
+[ "$got" = "$want" ] && echo "$plan" | grep -q "Fallback: needs about .* pg_warp.gpu_memory_per_query" &&
+	ok "over the per-query GPU memory quota: ran on the CPU, right answer" ||
+	{ bad "per-query GPU memory quota"; echo "$plan" | grep -E "Ran On|Fallback"; }
 pid=$(gpud_pid)
 t0=$(date +%s.%N)
 PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu -c pg_warp.gpud_fault=slow -c statement_timeout=100" \

@@ -190,7 +190,11 @@ typedef struct Run
 	char		fallback[192];
 	GpudResult res;				/* header being filled */
 	bool		cancelled;
+	GpudAccount acct;			/* the GPU driver's device memory */
 } Run;
+
+/* first guess of one batch slot's staging bytes; more is taken if free */
+#define STAGE_GUESS ((warp_uint64) 64 << 20)
 
 /*
  * Read the listed batches of every file and run the driver over them.
@@ -416,19 +420,66 @@ run_batches(Run *r)
 	return rc < 0 ? rc : 0;
 }
 
+static bool
+stop_waiting(void *arg)
+{
+	Run		   *r = arg;
+
+	return should_stop(r->hdr, r->sock);
+}
+
+/*
+ * Reserve the GPU driver's device memory, waiting behind running jobs
+ * (outside any GPU turn: they need turns to finish and free it).  0 when
+ * reserved, -1 (fallback set) when the job must run on the CPU, -2 when
+ * the query was cancelled while waiting.
+ */
+static int
+reserve_device_memory(Run *r)
+{
+	warp_uint64 need = warp_gpu_estimate(&r->prog, r->tables, STAGE_GUESS);
+
+	r->acct.budget = &r->dev->budget;
+	r->acct.quota = r->job->mem_quota;
+	if (need > r->job->mem_quota)
+	{
+		snprintf(r->fallback, sizeof(r->fallback),
+				 "needs about %llu MB of GPU memory, more than pg_warp.gpu_memory_per_query (%llu MB)",
+				 (unsigned long long) (need >> 20), (unsigned long long) (r->job->mem_quota >> 20));
+		return -1;
+	}
+	if (gpud_budget_reserve(&r->dev->budget, need, stop_waiting, r) != 0)
+	{
+		if (should_stop(r->hdr, r->sock))
+			return -2;
+		snprintf(r->fallback, sizeof(r->fallback),
+				 "needs about %llu MB of GPU memory, more than the device has for queries (%llu MB)",
+				 (unsigned long long) (need >> 20),
+				 (unsigned long long) (r->dev->budget.total >> 20));
+		return -1;
+	}
+	r->acct.reserved = need;
+	return 0;
+}
+
 /* Build the driver; false (with fallback set) if the GPU driver refuses. */
 static bool
 create_driver(Run *r)
 {
 	if (r->use_gpu)
 	{
+		WarpGpuMem	mem;
+
 		if (r->job->fault == GPUD_FAULT_DEVICE_OOM)
 		{
 			snprintf(r->fallback, sizeof(r->fallback),
 					 "device out of memory (injected by pg_warp.gpud_fault)");
 			return false;
 		}
-		r->gpu = warp_gpu_create(0, &r->prog, r->tables, r->fallback, sizeof(r->fallback));
+		mem.grow = gpud_account_grow;
+		mem.shrink = gpud_account_shrink;
+		mem.ctx = &r->acct;
+		r->gpu = warp_gpu_create(0, &r->prog, r->tables, &mem, r->fallback, sizeof(r->fallback));
 		return r->gpu != NULL;
 	}
 	r->cpu = warp_cpu_create(&r->prog, r->tables, &r->alloc);
@@ -562,10 +613,14 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 		r.staging.base = dev->staging;
 		r.staging.size = dev->staging_size;
 		snprintf(r.res.device, sizeof(r.res.device), "%s", dev->name);
-		gpud_turn_enter(&dev->turns);
-		ok = create_driver(&r);
-		gpud_turn_leave(&dev->turns);
-		rc = ok ? run_batches(&r) : -1;
+		rc = reserve_device_memory(&r);
+		if (rc == 0)
+		{
+			gpud_turn_enter(&dev->turns);
+			ok = create_driver(&r);
+			gpud_turn_leave(&dev->turns);
+			rc = ok ? run_batches(&r) : -1;
+		}
 		if (rc == 0 && !r.res.has_arrow_error)
 		{
 			gpud_turn_enter(&dev->turns);
@@ -589,6 +644,14 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 			memset(&r.res.counters, 0, sizeof(r.res.counters));
 			r.res.status = WARP_OK;
 			r.res.batches = 0;
+			if (r.acct.over_quota)
+				snprintf(r.fallback, sizeof(r.fallback),
+						 "needed more GPU memory than pg_warp.gpu_memory_per_query (%llu MB)",
+						 (unsigned long long) (r.job->mem_quota >> 20));
+			else if (r.acct.reserved > 0 && strncmp(r.fallback, "device memory:", 14) == 0)
+				snprintf(r.fallback, sizeof(r.fallback),
+						 "needed more GPU memory than other queries left free");
+			gpud_account_close(&r.acct);
 			snprintf(r.res.fallback, sizeof(r.res.fallback), "%s", r.fallback);
 			if (warp_gpu_context_poisoned())
 			{
@@ -614,6 +677,7 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 			warp_gpu_destroy(r.gpu);
 			gpud_turn_leave(&dev->turns);
 		}
+		gpud_account_close(&r.acct);
 		memlist_free_all(&r.mem);
 		return GPUD_JOB_CANCELLED;
 	}
@@ -626,6 +690,7 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 		warp_gpu_destroy(r.gpu);
 		gpud_turn_leave(&dev->turns);
 	}
+	gpud_account_close(&r.acct);
 	memlist_free_all(&r.mem);
 	if (*result == NULL)
 	{

@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 
+#include "gpud_budget.h"
 #include "gpud_turns.h"
 #include "gpud_wire.h"
 
@@ -22,6 +23,7 @@ typedef struct GpudDevice
 	int			ngpus;
 	char		name[64];
 	GpudTurns	turns;			/* one batch at a time on the GPU */
+	GpudBudget	budget;			/* device memory jobs may hold together */
 	void	   *staging;		/* pinned host memory for batch buffers */
 	size_t		staging_size;
 } GpudDevice;

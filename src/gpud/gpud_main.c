@@ -304,6 +304,7 @@ main(int argc, char **argv)
 	signal(SIGINT, on_term);
 
 	gpud_turns_init(&device.turns);
+	gpud_budget_init(&device.budget, 0);
 	device.kind = GPUD_DEVICE_CPU;
 	snprintf(device.name, sizeof(device.name), "CPU");
 	if (strcmp(want, "cpu") != 0)
@@ -336,6 +337,22 @@ main(int argc, char **argv)
 				gpud_windows_init(b);
 				logmsg("registered file windows: up to %llu MB",
 					   (unsigned long long) (b >> 20));
+			}
+			/* device memory for jobs: what is free now, less a margin for
+			 * the context's own needs and other processes' */
+			{
+				warp_uint64 fr = 0,
+							tot = 0,
+							margin;
+
+				if (warp_gpu_memory(0, &fr, &tot) == 0)
+				{
+					margin = tot / 20 > ((warp_uint64) 1 << 30) ? tot / 20 : (warp_uint64) 1 << 30;
+					gpud_budget_init(&device.budget, fr > margin ? fr - margin : 0);
+					logmsg("device memory for jobs: %llu MB of %llu MB",
+						   (unsigned long long) (device.budget.total >> 20),
+						   (unsigned long long) (tot >> 20));
+				}
 			}
 		}
 		else if (why[0])

@@ -116,6 +116,7 @@ typedef struct GpudJob
 	uint64_t	total;			/* bytes from the job's start */
 	int32_t		fault;			/* GpudFault */
 	int32_t		nfiles;
+	uint64_t	mem_quota;		/* device memory the job may use, bytes */
 	WarpProgram prog;			/* pointers replaced by offsets (below) */
 	uint64_t	off_cols,
 				off_nodes,

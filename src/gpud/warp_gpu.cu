@@ -98,6 +98,7 @@ struct WarpGpu
 {
 	int			device;
 	const WarpProgram *prog;
+	WarpGpuMem	mem;			/* device memory accounting (or none) */
 	cudaStream_t stream;		/* kernels, flushes */
 	cudaStream_t copy_stream;	/* batch copies */
 	BatchSlot	slot[NBATCH_SLOTS];
@@ -307,6 +308,38 @@ grid_for(const WarpGpu *g, long long n)
 	return blocks < 1 ? 1 : (int) blocks;
 }
 
+/*
+ * Device allocations go through the job's account (warp_gpu.h: WarpGpuMem):
+ * asked before cudaMalloc, told after cudaFree of a buffer being replaced.
+ */
+static bool
+dev_malloc(WarpGpu *g, void **p, size_t n, char *why, size_t whylen)
+{
+	*p = NULL;
+	if (g->mem.grow && !g->mem.grow(g->mem.ctx, (warp_uint64) n))
+	{
+		set_why(why, whylen, "device memory: %zu more bytes do not fit this query's share", n);
+		return false;
+	}
+	if (!CUDA_OK(cudaMalloc(p, n)))
+	{
+		if (g->mem.shrink)
+			g->mem.shrink(g->mem.ctx, (warp_uint64) n);
+		return false;
+	}
+	return true;
+}
+
+static void
+dev_free(WarpGpu *g, void *p, size_t n)
+{
+	if (p == NULL)
+		return;
+	cudaFree(p);
+	if (g->mem.shrink)
+		g->mem.shrink(g->mem.ctx, (warp_uint64) n);
+}
+
 /* ------------------------------------------------------------- interface */
 
 extern "C" int
@@ -395,6 +428,22 @@ warp_gpu_warmup(int device, char *why, size_t whylen)
 		!CUDA_OK(cudaFuncGetAttributes(&attr, warp_gpu_clear)) ||
 		!CUDA_OK(cudaFuncGetAttributes(&attr, warp_gpu_compact)))
 		return -1;
+	return 0;
+}
+
+extern "C" int
+warp_gpu_memory(int device, warp_uint64 *free_bytes, warp_uint64 *total_bytes)
+{
+	size_t		f = 0,
+				t = 0;
+
+	if (cudaSetDevice(device) != cudaSuccess || cudaMemGetInfo(&f, &t) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return -1;
+	}
+	*free_bytes = f;
+	*total_bytes = t;
 	return 0;
 }
 
@@ -501,7 +550,7 @@ upload(WarpGpu *g, const void *src, size_t n, void **dst, char *why, size_t whyl
 	*dst = NULL;
 	if (src == NULL || n == 0)
 		return true;
-	if (!CUDA_OK(cudaMalloc(dst, n)))
+	if (!dev_malloc(g, dst, n, why, whylen))
 		return false;
 	g->d_table_arrays[g->n_table_arrays++] = *dst;
 	return CUDA_OK(cudaMemcpy(*dst, src, n, cudaMemcpyHostToDevice));
@@ -546,7 +595,7 @@ upload_program(WarpGpu *g, const WarpProgram *p, char *why, size_t whylen)
 		set_why(why, whylen, "out of memory");
 		return false;
 	}
-	if (!CUDA_OK(cudaMalloc(&g->d_prog_mem, total)))
+	if (!dev_malloc(g, &g->d_prog_mem, total, why, whylen))
 	{
 		free(host);
 		return false;
@@ -622,7 +671,7 @@ upload_tables(WarpGpu *g, const WarpProgram *p, WarpJoinTable *const *tables,
 	}
 	if (p->njoins == 0)
 		return true;
-	if (!CUDA_OK(cudaMalloc(&g->d_tables, sizeof(WarpJoinTable) * p->njoins)))
+	if (!dev_malloc(g, (void **) &g->d_tables, sizeof(WarpJoinTable) * p->njoins, why, whylen))
 		return false;
 	return CUDA_OK(cudaMemcpy(g->d_tables, dt, sizeof(WarpJoinTable) * p->njoins,
 							  cudaMemcpyHostToDevice));
@@ -641,10 +690,10 @@ clear_groups(WarpGpu *g, char *why, size_t whylen)
 	return true;
 }
 
-/* size and allocate the group table */
+/* size the group table (no CUDA: warp_gpu_estimate uses it too) */
 static bool
-setup_groups(WarpGpu *g, const WarpProgram *p, WarpJoinTable *const *tables,
-			 char *why, size_t whylen)
+size_groups(WarpGpu *g, const WarpProgram *p, WarpJoinTable *const *tables,
+			char *why, size_t whylen)
 {
 	size_t		slot_bytes = sizeof(warp_uint32) + (size_t) p->nkeys * 9 +
 		(size_t) p->naggs * sizeof(WarpAggState);
@@ -711,11 +760,29 @@ setup_groups(WarpGpu *g, const WarpProgram *p, WarpJoinTable *const *tables,
 			return false;
 		}
 	}
-	if (!CUDA_OK(cudaMalloc(&g->grp.state, sizeof(warp_uint32) * g->nslots)) ||
-		!CUDA_OK(cudaMalloc(&g->grp.keys, sizeof(warp_int64) * g->nslots * (p->nkeys ? p->nkeys : 1))) ||
-		!CUDA_OK(cudaMalloc(&g->grp.knull, (size_t) g->nslots * (p->nkeys ? p->nkeys : 1))) ||
-		!CUDA_OK(cudaMalloc(&g->grp.aggs, sizeof(WarpAggState) * g->nslots * (p->naggs ? p->naggs : 1))) ||
-		!CUDA_OK(cudaMalloc(&g->d_res, sizeof(DevResult))) ||
+	return true;
+}
+
+/* bytes of one slot of the group table, as allocated */
+static size_t
+group_slot_bytes(const WarpProgram *p)
+{
+	return sizeof(warp_uint32) + (sizeof(warp_int64) + 1) * (p->nkeys ? p->nkeys : 1) +
+		sizeof(WarpAggState) * (p->naggs ? p->naggs : 1);
+}
+
+/* size and allocate the group table */
+static bool
+setup_groups(WarpGpu *g, const WarpProgram *p, WarpJoinTable *const *tables,
+			 char *why, size_t whylen)
+{
+	if (!size_groups(g, p, tables, why, whylen))
+		return false;
+	if (!dev_malloc(g, (void **) &g->grp.state, sizeof(warp_uint32) * g->nslots, why, whylen) ||
+		!dev_malloc(g, (void **) &g->grp.keys, sizeof(warp_int64) * g->nslots * (p->nkeys ? p->nkeys : 1), why, whylen) ||
+		!dev_malloc(g, (void **) &g->grp.knull, (size_t) g->nslots * (p->nkeys ? p->nkeys : 1), why, whylen) ||
+		!dev_malloc(g, (void **) &g->grp.aggs, sizeof(WarpAggState) * g->nslots * (p->naggs ? p->naggs : 1), why, whylen) ||
+		!dev_malloc(g, (void **) &g->d_res, sizeof(DevResult), why, whylen) ||
 		!CUDA_OK(cudaMallocHost(&g->h_res, sizeof(DevResult))))
 		return false;
 	g->grp.nused = &g->d_res->nused;
@@ -724,9 +791,35 @@ setup_groups(WarpGpu *g, const WarpProgram *p, WarpJoinTable *const *tables,
 	return clear_groups(g, why, whylen);
 }
 
+extern "C" warp_uint64
+warp_gpu_estimate(const WarpProgram *p, WarpJoinTable *const *tables, warp_uint64 stage_bytes)
+{
+	WarpGpu		tmp;
+	warp_uint64 n = (warp_uint64) 16 << 20;	/* program, descriptors, rounding */
+	int			j;
+
+	memset(&tmp, 0, sizeof(tmp));
+	if (warp_program_validate(p) != NULL || warp_row_check(p, tables) != NULL ||
+		!size_groups(&tmp, p, tables, NULL, 0))
+		return n;				/* create will refuse it anyway */
+	/* the table, and the buffer its groups are flushed through */
+	n += 2 * (warp_uint64) tmp.nslots * group_slot_bytes(p);
+	for (j = 0; j < p->njoins; j++)
+	{
+		const WarpJoinTable *t = tables[p->joins[j].table];
+
+		n += sizeof(warp_int32) * 2 * (warp_uint64) t->nrows;
+		if (t->direct && t->nrows > 0)
+			n += sizeof(warp_int32) * (warp_uint64) (t->max - t->min + 1);
+		else if (t->nrows > 0)
+			n += (sizeof(warp_int64) + sizeof(warp_int32)) * ((warp_uint64) t->mask + 1);
+	}
+	return n + NBATCH_SLOTS * stage_bytes;
+}
+
 extern "C" WarpGpu *
 warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *tables,
-				char *why, size_t whylen)
+				const WarpGpuMem *mem, char *why, size_t whylen)
 {
 	WarpGpu    *g;
 	const char *bad;
@@ -753,6 +846,8 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 	}
 	g->device = device;
 	g->prog = prog;
+	if (mem)
+		g->mem = *mem;
 	g->pending = -1;
 	set_blocking_sync(device);
 	if (!CUDA_OK(cudaSetDevice(device)))
@@ -777,7 +872,7 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 			!CUDA_OK(cudaEventCreate(&bs->ev_run0)) ||
 			!CUDA_OK(cudaEventCreateWithFlags(&bs->ev_done, cudaEventBlockingSync)) ||
 			!CUDA_OK(cudaMallocHost(&bs->h_cols, sizeof(WarpRowCol) * (prog->ncols + 1))) ||
-			!CUDA_OK(cudaMalloc(&bs->d_cols, sizeof(WarpRowCol) * (prog->ncols + 1))))
+			!dev_malloc(g, (void **) &bs->d_cols, sizeof(WarpRowCol) * (prog->ncols + 1), why, whylen))
 			goto fail;
 	}
 	if (!upload_program(g, prog, why, whylen) ||
@@ -817,10 +912,10 @@ flush_groups(WarpGpu *g, char *why, size_t whylen)
 		return true;
 	if (need > g->d_out_size)
 	{
-		cudaFree(g->d_out);
+		dev_free(g, g->d_out, g->d_out_size);
 		g->d_out = NULL;
 		g->d_out_size = 0;
-		if (!CUDA_OK(cudaMalloc(&g->d_out, need)))
+		if (!dev_malloc(g, &g->d_out, need, why, whylen))
 			return false;
 		g->d_out_size = need;
 	}
@@ -1038,10 +1133,10 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 	{
 		size_t		size = align_up(total + total / 4, (size_t) 1 << 20);
 
-		cudaFree(bs->d_stage);
+		dev_free(g, bs->d_stage, bs->stage_size);
 		bs->d_stage = NULL;
 		bs->stage_size = 0;
-		if (!CUDA_OK(cudaMalloc(&bs->d_stage, size)))
+		if (!dev_malloc(g, (void **) &bs->d_stage, size, why, whylen))
 			goto fail_free;
 		bs->stage_size = size;
 	}

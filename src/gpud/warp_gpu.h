@@ -57,14 +57,39 @@ extern int	warp_gpu_host_register(void *p, size_t len, char *why, size_t whylen)
 extern void warp_gpu_host_unregister(void *p);
 
 /*
+ * Device memory accounting: grow is asked before every device allocation
+ * (false: the allocation is refused and the driver gives up, -1/NULL), and
+ * shrink told after a buffer is freed to be replaced by a bigger one.
+ */
+typedef struct WarpGpuMem
+{
+	bool		(*grow) (void *ctx, warp_uint64 bytes);
+	void		(*shrink) (void *ctx, warp_uint64 bytes);
+	void	   *ctx;
+} WarpGpuMem;
+
+/*
+ * An upper bound of the device memory a driver for prog will allocate at
+ * create and at the first batches, with staging buffers of stage_bytes
+ * (one batch's column bytes); the caller reserves it before creating.
+ */
+extern warp_uint64 warp_gpu_estimate(const WarpProgram *prog, WarpJoinTable *const *tables,
+									 warp_uint64 stage_bytes);
+
+/*
  * A driver for prog on device `device`; tables[i] is the join table of
  * .table i, as for warp_cpu_create (uploaded once, here; the caller may
  * free its copies after).  prog must stay valid until warp_gpu_destroy.
- * NULL with a reason when the program uses something the GPU driver does
- * not do exactly, or on a CUDA error (device out of memory included).
+ * mem (NULL: none) accounts for its device memory.  NULL with a reason
+ * when the program uses something the GPU driver does not do exactly, or
+ * on a CUDA error (device out of memory included) or a refused allocation.
  */
 extern WarpGpu *warp_gpu_create(int device, const WarpProgram *prog,
-								WarpJoinTable *const *tables, char *why, size_t whylen);
+								WarpJoinTable *const *tables, const WarpGpuMem *mem,
+								char *why, size_t whylen);
+
+/* free and total device memory now; -1 on a CUDA error */
+extern int	warp_gpu_memory(int device, warp_uint64 *free_bytes, warp_uint64 *total_bytes);
 
 /*
  * Queue one record batch: cols[c] is program column c, nrows rows.  The

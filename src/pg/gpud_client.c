@@ -200,6 +200,7 @@ write_job(GpudBuf *b, const WarpProgram *prog, int ntables, const GpudClientTabl
 	job.magic = GPUD_MAGIC;
 	job.version = GPUD_VERSION;
 	job.fault = pgwarp_gpud_fault;
+	job.mem_quota = (uint64_t) pgwarp_gpu_memory_per_query << 20;
 	job.nfiles = nfiles;
 	job_off = gpud_buf_put(b, NULL, sizeof(GpudJob));
 	Assert(job_off == WARP_ARENA_JOB_OFF);

@@ -23,6 +23,7 @@ typedef enum PgWarpGpudDevice
 extern int	pgwarp_gpud_device;
 extern int	pgwarp_gpud_fault;
 extern int	pgwarp_max_registered_memory;	/* MB */
+extern int	pgwarp_gpu_memory_per_query;	/* MB */
 
 /* One fact file, as the backend opened it. */
 typedef struct GpudClientFile

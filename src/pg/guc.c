@@ -20,6 +20,7 @@ int			pgwarp_mode = PGWARP_MODE_AUTO;
 int			pgwarp_gpud_device = PGWARP_GPUD_AUTO;
 int			pgwarp_gpud_fault = GPUD_FAULT_NONE;
 int			pgwarp_max_registered_memory = 16384;	/* MB */
+int			pgwarp_gpu_memory_per_query = 16384;	/* MB */
 
 static const struct config_enum_entry gpud_device_options[] = {
 	{"off", PGWARP_GPUD_OFF, false},
@@ -129,6 +130,21 @@ pgwarp_define_gucs(void)
 							0,
 							INT_MAX,
 							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_warp.gpu_memory_per_query",
+							"Most GPU memory one query may use.",
+							"pg_warp_gpud reserves a query's device memory (join "
+							"tables, group table, batch buffers) before it starts, "
+							"queueing behind running queries when the GPU's memory "
+							"is taken; a query that would need more than this "
+							"runs on the CPU engine instead.",
+							&pgwarp_gpu_memory_per_query,
+							16384,
+							1,
+							INT_MAX,
+							PGC_USERSET,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 
