@@ -134,9 +134,9 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 ALTER TABLE we_dim1 RESET (parallel_workers);
 
--- not offloaded: an outer join, a text qual on the fact table, count(DISTINCT)
+-- not offloaded: a full join, a text qual on the fact table, count(DISTINCT)
 EXPLAIN (COSTS OFF)
-SELECT count(*) FROM we_fact_a f LEFT JOIN we_dim2 d ON f.k2 = d.id;
+SELECT count(*) FROM we_fact_a f FULL JOIN we_dim2 d ON f.k2 = d.id;
 EXPLAIN (COSTS OFF)
 SELECT count(DISTINCT k1) FROM we_fact_a;
 -- EXPLAIN VERBOSE says why a query was left to PostgreSQL
@@ -147,7 +147,7 @@ BEGIN
     IF l LIKE 'pg_warp:%' THEN RETURN NEXT l; END IF;
   END LOOP;
 END $$;
-SELECT we_reason('SELECT count(*) FROM we_fact_a f LEFT JOIN we_dim2 d ON f.k2 = d.id');
+SELECT we_reason('SELECT count(*) FROM we_fact_a f FULL JOIN we_dim2 d ON f.k2 = d.id');
 SELECT we_reason('SELECT count(DISTINCT k1) FROM we_fact_a');
 SELECT we_reason('SELECT sum(k2) FROM we_fact_a');
 SELECT we_reason('SELECT count(*) FROM we_fact_a WHERE k1::text = ''3''');
