@@ -70,9 +70,11 @@ $(B)/libwarpengine.a: $(ENGINE_TOBJS)
 $(B)/pgwarp: $(TOOL_OBJS) $(B)/libwarparrow.a
 	$(TOOL_CC) -o $@ $(TOOL_OBJS) $(B)/libwarparrow.a $(TOOL_LIBS)
 
-$(B)/unit/%: test/unit/%.c test/unit/unit.h $(ENGINE_HDRS) $(B)/libwarpengine.a $(B)/libwarparrow.a $(B)/obj/gpud/gpud_wire.o
+UNIT_GPUD   = $(B)/obj/gpud/gpud_wire.o $(B)/obj/gpud/gpud_colcache.o
+
+$(B)/unit/%: test/unit/%.c test/unit/unit.h $(ENGINE_HDRS) $(B)/libwarpengine.a $(B)/libwarparrow.a $(UNIT_GPUD)
 	@mkdir -p $(dir $@)
-	$(TOOL_CC) $(TOOL_CFLAGS) -Itest/unit -o $@ $< $(B)/obj/gpud/gpud_wire.o $(B)/libwarpengine.a \
+	$(TOOL_CC) $(TOOL_CFLAGS) -Itest/unit -o $@ $< $(UNIT_GPUD) $(B)/libwarpengine.a \
 	    $(B)/libwarparrow.a $(TOOL_LIBS)
 
 BENCH_SRCS  = $(sort $(wildcard bench/*.c))

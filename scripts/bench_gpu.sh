@@ -61,7 +61,7 @@ for f in bench/ssb/queries/q*.sql; do
 		PGOPTIONS="-c search_path=$schema -c pg_warp.mode=gpu" psql -XAtq -c "EXPLAIN (ANALYZE) $sql"
 	} >>"$OUTDIR/ssb-sf$SF-gpu.txt"
 done
-grep -E "^== |Ran On|Fallback|Bytes To Device|Copy Rate|Copy Time|Kernel Time|Daemon Time|Scan Time|Execution Time" \
+grep -E "^== |Ran On|Fallback|Bytes To Device|Bytes From GPU Cache|Copy Rate|Copy Time|Kernel Time|Daemon Time|Scan Time|Execution Time" \
 	"$OUTDIR/ssb-sf$SF-gpu.txt" | sed 's/^ *//' | awk '/^== /{ if (l) print l; l=$0; next } { l = l " | " $0 } END { print l }'
 
 # DuckDB on the same data (from the .tbl text; needs a duckdb wheel in

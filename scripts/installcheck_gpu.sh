@@ -93,8 +93,8 @@ for f in bench/ssb/queries/q*.sql; do
 		echo "$plan" | grep -E "Engine|Ran On|Fallback"
 	fi
 done
-grep -E "^== |Ran On|Bytes To Device|Copy Rate|Copy Time|Kernel Time|Daemon Time|Scan Time|Execution Time" "$OUTDIR/ssb-explain-gpu.txt" |
-	paste - - - - - - - - - | sed 's/  */ /g' > "$OUTDIR/ssb-gpu-transfer.txt"
+grep -E "^== |Ran On|Bytes To Device|Bytes From GPU Cache|Copy Rate|Copy Time|Kernel Time|Daemon Time|Scan Time|Execution Time" "$OUTDIR/ssb-explain-gpu.txt" |
+	paste - - - - - - - - - - | sed 's/  */ /g' > "$OUTDIR/ssb-gpu-transfer.txt"
 cat "$OUTDIR/ssb-gpu-transfer.txt"
 
 # 4. faults (q4.1: three joins and a group by)

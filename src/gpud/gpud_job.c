@@ -231,6 +231,7 @@ run_batches(Run *r)
 		const uint8_t *wbase = NULL;
 		uint64_t	readable;
 		ArrowArena	prev;		/* the batch the GPU may still read */
+		WarpGpuFile gfile;
 		bool		have_prev = false;
 
 		if (f->nbatches == 0)
@@ -274,6 +275,15 @@ run_batches(Run *r)
 		{
 			arrow_source_mem(&src, wbase, readable, path);
 			r->res.windows++;
+			/* the column cache knows this file by its identity */
+			memset(&gfile, 0, sizeof(gfile));
+			gfile.base = wbase;
+			gfile.len = readable;
+			gfile.id.dev = (uint64_t) st.st_dev;
+			gfile.id.ino = (uint64_t) st.st_ino;
+			gfile.id.size = (uint64_t) st.st_size;
+			gfile.id.mtime_sec = (int64_t) st.st_mtim.tv_sec;
+			gfile.id.mtime_nsec = (int64_t) st.st_mtim.tv_nsec;
 		}
 		else
 		{
@@ -350,8 +360,8 @@ run_batches(Run *r)
 			r->res.batches++;
 			if (r->use_gpu)
 			{
-				if (warp_gpu_run_batch(r->gpu, cols, meta.length, r->fallback,
-									   sizeof(r->fallback)) != 0)
+				if (warp_gpu_run_batch(r->gpu, cols, meta.length, win && r->job->use_cache ? &gfile : NULL,
+									   r->fallback, sizeof(r->fallback)) != 0)
 					rc = -1;
 				else if (win == NULL &&
 						 warp_gpu_wait(r->gpu, r->fallback, sizeof(r->fallback)) != 0)
@@ -545,6 +555,7 @@ build_result(Run *r, uint64_t *len)
 	{
 		warp_gpu_counters(r->gpu, &res->counters);
 		warp_gpu_transfer_stats(r->gpu, &res->bytes_h2d, &res->h2d_ms, &res->kernel_ms);
+		res->bytes_cached = warp_gpu_cached_bytes(r->gpu);
 	}
 	else if (r->cpu)
 		warp_cpu_counters(r->cpu, &res->counters);

@@ -40,6 +40,7 @@
 #include "warp_gpu.h"
 
 static GpudDevice device;
+static GpudColCache column_cache;
 
 static void
 logmsg(const char *fmt,...) __attribute__((format(printf, 1, 2)));
@@ -273,6 +274,7 @@ main(int argc, char **argv)
 	const char *want = "auto";
 	long		staging_mb = 512;
 	long		registered_mb = 16384;
+	long		cache_mb = -1;
 	int			lsock;
 	struct sockaddr_un addr;
 	int			i;
@@ -285,10 +287,12 @@ main(int argc, char **argv)
 			staging_mb = atol(argv[i] + 13);
 		else if (strncmp(argv[i], "--max-registered-mb=", 20) == 0)
 			registered_mb = atol(argv[i] + 20);
+		else if (strncmp(argv[i], "--cache-mb=", 11) == 0)
+			cache_mb = atol(argv[i] + 11);
 		else
 		{
 			fprintf(stderr, "usage: pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N] "
-					"[--max-registered-mb=N]\n");
+					"[--max-registered-mb=N] [--cache-mb=N|-1]\n");
 			return 2;
 		}
 	}
@@ -347,10 +351,24 @@ main(int argc, char **argv)
 
 				if (warp_gpu_memory(0, &fr, &tot) == 0)
 				{
+					warp_uint64 cache,
+								avail;
+
 					margin = tot / 20 > ((warp_uint64) 1 << 30) ? tot / 20 : (warp_uint64) 1 << 30;
-					gpud_budget_init(&device.budget, fr > margin ? fr - margin : 0);
-					logmsg("device memory for jobs: %llu MB of %llu MB",
+					avail = fr > margin ? fr - margin : 0;
+					/* the column cache: -1 a quarter of the device, at most
+					 * half of what is free */
+					cache = cache_mb < 0 ? tot / 4 : (warp_uint64) cache_mb << 20;
+					if (cache > avail / 2)
+						cache = avail / 2;
+					if (!gpud_colcache_init(&column_cache, cache))
+						cache = 0;
+					else
+						warp_gpu_set_cache(&column_cache);
+					gpud_budget_init(&device.budget, avail - cache);
+					logmsg("device memory: %llu MB for jobs, %llu MB column cache, of %llu MB",
 						   (unsigned long long) (device.budget.total >> 20),
+						   (unsigned long long) (cache >> 20),
 						   (unsigned long long) (tot >> 20));
 				}
 			}

@@ -117,6 +117,8 @@ typedef struct GpudJob
 	int32_t		fault;			/* GpudFault */
 	int32_t		nfiles;
 	uint64_t	mem_quota;		/* device memory the job may use, bytes */
+	int32_t		use_cache;		/* read and fill the GPU column cache */
+	int32_t		pad;
 	WarpProgram prog;			/* pointers replaced by offsets (below) */
 	uint64_t	off_cols,
 				off_nodes,
@@ -147,6 +149,7 @@ typedef struct GpudResult
 	int64_t		bytes_read;		/* from files with pread */
 	int64_t		windows;		/* files read through registered windows */
 	int64_t		bytes_h2d;		/* host to device */
+	int64_t		bytes_cached;	/* read from the GPU column cache instead */
 	double		read_ms;
 	double		h2d_ms;
 	double		kernel_ms;		/* GPU kernels (see warp_gpu_transfer_stats) */

@@ -90,6 +90,8 @@ typedef struct BatchSlot
 	cudaEvent_t ev_copy1;
 	cudaEvent_t ev_run0;		/* around its kernels (compute stream) */
 	cudaEvent_t ev_done;
+	GpudColEntry **cents;		/* column cache entries its kernel reads */
+	int			ncents;
 } BatchSlot;
 
 #define NBATCH_SLOTS 2
@@ -135,10 +137,16 @@ struct WarpGpu
 	warp_int64	bytes;
 	double		copy_ms;
 	double		kernel_ms;
+	warp_int64	cached_bytes;
 	int			nsm;
 };
 
 static bool context_poisoned = false;
+
+/* the process's GPU column cache (warp_gpu_set_cache), or NULL */
+static GpudColCache *column_cache = NULL;
+
+static void release_slot_entries(BatchSlot *bs);
 static bool blocking_sync_set[64];
 
 /* ----------------------------------------------------------------- errors */
@@ -512,6 +520,7 @@ warp_gpu_destroy(WarpGpu *g)
 		{
 			BatchSlot  *bs = &g->slot[i];
 
+			release_slot_entries(bs);
 			cudaFree(bs->d_cols);
 			cudaFree(bs->d_stage);
 			cudaFreeHost(bs->h_cols);
@@ -537,6 +546,8 @@ warp_gpu_destroy(WarpGpu *g)
 			cudaStreamDestroy(g->copy_stream);
 		(void) cudaGetLastError();
 	}
+	for (i = 0; i < NBATCH_SLOTS; i++)
+		free(g->slot[i].cents);
 	free(g->d_table_arrays);
 	free(g->h_out);
 	warp_row_result_free(&g->result);
@@ -874,6 +885,12 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 			!CUDA_OK(cudaMallocHost(&bs->h_cols, sizeof(WarpRowCol) * (prog->ncols + 1))) ||
 			!dev_malloc(g, (void **) &bs->d_cols, sizeof(WarpRowCol) * (prog->ncols + 1), why, whylen))
 			goto fail;
+		bs->cents = (GpudColEntry **) calloc(4 * (prog->ncols + 1), sizeof(GpudColEntry *));
+		if (bs->cents == NULL)
+		{
+			set_why(why, whylen, "out of memory");
+			goto fail;
+		}
 	}
 	if (!upload_program(g, prog, why, whylen) ||
 		!upload_tables(g, prog, tables, why, whylen))
@@ -975,27 +992,29 @@ flush_groups(WarpGpu *g, char *why, size_t whylen)
 	return true;
 }
 
-/* where one array of a column goes in the staging buffer */
+/* one array of a column: in the staging buffer, or in the column cache */
 typedef struct StageCopy
 {
 	const void *src;
-	size_t		pos;
+	size_t		pos;			/* in the staging buffer */
 	size_t		len;
+	const warp_uint8 *dptr;		/* a column cache entry's memory, or NULL */
 } StageCopy;
 
 #define NO_POS ((size_t) -1)
 
-/* plan one copy of len bytes at src; returns its staging position */
+/* plan one copy of len bytes at src; returns its index */
 static size_t
 stage_add(StageCopy *copies, int *ncopies, size_t *total, const void *src, size_t len)
 {
 	StageCopy  *c = &copies[(*ncopies)++];
 
+	(void) total;
 	c->src = src;
 	c->len = len;
-	c->pos = align_up(*total, STAGE_ALIGN);
-	*total = c->pos + len;
-	return c->pos;
+	c->pos = NO_POS;
+	c->dptr = NULL;
+	return (size_t) (c - copies);
 }
 
 /*
@@ -1003,7 +1022,7 @@ stage_add(StageCopy *copies, int *ncopies, size_t *total, const void *src, size_
  * values, from the byte holding row 0's bit (bitmaps) or from the element
  * of the same rounded-down row (fixed width), so that one bit/element
  * offset, offset % 8, serves both on the device.  *vpos / *dpos receive the
- * staging positions of validity and values (NO_POS: none).
+ * indexes of the copies of validity and values (NO_POS: none).
  */
 static void
 stage_buf(WarpRowBuf *b, StageCopy *copies, int *ncopies, size_t *total,
@@ -1031,11 +1050,137 @@ stage_buf(WarpRowBuf *b, StageCopy *copies, int *ncopies, size_t *total,
 	b->offset = o8;
 }
 
-/* a staging position to a device address */
+/* the device address of copy ci */
 static const warp_uint8 *
-stage_addr(const BatchSlot *bs, size_t pos)
+stage_addr(const BatchSlot *bs, const StageCopy *copies, size_t ci)
 {
-	return pos == NO_POS ? NULL : bs->d_stage + pos;
+	if (ci == NO_POS)
+		return NULL;
+	return copies[ci].dptr ? copies[ci].dptr : bs->d_stage + copies[ci].pos;
+}
+
+/* ------------------------------------------------------- the column cache */
+
+extern "C" void
+warp_gpu_set_cache(GpudColCache *cache)
+{
+	column_cache = cache;
+	if (cache && cache->budget > 0)
+	{
+		cudaMemPool_t pool;
+		uint64_t	keep = UINT64_MAX;
+		int			dev = 0;
+
+		/* freed cache memory stays in the pool instead of going back to
+		 * the driver at every synchronization */
+		if (cudaGetDevice(&dev) != cudaSuccess ||
+			cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess ||
+			cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess)
+			(void) cudaGetLastError();
+	}
+}
+
+/* entries live in stream-ordered memory: no device-wide sync to free them */
+static void *
+cache_alloc(void *ctx, uint64_t len)
+{
+	WarpGpu    *g = (WarpGpu *) ctx;
+	void	   *p = NULL;
+
+	if (cudaMallocAsync(&p, (size_t) len, g->copy_stream) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return NULL;
+	}
+	return p;
+}
+
+static void
+cache_free(void *ctx, void *ptr, void *ready)
+{
+	WarpGpu    *g = (WarpGpu *) ctx;
+
+	/* every user's kernel is done (the entry was unreferenced) */
+	if (cudaFreeAsync(ptr, g->copy_stream) != cudaSuccess)
+		(void) cudaGetLastError();
+	if (ready)
+		(void) cudaEventDestroy((cudaEvent_t) ready);
+}
+
+/* let go of the cache entries a slot's kernel read */
+static void
+release_slot_entries(BatchSlot *bs)
+{
+	int			i;
+
+	if (column_cache == NULL)
+	{
+		bs->ncents = 0;
+		return;
+	}
+	for (i = 0; i < bs->ncents; i++)
+		gpud_colcache_release(column_cache, bs->cents[i]);
+	bs->ncents = 0;
+}
+
+/*
+ * Serve copy c from the column cache if it lies in the file's mapping:
+ * a hit makes the compute stream wait for the entry's fill; a miss copies
+ * into a new entry on the copy stream.  false only on a CUDA error.
+ */
+static bool
+cache_copy(WarpGpu *g, BatchSlot *bs, StageCopy *c, const WarpGpuFile *file,
+		   char *why, size_t whylen)
+{
+	const warp_uint8 *src = (const warp_uint8 *) c->src;
+	GpudColCacheOps ops;
+	GpudColKey	key;
+	GpudColEntry *e;
+	bool		fill;
+
+	if (column_cache == NULL || file == NULL || c->len == 0 ||
+		src < file->base || src + c->len > file->base + file->len)
+		return true;
+	key = file->id;
+	key.off = (warp_uint64) (src - file->base);
+	key.len = c->len;
+	ops.alloc = cache_alloc;
+	ops.free = cache_free;
+	ops.ctx = g;
+	e = gpud_colcache_get(column_cache, &key, &ops, &fill);
+	if (e == NULL)
+		return true;			/* staged as usual */
+	if (fill)
+	{
+		cudaEvent_t ev = NULL;
+
+		if (!CUDA_OK(cudaMemcpyAsync(e->ptr, c->src, c->len, cudaMemcpyHostToDevice,
+									 g->copy_stream)) ||
+			!CUDA_OK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming)) ||
+			!CUDA_OK(cudaEventRecord(ev, g->copy_stream)))
+		{
+			if (ev)
+				(void) cudaEventDestroy(ev);
+			gpud_colcache_abandon(column_cache, e, &ops);
+			return false;
+		}
+		gpud_colcache_filled(column_cache, e, ev);
+		g->bytes += (warp_int64) c->len;
+	}
+	else
+	{
+		/* filled by an earlier batch, maybe of another query, maybe still
+		 * copying: the kernel waits for it */
+		if (!CUDA_OK(cudaStreamWaitEvent(g->stream, (cudaEvent_t) e->ready, 0)))
+		{
+			gpud_colcache_release(column_cache, e);
+			return false;
+		}
+		g->cached_bytes += (warp_int64) c->len;
+	}
+	bs->cents[bs->ncents++] = e;
+	c->dptr = (const warp_uint8 *) e->ptr;
+	return true;
 }
 
 /* milliseconds between two completed events, added to *acc */
@@ -1066,6 +1211,7 @@ wait_pending(WarpGpu *g, char *why, size_t whylen)
 	g->pending = -1;
 	if (!CUDA_OK(cudaEventSynchronize(bs->ev_done)))
 		return false;
+	release_slot_entries(bs);
 	add_elapsed(bs->ev_copy0, bs->ev_copy1, &g->copy_ms);
 	add_elapsed(bs->ev_run0, bs->ev_done, &g->kernel_ms);
 	if (g->h_res->status != 0)
@@ -1079,7 +1225,7 @@ wait_pending(WarpGpu *g, char *why, size_t whylen)
 
 extern "C" int
 warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
-				   char *why, size_t whylen)
+				   const WarpGpuFile *file, char *why, size_t whylen)
 {
 	const WarpProgram *p = g->prog;
 	BatchSlot  *bs = &g->slot[g->next_slot];
@@ -1129,6 +1275,18 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 		if (rc->has_dict)
 			stage_buf(&rc->dict, copies, &ncopies, &total, &pos[4 * c + 2], &pos[4 * c + 3]);
 	}
+	/* the column cache first; what it does not hold goes to staging */
+	if (!CUDA_OK(cudaEventRecord(bs->ev_copy0, g->copy_stream)))
+		goto fail_free;
+	for (i = 0; i < ncopies; i++)
+		if (!cache_copy(g, bs, &copies[i], file, why, whylen))
+			goto fail_free;
+	for (i = 0; i < ncopies; i++)
+		if (copies[i].dptr == NULL)
+		{
+			copies[i].pos = align_up(total, STAGE_ALIGN);
+			total = copies[i].pos + copies[i].len;
+		}
 	if (total > bs->stage_size)
 	{
 		size_t		size = align_up(total + total / 4, (size_t) 1 << 20);
@@ -1144,17 +1302,15 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 	{
 		WarpRowCol *rc = &bs->h_cols[c];
 
-		rc->data.validity = stage_addr(bs, pos[4 * c]);
-		rc->data.values = stage_addr(bs, pos[4 * c + 1]);
-		rc->dict.validity = stage_addr(bs, pos[4 * c + 2]);
-		rc->dict.values = stage_addr(bs, pos[4 * c + 3]);
+		rc->data.validity = stage_addr(bs, copies, pos[4 * c]);
+		rc->data.values = stage_addr(bs, copies, pos[4 * c + 1]);
+		rc->dict.validity = stage_addr(bs, copies, pos[4 * c + 2]);
+		rc->dict.values = stage_addr(bs, copies, pos[4 * c + 3]);
 	}
 
 	/* queue the copies: the column bytes, then their descriptors */
-	if (!CUDA_OK(cudaEventRecord(bs->ev_copy0, g->copy_stream)))
-		goto fail_free;
 	for (i = 0; i < ncopies; i++)
-		if (copies[i].len > 0 &&
+		if (copies[i].len > 0 && copies[i].dptr == NULL &&
 			!CUDA_OK(cudaMemcpyAsync(bs->d_stage + copies[i].pos, copies[i].src, copies[i].len,
 									 cudaMemcpyHostToDevice, g->copy_stream)))
 			goto fail_free;
@@ -1257,6 +1413,13 @@ warp_gpu_wait(WarpGpu *g, char *why, size_t whylen)
 		(void) cudaGetLastError();
 		rc = -1;
 	}
+	else
+	{
+		int			i;
+
+		for (i = 0; i < NBATCH_SLOTS; i++)
+			release_slot_entries(&g->slot[i]);
+	}
 	if (rc != 0 || g->failed)
 	{
 		g->failed = true;
@@ -1311,6 +1474,12 @@ warp_gpu_counters(const WarpGpu *g, WarpCpuCounters *c)
 	c->rows_in = g->rows_in;
 	c->rows_filtered = g->h_res ? (warp_int64) g->h_res->rows_filtered : 0;
 	c->rows_joined = g->h_res ? (warp_int64) g->h_res->rows_joined : 0;
+}
+
+extern "C" warp_int64
+warp_gpu_cached_bytes(const WarpGpu *g)
+{
+	return g->cached_bytes;
 }
 
 extern "C" void

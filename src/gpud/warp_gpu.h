@@ -25,6 +25,7 @@
 #define WARP_GPU_H
 
 #include "arrow.h"
+#include "gpud_colcache.h"
 #include "warp_cpu.h"
 #include "warp_join.h"
 #include "warp_program.h"
@@ -92,7 +93,28 @@ extern WarpGpu *warp_gpu_create(int device, const WarpProgram *prog,
 extern int	warp_gpu_memory(int device, warp_uint64 *free_bytes, warp_uint64 *total_bytes);
 
 /*
- * Queue one record batch: cols[c] is program column c, nrows rows.  The
+ * The GPU column cache every driver of this process uses (NULL: none).
+ * Call once at start, before any driver exists.
+ */
+extern void warp_gpu_set_cache(GpudColCache *cache);
+
+/*
+ * Where a batch's column buffers live, for the column cache: a file's
+ * mapping (its registered window) and the file's identity (id.off and
+ * id.len are not used).  Buffers inside [base, base + len) are looked up in
+ * the cache by file and byte range; a hit is read in place on the device,
+ * a miss is copied into a new entry that later queries find.
+ */
+typedef struct WarpGpuFile
+{
+	const warp_uint8 *base;
+	warp_uint64 len;
+	GpudColKey	id;
+} WarpGpuFile;
+
+/*
+ * Queue one record batch: cols[c] is program column c, nrows rows; file
+ * (NULL: no caching) says where the buffers live.  The
  * batch runs while the caller reads the next one, so its columns' memory
  * (the buffers the ArrowArrays point to) must stay as it is until the next
  * warp_gpu_run_batch, warp_gpu_wait, warp_gpu_finish or warp_gpu_destroy
@@ -103,7 +125,7 @@ extern int	warp_gpu_memory(int device, warp_uint64 *free_bytes, warp_uint64 *tot
  * -1 the driver only accepts warp_gpu_wait and warp_gpu_destroy.
  */
 extern int	warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
-							   char *why, size_t whylen);
+							   const WarpGpuFile *file, char *why, size_t whylen);
 
 /*
  * Wait until nothing queued runs or copies any more: every batch's memory
@@ -127,6 +149,9 @@ extern void warp_gpu_counters(const WarpGpu *g, WarpCpuCounters *c);
  * copies and kernels overlapping, the two may sum to more than the scan) */
 extern void warp_gpu_transfer_stats(const WarpGpu *g, warp_int64 *bytes, double *copy_ms,
 									double *kernel_ms);
+
+/* bytes the kernels read from the column cache instead of copying */
+extern warp_int64 warp_gpu_cached_bytes(const WarpGpu *g);
 
 /*
  * A sticky CUDA error happened (the context is unusable for every

@@ -201,6 +201,7 @@ write_job(GpudBuf *b, const WarpProgram *prog, int ntables, const GpudClientTabl
 	job.version = GPUD_VERSION;
 	job.fault = pgwarp_gpud_fault;
 	job.mem_quota = (uint64_t) pgwarp_gpu_memory_per_query << 20;
+	job.use_cache = pgwarp_gpu_cache ? 1 : 0;
 	job.nfiles = nfiles;
 	job_off = gpud_buf_put(b, NULL, sizeof(GpudJob));
 	Assert(job_off == WARP_ARENA_JOB_OFF);

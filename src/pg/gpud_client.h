@@ -24,6 +24,8 @@ extern int	pgwarp_gpud_device;
 extern int	pgwarp_gpud_fault;
 extern int	pgwarp_max_registered_memory;	/* MB */
 extern int	pgwarp_gpu_memory_per_query;	/* MB */
+extern bool pgwarp_gpu_cache;
+extern int	pgwarp_gpu_cache_memory;	/* MB, -1 = auto */
 
 /* One fact file, as the backend opened it. */
 typedef struct GpudClientFile

@@ -65,6 +65,7 @@ start_daemon(void)
 	char		path[MAXPGPATH];
 	char		devarg[32];
 	char		regarg[48];
+	char		cachearg[48];
 	const char *dev;
 	pid_t		pid;
 
@@ -85,6 +86,7 @@ start_daemon(void)
 	}
 	snprintf(devarg, sizeof(devarg), "--device=%s", dev);
 	snprintf(regarg, sizeof(regarg), "--max-registered-mb=%d", pgwarp_max_registered_memory);
+	snprintf(cachearg, sizeof(cachearg), "--cache-mb=%d", pgwarp_gpu_cache_memory);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -94,7 +96,7 @@ start_daemon(void)
 	}
 	if (pid == 0)
 	{
-		char	   *argv[4];
+		char	   *argv[5];
 		int			i;
 		sigset_t	none;
 
@@ -108,7 +110,8 @@ start_daemon(void)
 		argv[0] = path;
 		argv[1] = devarg;
 		argv[2] = regarg;
-		argv[3] = NULL;
+		argv[3] = cachearg;
+		argv[4] = NULL;
 		execv(path, argv);
 		fprintf(stderr, "pg_warp: could not execute \"%s\": %s\n", path, strerror(errno));
 		_exit(127);

@@ -21,6 +21,8 @@ int			pgwarp_gpud_device = PGWARP_GPUD_AUTO;
 int			pgwarp_gpud_fault = GPUD_FAULT_NONE;
 int			pgwarp_max_registered_memory = 16384;	/* MB */
 int			pgwarp_gpu_memory_per_query = 16384;	/* MB */
+bool		pgwarp_gpu_cache = true;
+int			pgwarp_gpu_cache_memory = -1;	/* MB, -1 = a quarter of the GPU's */
 
 static const struct config_enum_entry gpud_device_options[] = {
 	{"off", PGWARP_GPUD_OFF, false},
@@ -147,6 +149,32 @@ pgwarp_define_gucs(void)
 							PGC_USERSET,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_warp.gpu_cache_memory",
+							"GPU memory pg_warp_gpud keeps Arrow columns in across "
+							"queries.",
+							"Column buffers a GPU query reads stay resident in device "
+							"memory (least recently used ones make room), so later "
+							"queries over them copy nothing over PCIe.  -1: a quarter "
+							"of the GPU's memory; 0: no column cache.",
+							&pgwarp_gpu_cache_memory,
+							-1,
+							-1,
+							INT_MAX,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pg_warp.gpu_cache",
+							 "Whether this session's GPU queries use the GPU column "
+							 "cache.",
+							 "off: the columns cross PCIe on every query, and "
+							 "nothing is added to the cache (for measurements).",
+							 &pgwarp_gpu_cache,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("pg_warp.gpud_fault",
 							 "Injects a fault into this session's pg_warp_gpud jobs "

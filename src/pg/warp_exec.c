@@ -1077,6 +1077,7 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 				ExplainPropertyInteger("Files Via Registered Windows", NULL,
 									   ws->gres->windows, es);
 				ExplainPropertyInteger("Bytes To Device", NULL, ws->gres->bytes_h2d, es);
+				ExplainPropertyInteger("Bytes From GPU Cache", NULL, ws->gres->bytes_cached, es);
 				ExplainPropertyFloat("Copy Rate", "GB/s", gbs, 1, es);
 				ExplainPropertyFloat("Copy Time", "ms", ws->gres->h2d_ms, 3, es);
 				ExplainPropertyFloat("Kernel Time", "ms", ws->gres->kernel_ms, 3, es);
