@@ -2,7 +2,7 @@
 # SSB on the GPU machine, against a running cluster (../shared/devkit's
 # device-pg.sh starts one; pg_warp preloaded so pg_warp_gpud drives the GPU).
 #
-#   SF=20 MODES=warp-cpu,warp-gpu RUNS=3 TBL=0 bash scripts/bench_gpu.sh
+#   SF=20 MODES=warp-cpu,warp-gpu RUNS=3 TBL=0 [EXTRA_OPTS="-c pg_warp.gpu_cache=off"] bash scripts/bench_gpu.sh
 #
 # Generates the data (TBL=1 also writes the .tbl text and loads heap tables,
 # for the heap mode; DUCKDB=1 writes the .tbl text, without heap tables
@@ -45,7 +45,10 @@ echo "SF=$SF loaded in $(since "$t0") s"
 cat "$dir"/*.arrow >/dev/null
 
 rc=0
-pgwarp bench ssb -d "dbname=postgres options=-csearch_path=$schema" --modes "$MODES" \
+# EXTRA_OPTS: more settings for every session, e.g. "-c pg_warp.gpu_cache=off"
+# (a DSN's options override PGOPTIONS, so they go into both)
+extra=${EXTRA_OPTS:-}
+pgwarp bench ssb -d "dbname=postgres options='-csearch_path=$schema $extra'" --modes "$MODES" \
 	--runs "$RUNS" --out "$WORK/res-sf$SF" >"$OUTDIR/ssb-sf$SF.log" 2>&1 || rc=$?
 cp "$WORK/res-sf$SF/results.md" "$OUTDIR/ssb-sf$SF.md" 2>/dev/null
 cp "$WORK/res-sf$SF/results.csv" "$OUTDIR/ssb-sf$SF.csv" 2>/dev/null
@@ -58,7 +61,7 @@ for f in bench/ssb/queries/q*.sql; do
 	sql=$(sed -E 's/\b(lineorder|customer|supplier|part|date)\b/\1_arrow/g' "$f")
 	{
 		echo "== $(basename "$f" .sql)"
-		PGOPTIONS="-c search_path=$schema -c pg_warp.mode=gpu" psql -XAtq -c "EXPLAIN (ANALYZE) $sql"
+		PGOPTIONS="-c search_path=$schema -c pg_warp.mode=gpu $extra" psql -XAtq -c "EXPLAIN (ANALYZE) $sql"
 	} >>"$OUTDIR/ssb-sf$SF-gpu.txt"
 done
 grep -E "^== |Ran On|Fallback|Bytes To Device|Bytes From GPU Cache|Copy Rate|Copy Time|Kernel Time|Daemon Time|Scan Time|Execution Time" \
