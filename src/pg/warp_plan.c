@@ -86,6 +86,9 @@ typedef struct StarInfo
 	List	   *quals;			/* fact quals, in evaluation order */
 	List	   *fact_exprs;		/* fact group keys, aggregate args, filters */
 	PathTarget *partial_target;
+	bool		two_level;		/* DISTINCT aggregates: the engine groups by
+								 * the keys and the arguments, PostgreSQL's
+								 * Agg aggregates the distinct rows */
 } StarInfo;
 
 /*
@@ -486,6 +489,89 @@ check_fact_expr(StarInfo *si, Expr *e, const char **why)
 }
 
 /*
+ * One engine group key for expr: a dimension column becomes that
+ * dimension's payload, anything else must be a fact expression.  Adds it
+ * to the partial target with sgref.  false (reason noted) if impossible.
+ */
+static bool
+add_group_key(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref)
+{
+	Var		   *v = plain_var(expr);
+	List	   *ki;
+	const char *why = NULL;
+
+	if (v && v->varno != si->fact->relid)
+	{
+		/* a dimension column: the payload of that dimension */
+		int			j = 0;
+		ListCell   *dc;
+		List	   *pl;
+
+		foreach(dc, si->dims)
+		{
+			if (((RelOptInfo *) lfirst(dc))->relid == v->varno)
+				break;
+			j++;
+		}
+		if (j == list_length(si->dims))
+			return not_offloaded("group key of an unknown relation");
+		if (IsA(expr, RelabelType))
+			return not_offloaded("relabeled dimension group key");
+		pl = list_nth(si->payload, j);
+		ki = list_make4(makeInteger(WG_DIM), NULL, makeInteger(j),
+						makeInteger(list_length(pl)));
+		list_nth_cell(si->payload, j)->ptr_value = lappend(pl, v);
+	}
+	else
+	{
+		if (!check_fact_expr(si, expr, &why))
+			return not_offloaded(psprintf("group key: %s", why));
+		ki = list_make4(makeInteger(WG_FACT), expr, makeInteger(-1), makeInteger(-1));
+		si->fact_exprs = lappend(si->fact_exprs, expr);
+	}
+	si->outmap = lappend_int(si->outmap, list_length(si->key_info));
+	si->key_info = lappend(si->key_info, ki);
+	add_column_to_pathtarget(pt, expr, sgref);
+	return true;
+}
+
+/*
+ * Whether the aggregates call for two-level grouping: at least one has
+ * DISTINCT, and every one is either agg(DISTINCT x) of one argument or
+ * min/max (which distinct rows do not change), with no FILTER or ORDER BY.
+ * Then the engine emits the distinct (group keys, arguments) rows and
+ * PostgreSQL's own Agg computes the aggregates over them, DISTINCT with
+ * the types' equality (so rows the engine keeps apart by binary image,
+ * like -0 and 0, still count once).
+ */
+static bool
+wants_two_level(List *aggrefs)
+{
+	ListCell   *lc;
+	bool		any_distinct = false;
+
+	foreach(lc, aggrefs)
+	{
+		Aggref	   *agg = lfirst(lc);
+		Oid			argtype;
+		int			kind = agg_kind(agg, &argtype);
+
+		if (agg->aggorder || agg->aggfilter || agg->agglevelsup != 0 ||
+			agg->aggkind != AGGKIND_NORMAL || agg->aggvariadic)
+			return false;
+		if (agg->aggdistinct)
+		{
+			if (list_length(agg->args) != 1 || list_length(agg->aggdistinct) != 1)
+				return false;
+			any_distinct = true;
+		}
+		else if (kind != WA_MIN && kind != WA_MAX)
+			return false;
+	}
+	return any_distinct;
+}
+
+/*
  * Build the partial target (group keys + partial Aggrefs, the way
  * PostgreSQL's own partial aggregation labels them) and check that the
  * engine computes every part.
@@ -517,41 +603,8 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 		if (sgref && parse->groupClause &&
 			get_sortgroupref_clause_noerr(sgref, parse->groupClause) != NULL)
 		{
-			Var		   *v = plain_var(expr);
-			List	   *ki;
-
-			if (v && v->varno != si->fact->relid)
-			{
-				/* a dimension column: the payload of that dimension */
-				int			j = 0;
-				ListCell   *dc;
-				List	   *pl;
-
-				foreach(dc, si->dims)
-				{
-					if (((RelOptInfo *) lfirst(dc))->relid == v->varno)
-						break;
-					j++;
-				}
-				if (j == list_length(si->dims))
-					return not_offloaded("group key of an unknown relation");
-				if (IsA(expr, RelabelType))
-					return not_offloaded("relabeled dimension group key");
-				pl = list_nth(si->payload, j);
-				ki = list_make4(makeInteger(WG_DIM), NULL, makeInteger(j),
-								makeInteger(list_length(pl)));
-				list_nth_cell(si->payload, j)->ptr_value = lappend(pl, v);
-			}
-			else
-			{
-				if (!check_fact_expr(si, expr, &why))
-					return not_offloaded(psprintf("group key: %s", why));
-				ki = list_make4(makeInteger(WG_FACT), expr, makeInteger(-1), makeInteger(-1));
-				si->fact_exprs = lappend(si->fact_exprs, expr);
-			}
-			si->outmap = lappend_int(si->outmap, list_length(si->key_info));
-			si->key_info = lappend(si->key_info, ki);
-			add_column_to_pathtarget(pt, expr, sgref);
+			if (!add_group_key(si, pt, expr, sgref))
+				return false;
 		}
 		else
 			non_group = list_concat(non_group,
@@ -566,6 +619,30 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 												PVC_INCLUDE_AGGREGATES |
 												PVC_RECURSE_WINDOWFUNCS |
 												PVC_INCLUDE_PLACEHOLDERS));
+	foreach(lc, non_group)
+	{
+		if (!IsA(lfirst(lc), Aggref))
+			return not_offloaded("a column outside the GROUP BY and aggregates");
+	}
+	if (wants_two_level(non_group))
+	{
+		/* the aggregates' arguments become more group keys */
+		List	   *args = NIL;
+
+		si->two_level = true;
+		foreach(lc, non_group)
+		{
+			Expr	   *arg = ((TargetEntry *) linitial(((Aggref *) lfirst(lc))->args))->expr;
+
+			if (list_member(args, arg))
+				continue;
+			args = lappend(args, arg);
+			if (!add_group_key(si, pt, arg, 0))
+				return false;
+		}
+		si->partial_target = set_pathtarget_cost_width(root, pt);
+		return true;
+	}
 	foreach(lc, non_group)
 	{
 		Node	   *n = lfirst(lc);
@@ -658,6 +735,42 @@ cheapest_parallel_safe_path(RelOptInfo *rel)
 	return best;
 }
 
+/*
+ * The aggregation above the engine's path `in`: PostgreSQL's Finalize
+ * Aggregate combining the partial states, or for two-level grouping a
+ * plain Aggregate over the engine's distinct rows (sorted by the group
+ * keys: DISTINCT aggregates cannot be hashed).
+ */
+static void
+add_final_agg(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraData *extra,
+			  StarInfo *si, Path *in, double ngroups)
+{
+	Query	   *parse = root->parse;
+	AggClauseCosts costs;
+	AggPath    *ap;
+
+	memset(&costs, 0, sizeof(costs));
+	if (!si->two_level)
+	{
+		get_agg_clause_costs(root, AGGSPLIT_FINAL_DESERIAL, &costs);
+		ap = create_agg_path(root, output_rel, in, output_rel->reltarget,
+							 parse->groupClause ? AGG_HASHED : AGG_PLAIN,
+							 AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
+							 (List *) extra->havingQual, &costs, ngroups);
+	}
+	else
+	{
+		get_agg_clause_costs(root, AGGSPLIT_SIMPLE, &costs);
+		if (parse->groupClause)
+			in = (Path *) create_sort_path(root, in->parent, in, root->group_pathkeys, -1.0);
+		ap = create_agg_path(root, output_rel, in, output_rel->reltarget,
+							 parse->groupClause ? AGG_SORTED : AGG_PLAIN,
+							 AGGSPLIT_SIMPLE, parse->groupClause,
+							 (List *) extra->havingQual, &costs, ngroups);
+	}
+	add_path(output_rel, (Path *) ap);
+}
+
 static void
 try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		   GroupPathExtraData *extra)
@@ -667,12 +780,11 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	ListCell   *lc;
 	const char *why = NULL;
 	CustomPath *cp;
-	AggPath    *ap;
-	AggClauseCosts final_costs;
 	double		fact_rows,
 				fact_batches,
 				fact_bytes;
 	double		ngroups;
+	double		engine_rows;
 	double		inner_bytes = 0;
 	Cost		cost,
 				fact_cost,
@@ -713,6 +825,11 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	si.quals = ordered_quals(root, si.fact->baserestrictinfo);
 	if (!build_partial_target(root, output_rel, extra, &si))
 		return;
+	if (si.two_level && parse->groupClause && !grouping_is_sortable(parse->groupClause))
+	{
+		not_offloaded("DISTINCT aggregates with group keys that cannot be sorted");
+		return;
+	}
 
 	/* dimensions must fit pg_warp.inner_hash_mem */
 	foreach(lc, si.dims)
@@ -789,6 +906,16 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 									  input_rel->rows, NULL, NULL);
 	else
 		ngroups = 1;
+	/* the engine's rows: one per group, or per distinct (keys, arguments) */
+	engine_rows = ngroups;
+	if (si.two_level)
+	{
+		List	   *exprs = NIL;
+
+		foreach(lc, si.partial_target->exprs)
+			exprs = lappend(exprs, lfirst(lc));
+		engine_rows = estimate_num_groups(root, exprs, input_rel->rows, NULL, NULL);
+	}
 
 	cp = makeNode(CustomPath);
 	cp->path.pathtype = T_CustomScan;
@@ -798,9 +925,9 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	cp->path.parallel_aware = false;
 	cp->path.parallel_safe = false;
 	cp->path.parallel_workers = 0;
-	cp->path.rows = ngroups;
+	cp->path.rows = engine_rows;
 	cp->path.startup_cost = cost;
-	cp->path.total_cost = cost + ngroups * cpu_tuple_cost;
+	cp->path.total_cost = cost + engine_rows * cpu_tuple_cost;
 	cp->path.pathkeys = NIL;
 	cp->flags = 0;
 	foreach(lc, si.dims)
@@ -861,13 +988,7 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	}
 	cp->methods = &warp_preagg_path_methods;
 
-	memset(&final_costs, 0, sizeof(final_costs));
-	get_agg_clause_costs(root, AGGSPLIT_FINAL_DESERIAL, &final_costs);
-	ap = create_agg_path(root, output_rel, &cp->path, output_rel->reltarget,
-						 parse->groupClause ? AGG_HASHED : AGG_PLAIN,
-						 AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
-						 (List *) extra->havingQual, &final_costs, ngroups);
-	add_path(output_rel, (Path *) ap);
+	add_final_agg(root, output_rel, extra, &si, &cp->path, ngroups);
 
 	/*
 	 * The parallel plan: Finalize Aggregate -> Gather -> WarpPreAgg, every
@@ -894,19 +1015,15 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			pp->path.parallel_aware = true;
 			pp->path.parallel_safe = true;
 			pp->path.parallel_workers = workers;
-			pp->path.rows = ngroups;
+			pp->path.rows = engine_rows;
 			/* every participant builds the dimensions; the fact is split */
 			pp->custom_paths = par_dim_paths;
 			pp->path.startup_cost = WARP_STARTUP_COST + par_dims_cost + fact_cost / divisor;
-			pp->path.total_cost = pp->path.startup_cost + ngroups * cpu_tuple_cost;
-			grows = ngroups * divisor;
+			pp->path.total_cost = pp->path.startup_cost + engine_rows * cpu_tuple_cost;
+			grows = engine_rows * divisor;
 			gp = create_gather_path(root, cp->path.parent, &pp->path, si.partial_target,
 									NULL, &grows);
-			ap = create_agg_path(root, output_rel, &gp->path, output_rel->reltarget,
-								 parse->groupClause ? AGG_HASHED : AGG_PLAIN,
-								 AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
-								 (List *) extra->havingQual, &final_costs, ngroups);
-			add_path(output_rel, (Path *) ap);
+			add_final_agg(root, output_rel, extra, &si, &gp->path, ngroups);
 		}
 	}
 }

@@ -1,0 +1,64 @@
+--
+-- warp_two_level: DISTINCT aggregates by two-level grouping.  The engine
+-- groups by the group keys and the DISTINCT arguments (and min/max
+-- arguments) and PostgreSQL's Aggregate computes the aggregates over those
+-- distinct rows.  Uses warp_joins' tables and wj_check: every query runs
+-- over heap tables with pg_warp off and over the Arrow copies with pg_warp
+-- on, and the answers must be the same multiset.
+--
+\getenv dir PGWARP_TEST_DIR
+SELECT set_config('regress.dir', :'dir', false) IS NOT NULL AS dir_set;
+SET pg_warp.explain_stable = on;
+SET pg_warp.mode = cpu;
+
+-- extreme and special values for a float DISTINCT: -0 and 0 are one value
+-- to PostgreSQL (the engine keeps them apart by binary image; the Aggregate
+-- above merges them), NaN is one value, NULLs are not counted
+CREATE TABLE wt_f_h (k integer, g integer, f8 float8, d date);
+INSERT INTO wt_f_h
+SELECT i % 25, i % 4,
+       CASE i % 7 WHEN 0 THEN NULL WHEN 1 THEN '-0' WHEN 2 THEN '0' WHEN 3 THEN 'NaN'
+                  WHEN 4 THEN 'Infinity' ELSE (i % 11) / 4.0 END,
+       date '2001-01-01' + i % 33
+FROM generate_series(1, 20000) i;
+\! pgwarp dump -d dbname=pg_warp_regress --quiet -c 'SELECT * FROM wt_f_h' -o "$PGWARP_TEST_DIR/wt_f.arrow" --batch-rows 3000
+DO $do$ BEGIN
+  EXECUTE format($$CREATE FOREIGN TABLE wt_f_a (k integer, g integer, f8 float8, d date)
+    SERVER arrow_fdw OPTIONS (file %L)$$, current_setting('regress.dir') || '/wt_f.arrow');
+END $do$;
+ANALYZE wt_f_h, wt_f_a;
+
+CREATE TABLE wt_queries (n integer, q text);
+INSERT INTO wt_queries VALUES
+(1, 'SELECT count(DISTINCT k1) FROM wj_f_@'),
+(2, 'SELECT k2, count(DISTINCT k1) c1, count(DISTINCT q) c2 FROM wj_f_@ GROUP BY k2'),
+(3, 'SELECT k2, count(DISTINCT k1) c, max(price) mx, min(q) mn FROM wj_f_@ f WHERE q < 40 GROUP BY k2'),
+(4, 'SELECT d1.name, count(DISTINCT f.kd) c, sum(DISTINCT f.q) s FROM wj_f_@ f JOIN wj_d1_@ d1 ON f.k1 = d1.id GROUP BY d1.name'),
+-- a dimension column as the DISTINCT argument, a left join's NULL row included
+(5, 'SELECT f.k2, count(DISTINCT d1.name) FROM wj_f_@ f LEFT JOIN wj_d1_@ d1 ON f.k1 = d1.id GROUP BY f.k2'),
+(6, 'SELECT count(DISTINCT d1.grp) c, avg(DISTINCT f.q) a FROM wj_f_@ f JOIN wj_d1_@ d1 ON f.k1 = d1.id WHERE EXISTS (SELECT 1 FROM wj_d2 d2 WHERE d2.id = f.k2)'),
+(7, 'SELECT count(DISTINCT k1 + k2) FROM wj_f_@ WHERE kd IS NOT NULL'),
+-- HAVING above the two levels
+(8, 'SELECT k2, count(DISTINCT k1) FROM wj_f_@ GROUP BY k2 HAVING count(DISTINCT k1) > 10 AND max(q) > 3'),
+-- empty input: one row of 0 without GROUP BY, none with it
+(9, 'SELECT count(DISTINCT k1) c, max(q) m FROM wj_f_@ WHERE price < 0'),
+(10, 'SELECT k2, count(DISTINCT k1) FROM wj_f_@ WHERE price < 0 GROUP BY k2'),
+-- floats: -0 = 0, NaN, Infinity, NULL
+(11, 'SELECT count(DISTINCT f8) c, min(f8) mn, max(f8) mx FROM wt_f_@'),
+(12, 'SELECT g, count(DISTINCT f8) c, sum(DISTINCT f8) s, count(DISTINCT d) cd FROM wt_f_@ GROUP BY g'),
+(13, 'SELECT k, count(DISTINCT f8) FROM wt_f_@ WHERE f8 >= 0 GROUP BY k'),
+-- kept with PostgreSQL: a DISTINCT aggregate beside a plain one, FILTER,
+-- ORDER BY inside the aggregate
+(14, 'SELECT k2, count(DISTINCT k1) c, sum(price) s FROM wj_f_@ GROUP BY k2'),
+(15, 'SELECT count(DISTINCT k1) FILTER (WHERE q > 5) FROM wj_f_@'),
+(16, 'SELECT string_agg(DISTINCT k1::text, '','' ORDER BY k1::text) FROM wj_f_@');
+
+SELECT n, (wj_check(q)).* FROM wt_queries ORDER BY n;
+
+EXPLAIN (COSTS OFF)
+SELECT d1.name, count(DISTINCT f.kd), max(f.q) FROM wj_f_a f JOIN wj_d1_a d1 ON f.k1 = d1.id GROUP BY d1.name;
+
+-- the same through pg_warp_gpud
+SET pg_warp.mode = gpu;
+SELECT n, (wj_check(q)).* FROM wt_queries WHERE n <= 13 ORDER BY n;
+RESET pg_warp.mode;
