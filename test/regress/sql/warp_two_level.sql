@@ -58,6 +58,33 @@ SELECT n, (wj_check(q)).* FROM wt_queries ORDER BY n;
 EXPLAIN (COSTS OFF)
 SELECT d1.name, count(DISTINCT f.kd), max(f.q) FROM wj_f_a f JOIN wj_d1_a d1 ON f.k1 = d1.id GROUP BY d1.name;
 
+-- a parallel plan: every participant emits its own distinct rows, the
+-- Sort and the Aggregate sit above the Gather (warp_engine's tables)
+ALTER TABLE we_dim1 SET (parallel_workers = 0);
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET seq_page_cost = 1000;	-- the fact scan's cost dominates: split it
+EXPLAIN (COSTS OFF)
+SELECT d1.grp, k2, count(DISTINCT f.k1) c, max(f.q) m FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2;
+CREATE TEMP TABLE wt_par_got AS
+SELECT d1.grp, k2, count(DISTINCT f.k1) c, max(f.q) m FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2;
+SET pg_warp.enabled = off;
+CREATE TEMP TABLE wt_par_want AS
+SELECT d1.grp, k2, count(DISTINCT f.k1) c, max(f.q) m FROM we_fact f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2;
+RESET pg_warp.enabled;
+SELECT count(*) AS groups,
+       (SELECT count(*) FROM (SELECT * FROM wt_par_want EXCEPT ALL SELECT * FROM wt_par_got) x) AS missing,
+       (SELECT count(*) FROM (SELECT * FROM wt_par_got EXCEPT ALL SELECT * FROM wt_par_want) x) AS extra
+FROM wt_par_want;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET seq_page_cost;
+ALTER TABLE we_dim1 RESET (parallel_workers);
+
 -- the same through pg_warp_gpud
 SET pg_warp.mode = gpu;
 SELECT n, (wj_check(q)).* FROM wt_queries WHERE n <= 13 ORDER BY n;
