@@ -761,7 +761,8 @@ add_final_agg(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraData *ext
 	else
 	{
 		get_agg_clause_costs(root, AGGSPLIT_SIMPLE, &costs);
-		if (parse->groupClause)
+		/* (no pathkeys: every group key is a constant, one group) */
+		if (parse->groupClause && !pathkeys_contained_in(root->group_pathkeys, in->pathkeys))
 			in = (Path *) create_sort_path(root, in->parent, in, root->group_pathkeys, -1.0);
 		ap = create_agg_path(root, output_rel, in, output_rel->reltarget,
 							 parse->groupClause ? AGG_SORTED : AGG_PLAIN,

@@ -23,9 +23,11 @@ failing SQL.  At least 60% of the queries must get the WarpPreAgg plan, and
 at least half must succeed on the oracle, so that the test cannot pass by
 never offloading or by generating nothing but errors.
 
-Some generated queries use things the engine does not compute (sum of
-bigint, NOT IN, abs(), COUNT(DISTINCT)), on purpose: whatever plan they
-get, the answers must not change.
+A tenth of the queries use only DISTINCT aggregates and min/max (the
+engine's two-level grouping).  Some generated queries use things the
+engine does not compute (sum of bigint, NOT IN, abs(), COUNT(DISTINCT)
+beside plain aggregates), on purpose: whatever plan they get, the answers
+must not change.
 
 PostgreSQL's own answer can depend on its plan when rows would fail: a
 LIMIT over a sorted aggregation stops early, a sorted aggregation computes
@@ -533,9 +535,25 @@ class Gen:
                 keys.append(self.fact_key())
         keys = list(dict.fromkeys(keys))
         aggs = []
-        for j in range(rng.randint(1, 4)):
-            a, name = self.aggregate(rng.randint(0, depth))
-            aggs.append("%s AS %s_%d" % (a, name, j))
+        if self.chance(0.1):
+            # two-level grouping: only DISTINCT aggregates and min/max, over
+            # fact expressions and the visible dimensions' columns
+            for j in range(rng.randint(1, 3)):
+                if visible and self.chance(0.3):
+                    x = self.pick(*JOINS[self.pick(*visible)][1])
+                else:
+                    x = self.fact_key()
+                if self.chance(0.2):
+                    a, name = "%s(%s)" % (self.pick("min", "max"), x), "mm"
+                elif self.chance(0.7):
+                    a, name = "count(DISTINCT %s)" % x, "cntd"
+                else:
+                    a, name = "%s(DISTINCT %s)" % (self.pick("sum", "avg"), self.small_int_expr(1)), "sumd"
+                aggs.append("%s AS %s_%d" % (a, name, j))
+        else:
+            for j in range(rng.randint(1, 4)):
+                a, name = self.aggregate(rng.randint(0, depth))
+                aggs.append("%s AS %s_%d" % (a, name, j))
         if self.chance(0.03):
             aggs.append("sum(f.i8) AS numsum")
         if self.chance(0.02):
