@@ -42,6 +42,10 @@ typedef struct WarpBuilder
 	Index		relid;			/* Vars must belong to this relation */
 	ExprContext *econtext;		/* NULL: check only */
 	const char *why_not;		/* set when an expression is refused */
+	/* folding stable expressions (see warp_compile_qual) */
+	int			depth;			/* of the expression being compiled */
+	bool		qual_root;		/* compiling a qual: its root is depth 1 */
+	bool		fold_operands;	/* depth-2 operands of a qual's operator */
 	/* the program being built */
 	WarpNode   *nodes;
 	int			nnodes;
@@ -59,6 +63,9 @@ typedef struct WarpBuilder
 extern void warp_builder_init(WarpBuilder *b, Index relid, ExprContext *econtext);
 /* node index, or -1 with b->why_not set */
 extern int	warp_compile_expr(WarpBuilder *b, Expr *expr);
+/* the same for a qual (a WHERE condition), whose operator's operands may
+ * be stable expressions folded at executor start */
+extern int	warp_compile_qual(WarpBuilder *b, Expr *expr);
 /* engine type of a PostgreSQL type; false if the engine has none */
 extern bool warp_type_of(Oid typid, WarpType *t);
 /* value of a Datum of an engine type: *ival or *fval as the type is */

@@ -21,6 +21,7 @@
 #include "optimizer/optimizer.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/array.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/date.h"
 #include "utils/timestamp.h"
@@ -428,14 +429,111 @@ compile_saop(WarpBuilder *b, ScalarArrayOpExpr *sa)
 	return warp_compile_expr(b, (Expr *) tree);
 }
 
+/* true if node holds something evaluated per row or by another plan node */
+static bool
+not_foldable_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var) || IsA(node, Aggref) || IsA(node, WindowFunc) ||
+		IsA(node, GroupingFunc) || IsA(node, SubPlan) || IsA(node, AlternativeSubPlan) ||
+		IsA(node, SubLink) || IsA(node, PlaceHolderVar) || IsA(node, CurrentOfExpr) ||
+		IsA(node, NextValueExpr))
+		return true;
+	if (IsA(node, Param) && ((Param *) node)->paramkind != PARAM_EXTERN)
+		return true;
+	return expression_tree_walker(node, not_foldable_walker, context);
+}
+
+/*
+ * An expression over no column whose functions are at most stable
+ * (now(), CURRENT_DATE, now() - interval '7 days', $1 + 1): one value for
+ * the whole scan.  Volatile functions are never folded (nor offloaded).
+ */
+static bool
+foldable(Expr *expr)
+{
+	if (IsA(expr, Const) || IsA(expr, Param) || IsA(expr, Var))
+		return false;
+	return !not_foldable_walker((Node *) expr, NULL) &&
+		!contain_volatile_functions((Node *) expr) &&
+		!expression_returns_set((Node *) expr);
+}
+
+/* the clock of the statement or transaction: evaluating it cannot fail */
+static bool
+cannot_fail(Expr *expr)
+{
+	if (IsA(expr, SQLValueFunction))
+		return true;
+	if (IsA(expr, FuncExpr) && ((FuncExpr *) expr)->args == NIL)
+	{
+		Oid			f = ((FuncExpr *) expr)->funcid;
+
+		return f == F_NOW || f == F_STATEMENT_TIMESTAMP || f == F_TRANSACTION_TIMESTAMP;
+	}
+	return false;
+}
+
+static int	compile_expr(WarpBuilder *b, Expr *expr);
+
+/*
+ * Stable expressions are folded into constants when the program is built
+ * at executor start: a clock (CURRENT_DATE, now()) anywhere, since it
+ * cannot fail; any other one only as an operand of a qual's operator
+ * (WHERE ts >= now() - interval '7 days'), where PostgreSQL itself, with an
+ * index scan, evaluates it once at scan start as a runtime key.  Inside a
+ * CASE branch or an aggregate argument it would be evaluated where
+ * PostgreSQL might not evaluate it, so there it is not offloaded.
+ */
 int
 warp_compile_expr(WarpBuilder *b, Expr *expr)
+{
+	int			n;
+
+	b->depth++;
+	n = compile_expr(b, expr);
+	b->depth--;
+	return n;
+}
+
+int
+warp_compile_qual(WarpBuilder *b, Expr *expr)
+{
+	int			n;
+	int			depth = b->depth;
+
+	b->qual_root = true;
+	b->depth = 0;
+	n = warp_compile_expr(b, expr);
+	b->qual_root = false;
+	b->depth = depth;
+	return n;
+}
+
+static int
+compile_expr(WarpBuilder *b, Expr *expr)
 {
 	WarpType	t;
 
 	check_stack_depth();
 	if (expr == NULL)
 		return refuse(b, "missing expression");
+	if (foldable(expr) && warp_type_of(exprType((Node *) expr), &t) &&
+		(cannot_fail(expr) || (b->fold_operands && b->depth == 2)))
+	{
+		Datum		v = (Datum) 0;
+		bool		isnull = true;
+
+		/* at plan time (no econtext) only its shape matters */
+		if (b->econtext)
+		{
+			ExprState  *es = ExecInitExpr(expr, NULL);
+
+			v = ExecEvalExprSwitchContext(es, b->econtext, &isnull);
+		}
+		return const_node(b, exprType((Node *) expr), v, isnull);
+	}
 	switch (nodeTag(expr))
 	{
 		case T_Var:
@@ -489,10 +587,15 @@ warp_compile_expr(WarpBuilder *b, Expr *expr)
 		case T_OpExpr:
 			{
 				OpExpr	   *op = (OpExpr *) expr;
+				bool		saved = b->fold_operands;
+				int			n;
 
 				if (op->opretset)
 					return refuse(b, "set-returning operator");
-				return compile_operator(b, op->opno, op->opresulttype, op->args, false);
+				b->fold_operands = b->qual_root && b->depth == 1;
+				n = compile_operator(b, op->opno, op->opresulttype, op->args, false);
+				b->fold_operands = saved;
+				return n;
 			}
 		case T_DistinctExpr:
 			{

@@ -437,7 +437,9 @@ build_program(WarpScanState *ws)
 	i = 0;
 	foreach(lc, ws->quals)
 	{
-		COMPILE(p->quals[i], lfirst(lc));
+		p->quals[i] = warp_compile_qual(&b, (Expr *) lfirst(lc));
+		if (p->quals[i] < 0)
+			elog(ERROR, "pg_warp: could not build the program: %s", b.why_not);
 		i++;
 	}
 	p->njoins = ws->ndims;

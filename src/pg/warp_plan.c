@@ -475,17 +475,23 @@ agg_kind(Aggref *agg, Oid *argtype)
 }
 
 static bool
-check_fact_expr(StarInfo *si, Expr *e, const char **why)
+check_fact_expr_as(StarInfo *si, Expr *e, bool qual, const char **why)
 {
 	WarpBuilder b;
 
 	warp_builder_init(&b, si->fact->relid, NULL);
-	if (warp_compile_expr(&b, e) < 0)
+	if ((qual ? warp_compile_qual(&b, e) : warp_compile_expr(&b, e)) < 0)
 	{
 		*why = b.why_not;
 		return false;
 	}
 	return true;
+}
+
+static bool
+check_fact_expr(StarInfo *si, Expr *e, const char **why)
+{
+	return check_fact_expr_as(si, e, false, why);
 }
 
 /*
@@ -817,7 +823,7 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	{
 		RestrictInfo *ri = lfirst(lc);
 
-		if (ri->pseudoconstant || !check_fact_expr(&si, ri->clause, &why))
+		if (ri->pseudoconstant || !check_fact_expr_as(&si, ri->clause, true, &why))
 		{
 			not_offloaded(psprintf("fact table qual: %s", why ? why : "constant"));
 			return;
