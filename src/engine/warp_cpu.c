@@ -1118,6 +1118,145 @@ eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 	return WARP_OK;
 }
 
+/* ----------------------------------------------------------- fast paths */
+
+/*
+ * The commonest shapes get loops that read the Arrow buffer directly: a
+ * qual "column op constant" and a join key, both over a plain signed
+ * integer column.  Loading such a column cannot fail and an integer
+ * comparison or lookup cannot raise, so these give exactly the general
+ * path's result, in one pass instead of a load, an evaluation and a
+ * compaction over vectors.
+ */
+
+/* the batch's values of column node ni when it is a plain signed integer
+ * column of a type the engine loads as is; NULL otherwise */
+static const ArrowArray *
+plain_int_column(WarpCpu *x, int ni)
+{
+	const WarpNode *nd = &x->p->nodes[ni];
+	const ArrowArray *a;
+	const ArrowType *t;
+
+	if (nd->op != WN_COL)
+		return NULL;
+	a = &x->bcols[nd->a];
+	t = &a->field->type;
+	if (a->field->has_dict || t->id != ARROW_TYPE_INT || !t->is_signed ||
+		(t->bit_width != 16 && t->bit_width != 32 && t->bit_width != 64) ||
+		a->values == NULL ||
+		!warp_cpu_can_load(a->field, (WarpType) x->p->cols[nd->a].type))
+		return NULL;
+	return a;
+}
+
+static inline int
+valid_bit(const warp_uint8 *validity, warp_int64 j)
+{
+	return (validity[j >> 3] >> (j & 7)) & 1;
+}
+
+#define FCC_LOOP(T, OP) \
+	do { \
+		const T    *in = (const T *) a->values + base; \
+		if (a->validity == NULL && dense) \
+			for (k = 0; k < m; k++) \
+			{ \
+				sel[m2] = (warp_uint16) k; \
+				m2 += (warp_int64) in[k] OP cv; \
+			} \
+		else if (a->validity == NULL) \
+			for (k = 0; k < m; k++) \
+			{ \
+				int			i = sel[k]; \
+				sel[m2] = (warp_uint16) i; \
+				m2 += (warp_int64) in[i] OP cv; \
+			} \
+		else \
+			for (k = 0; k < m; k++) \
+			{ \
+				int			i = sel[k]; \
+				sel[m2] = (warp_uint16) i; \
+				m2 += ((warp_int64) in[i] OP cv) & valid_bit(a->validity, base + i); \
+			} \
+	} while (0)
+
+#define FCC_OPS(T) \
+	switch (op) \
+	{ \
+		case WARP_CMP_EQ: FCC_LOOP(T, ==); break; \
+		case WARP_CMP_NE: FCC_LOOP(T, !=); break; \
+		case WARP_CMP_LT: FCC_LOOP(T, <); break; \
+		case WARP_CMP_LE: FCC_LOOP(T, <=); break; \
+		case WARP_CMP_GT: FCC_LOOP(T, >); break; \
+		default: FCC_LOOP(T, >=); break; \
+	}
+
+/*
+ * Qual qn over the rows sel[0..m) when it is "column op constant" (either
+ * side) on a plain integer column: keep the rows where it is true, in
+ * place.  Returns the rows kept, or -1 when the qual has another shape.
+ */
+static int
+filter_col_const(WarpCpu *x, int qn, warp_uint16 *sel, int m)
+{
+	const WarpNode *nd = &x->p->nodes[qn];
+	const WarpNode *an,
+			   *bn;
+	const ArrowArray *a;
+	int			colnode,
+				constnode,
+				op,
+				k,
+				m2 = 0;
+	warp_int64	base,
+				cv;
+	bool		dense = m == x->vn;	/* sel is 0 .. vn-1 */
+
+	if (nd->op != WN_CMP)
+		return -1;
+	an = &x->p->nodes[nd->a];
+	bn = &x->p->nodes[nd->b];
+	op = nd->sub;
+	if (an->op == WN_COL && bn->op == WN_CONST)
+	{
+		colnode = nd->a;
+		constnode = nd->b;
+	}
+	else if (an->op == WN_CONST && bn->op == WN_COL)
+	{
+		colnode = nd->b;
+		constnode = nd->a;
+		/* const op col == col op' const */
+		switch (op)
+		{
+			case WARP_CMP_LT: op = WARP_CMP_GT; break;
+			case WARP_CMP_LE: op = WARP_CMP_GE; break;
+			case WARP_CMP_GT: op = WARP_CMP_LT; break;
+			case WARP_CMP_GE: op = WARP_CMP_LE; break;
+			default: break;
+		}
+	}
+	else
+		return -1;
+	if (IS_FLOAT_NODE(x, constnode) || (a = plain_int_column(x, colnode)) == NULL)
+		return -1;
+	if (x->nv[constnode][0])
+		return 0;				/* NULL: the comparison is never true */
+	cv = x->iv[constnode][0];
+	base = a->offset + x->vstart;
+	switch (a->field->type.bit_width)
+	{
+		case 16: FCC_OPS(warp_int16); break;
+		case 32: FCC_OPS(warp_int32); break;
+		default: FCC_OPS(warp_int64); break;
+	}
+	return m2;
+}
+
+#undef FCC_OPS
+#undef FCC_LOOP
+
 /* ------------------------------------------------------------ grouping */
 
 static warp_uint64
@@ -1354,10 +1493,55 @@ accumulate(WarpCpu *x, int a, warp_int64 ne)
 /* ---------------------------------------------------------------- batch */
 
 /*
+ * Probe step of a query whose joins all keep a row at most once (unique
+ * inner or left, semi, anti) with the key read from a plain integer column:
+ * the joined rows e*[0..ne) are filtered in place.  Returns the rows kept.
+ */
+#define PROBE_UNIQUE_FN(NAME, T) \
+static warp_int64 \
+NAME(WarpCpu *x, int step, const WarpJoinTable *t, int kind, \
+	 const ArrowArray *a, warp_int64 ne) \
+{ \
+	int			j = x->order[step]; \
+	warp_int64	base = a->offset + x->vstart; \
+	const T    *in = (const T *) a->values + base; \
+	const warp_uint8 *validity = a->validity; \
+	bool		filter_only = kind == WARP_JOIN_SEMI || kind == WARP_JOIN_ANTI; \
+	int			want = kind != WARP_JOIN_ANTI; \
+	int			keep_missing = kind == WARP_JOIN_LEFT || kind == WARP_JOIN_ANTI; \
+	warp_int64	e, \
+				n2 = 0; \
+	int			jj; \
+ \
+	for (e = 0; e < ne; e++) \
+	{ \
+		int			i = x->epos[e]; \
+		warp_int32	r; \
+ \
+		if (validity != NULL && !valid_bit(validity, base + i)) \
+			r = -1; \
+		else \
+			r = warp_join_lookup(t, (warp_int64) in[i]); \
+		x->epos[n2] = (warp_uint16) i; \
+		for (jj = 0; jj < step; jj++) \
+			x->ebrow[x->order[jj]][n2] = x->ebrow[x->order[jj]][e]; \
+		x->ebrow[j][n2] = filter_only ? -1 : r; \
+		n2 += r >= 0 ? want : keep_missing; \
+	} \
+	return n2; \
+}
+
+PROBE_UNIQUE_FN(probe_unique_int16, warp_int16)
+PROBE_UNIQUE_FN(probe_unique_int32, warp_int32)
+PROBE_UNIQUE_FN(probe_unique_int64, warp_int64)
+
+#undef PROBE_UNIQUE_FN
+
+/*
  * Probe the step-th join of the probe order for the joined rows e*[0..ne);
  * result back in e*.  ebrow[] of the joins probed earlier travel along.
  */
-static bool
+static WarpStatus
 probe(WarpCpu *x, int step, warp_int64 *ne_io)
 {
 	int			j = x->order[step];
@@ -1371,6 +1555,32 @@ probe(WarpCpu *x, int step, warp_int64 *ne_io)
 				e;
 	int			jj;
 
+	if (x->all_unique)
+	{
+		/* the key was not loaded up front (run_vector): load it for the
+		 * rows still joined, or read it straight from the column */
+		const ArrowArray *a = plain_int_column(x, keynode);
+		WarpStatus	st;
+
+		if (a != NULL)
+		{
+			switch (a->field->type.bit_width)
+			{
+				case 16:
+					*ne_io = probe_unique_int16(x, step, t, kind, a, ne);
+					break;
+				case 32:
+					*ne_io = probe_unique_int32(x, step, t, kind, a, ne);
+					break;
+				default:
+					*ne_io = probe_unique_int64(x, step, t, kind, a, ne);
+					break;
+			}
+			return WARP_OK;
+		}
+		if ((st = eval(x, keynode, x->epos, (int) ne)) != WARP_OK)
+			return st;			/* a value out of the column type's range */
+	}
 	if (kind == WARP_JOIN_SEMI || kind == WARP_JOIN_ANTI)
 	{
 		/* a filter: keep the row when (not) found, once */
@@ -1390,7 +1600,7 @@ probe(WarpCpu *x, int step, warp_int64 *ne_io)
 			n2++;
 		}
 		*ne_io = n2;
-		return true;
+		return WARP_OK;
 	}
 	if (t->unique)
 	{
@@ -1410,7 +1620,7 @@ probe(WarpCpu *x, int step, warp_int64 *ne_io)
 			n2++;
 		}
 		*ne_io = n2;
-		return true;
+		return WARP_OK;
 	}
 	for (e = 0; e < ne; e++)
 	{
@@ -1422,7 +1632,7 @@ probe(WarpCpu *x, int step, warp_int64 *ne_io)
 		{
 			/* the NULL-extended row */
 			if (n2 >= x->ecap && !grow_joined(x, n2 + 1, ne, n2))
-				return false;
+				return WARP_ERR_OUT_OF_MEMORY;
 			x->tpos[n2] = (warp_uint16) i;
 			for (jj = 0; jj < step; jj++)
 				x->tbrow[x->order[jj]][n2] = x->ebrow[x->order[jj]][e];
@@ -1433,7 +1643,7 @@ probe(WarpCpu *x, int step, warp_int64 *ne_io)
 		for (; r >= 0; r = t->next[r])
 		{
 			if (n2 >= x->ecap && !grow_joined(x, n2 + 1, ne, n2))
-				return false;
+				return WARP_ERR_OUT_OF_MEMORY;
 			x->tpos[n2] = (warp_uint16) i;
 			for (jj = 0; jj < step; jj++)
 				x->tbrow[x->order[jj]][n2] = x->ebrow[x->order[jj]][e];
@@ -1451,7 +1661,7 @@ probe(WarpCpu *x, int step, warp_int64 *ne_io)
 		x->tbrow = b;
 	}
 	*ne_io = n2;
-	return true;
+	return WARP_OK;
 }
 
 /* One vector: rows [start, start+n) of the batch. */
@@ -1473,16 +1683,31 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 	x->bcols = cols;
 	x->vstart = start;
 	x->vn = n;
-	for (k = 0; k < n; k++)
-		if (keep == NULL || keep[start + k])
-			x->sel[m++] = (warp_uint16) k;
+	if (keep == NULL)
+	{
+		for (k = 0; k < n; k++)
+			x->sel[k] = (warp_uint16) k;
+		m = n;
+	}
+	else
+		for (k = 0; k < n; k++)
+		{
+			x->sel[m] = (warp_uint16) k;
+			m += keep[start + k] != 0;
+		}
 	x->counters.rows_in += n;
 
 	for (q = 0; q < p->nquals && m > 0; q++)
 	{
 		int			qn = p->quals[q];
-		int			m2 = 0;
+		int			m2 = filter_col_const(x, qn, x->sel, m);
 
+		if (m2 >= 0)
+		{
+			m = m2;
+			continue;
+		}
+		m2 = 0;
 		if ((st = eval(x, qn, x->sel, m)) != WARP_OK)
 			return st;
 		{
@@ -1504,16 +1729,21 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 	if (m == 0)
 		return WARP_OK;
 
-	/* join keys are plain columns (the planner checks): no errors here */
-	for (j = 0; j < p->njoins; j++)
-		if ((st = eval(x, p->joins[j].key_node, x->sel, m)) != WARP_OK)
-			return st;
+	/*
+	 * Join keys are plain columns (the planner checks): no errors here.
+	 * When every join keeps a row at most once, probe() loads each key for
+	 * the rows the joins before it kept; otherwise all are loaded here.
+	 */
+	if (!x->all_unique)
+		for (j = 0; j < p->njoins; j++)
+			if ((st = eval(x, p->joins[j].key_node, x->sel, m)) != WARP_OK)
+				return st;
 	for (k = 0; k < m; k++)
 		x->epos[k] = x->sel[k];
 	ne = m;
 	for (j = 0; j < p->njoins && ne > 0; j++)
-		if (!probe(x, j, &ne))
-			return WARP_ERR_OUT_OF_MEMORY;
+		if ((st = probe(x, j, &ne)) != WARP_OK)
+			return st;
 	x->counters.rows_joined += ne;
 	if (ne == 0)
 		return WARP_OK;
