@@ -68,6 +68,8 @@ struct WarpCpu
 			  **tbrow;
 	warp_int64 *egroup;
 	warp_uint16 *usel;
+	warp_int32 *hidx;			/* probe scratch: joined rows found ... */
+	warp_int32 *hrow;			/* ... and their build rows */
 	warp_uint8 *mark;
 	warp_uint8 *ok;
 
@@ -245,13 +247,15 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	x->sel = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
 	x->usel = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
 	x->mark = xalloc(x, WARP_VEC);
+	x->hidx = xalloc(x, sizeof(warp_int32) * (WARP_VEC + 1));
+	x->hrow = xalloc(x, sizeof(warp_int32) * (WARP_VEC + 1));
 	x->ok = xalloc(x, WARP_VEC);
 	x->gagg = xalloc0(x, sizeof(WarpAggState *) * (prog->naggs + 1));
 	x->kbuf = xalloc(x, sizeof(warp_int64) * (prog->nkeys + 1));
 	x->knull = xalloc(x, prog->nkeys + 1);
 	x->stride = xalloc(x, sizeof(warp_int64) * (prog->nkeys + 1));
 	if (!x->tables || !x->iv || !x->fv || !x->nv || !x->selA || !x->selB ||
-		!x->ci || !x->cf || !x->cn || !x->sel || !x->usel || !x->mark ||
+		!x->ci || !x->cf || !x->cn || !x->sel || !x->usel || !x->mark || !x->hidx || !x->hrow ||
 		!x->ok || !x->gagg || !x->kbuf || !x->knull || !x->stride)
 		return NULL;
 	x->all_unique = true;
@@ -1492,10 +1496,31 @@ accumulate(WarpCpu *x, int a, warp_int64 ne)
 
 /* ---------------------------------------------------------------- batch */
 
+/* warp_join_lookup(), with a direct table's bitmap tested first */
+static inline warp_int32
+lookup_filtered(const WarpJoinTable *t, warp_int64 k)
+{
+	if (t->direct && t->bits != NULL)
+	{
+		warp_uint64 d = (warp_uint64) (k - t->min);
+
+		if (k < t->min || k > t->max || ((t->bits[d >> 6] >> (d & 63)) & 1) == 0)
+			return -1;
+		return t->first[d];
+	}
+	return warp_join_lookup(t, k);
+}
+
 /*
  * Probe step of a query whose joins all keep a row at most once (unique
  * inner or left, semi, anti) with the key read from a plain integer column:
  * the joined rows e*[0..ne) are filtered in place.  Returns the rows kept.
+ *
+ * Two passes, no data-dependent branch: first the rows whose key is present
+ * (for a direct table from its bitmap, which stays in cache where first[]
+ * does not) are listed with their build rows, then the rows are written
+ * out.  A filtered dimension keeps a fifth or less of the fact rows, so a
+ * per-row branch on "found" would mispredict often.
  */
 #define PROBE_UNIQUE_FN(NAME, T) \
 static warp_int64 \
@@ -1506,29 +1531,90 @@ NAME(WarpCpu *x, int step, const WarpJoinTable *t, int kind, \
 	warp_int64	base = a->offset + x->vstart; \
 	const T    *in = (const T *) a->values + base; \
 	const warp_uint8 *validity = a->validity; \
-	bool		filter_only = kind == WARP_JOIN_SEMI || kind == WARP_JOIN_ANTI; \
-	int			want = kind != WARP_JOIN_ANTI; \
-	int			keep_missing = kind == WARP_JOIN_LEFT || kind == WARP_JOIN_ANTI; \
+	warp_uint16 *epos = x->epos; \
+	warp_int32 *hidx = x->hidx; \
+	warp_int32 *hrow = x->hrow; \
+	warp_int32 *jb = x->ebrow[j]; \
 	warp_int64	e, \
-				n2 = 0; \
+				h = 0, \
+				q; \
 	int			jj; \
  \
-	for (e = 0; e < ne; e++) \
+	if (t->direct && t->bits != NULL) \
 	{ \
-		int			i = x->epos[e]; \
-		warp_int32	r; \
+		warp_uint64 span = (warp_uint64) (t->max - t->min); \
  \
-		if (validity != NULL && !valid_bit(validity, base + i)) \
-			r = -1; \
-		else \
-			r = warp_join_lookup(t, (warp_int64) in[i]); \
-		x->epos[n2] = (warp_uint16) i; \
-		for (jj = 0; jj < step; jj++) \
-			x->ebrow[x->order[jj]][n2] = x->ebrow[x->order[jj]][e]; \
-		x->ebrow[j][n2] = filter_only ? -1 : r; \
-		n2 += r >= 0 ? want : keep_missing; \
+		for (e = 0; e < ne; e++) \
+		{ \
+			int			i = epos[e]; \
+			warp_uint64 d = (warp_uint64) ((warp_int64) in[i] - t->min); \
+			warp_uint64 ok = d <= span; \
+			int			hit; \
+ \
+			d &= (warp_uint64) 0 - ok; \
+			hit = (int) (ok & (t->bits[d >> 6] >> (d & 63))); \
+			if (validity != NULL) \
+				hit &= valid_bit(validity, base + i); \
+			hidx[h] = (warp_int32) e; \
+			hrow[h] = (warp_int32) d; \
+			h += hit; \
+		} \
+		for (q = 0; q < h; q++) \
+			hrow[q] = t->first[hrow[q]]; \
 	} \
-	return n2; \
+	else \
+		for (e = 0; e < ne; e++) \
+		{ \
+			int			i = epos[e]; \
+			warp_int32	r = -1; \
+ \
+			if (validity == NULL || valid_bit(validity, base + i)) \
+				r = warp_join_lookup(t, (warp_int64) in[i]); \
+			hidx[h] = (warp_int32) e; \
+			hrow[h] = r; \
+			h += r >= 0; \
+		} \
+ \
+	switch (kind) \
+	{ \
+		case WARP_JOIN_LEFT: \
+			for (e = 0; e < ne; e++) \
+				jb[e] = -1; \
+			for (q = 0; q < h; q++) \
+				jb[hidx[q]] = hrow[q]; \
+			return ne; \
+		case WARP_JOIN_ANTI: \
+			{ \
+				warp_int64	n2 = 0; \
+ \
+				hidx[h] = (warp_int32) ne;	/* sentinel */ \
+				for (e = 0, q = 0; e < ne; e++) \
+				{ \
+					if (e == hidx[q]) \
+					{ \
+						q++; \
+						continue; \
+					} \
+					epos[n2] = epos[e]; \
+					for (jj = 0; jj < step; jj++) \
+						x->ebrow[x->order[jj]][n2] = x->ebrow[x->order[jj]][e]; \
+					jb[n2] = -1; \
+					n2++; \
+				} \
+				return n2; \
+			} \
+		default: \
+			/* inner, semi: the rows found, in order */ \
+			for (q = 0; q < h; q++) \
+			{ \
+				e = hidx[q]; \
+				epos[q] = epos[e]; \
+				for (jj = 0; jj < step; jj++) \
+					x->ebrow[x->order[jj]][q] = x->ebrow[x->order[jj]][e]; \
+				jb[q] = kind == WARP_JOIN_SEMI ? -1 : hrow[q]; \
+			} \
+			return h; \
+	} \
 }
 
 PROBE_UNIQUE_FN(probe_unique_int16, warp_int16)

@@ -80,9 +80,15 @@ warp_join_build(const WarpAlloc *alloc, const warp_int64 *keys,
 		if (t->first == NULL)
 			return NULL;
 		memset(t->first, 0xff, sizeof(warp_int32) * span);
+		t->bits = alloc->alloc(alloc->ctx, sizeof(warp_uint64) * ((span + 63) / 64));
+		if (t->bits == NULL)
+			return NULL;
+		memset(t->bits, 0, sizeof(warp_uint64) * ((span + 63) / 64));
 		for (i = n - 1; i >= 0; i--)
 		{
 			warp_int32 *f = &t->first[keys[i] - min];
+
+			t->bits[(keys[i] - min) >> 6] |= UINT64_C(1) << ((keys[i] - min) & 63);
 
 			if (*f >= 0)
 				t->unique = false;

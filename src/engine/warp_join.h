@@ -44,6 +44,10 @@ typedef struct WarpJoinTable
 	warp_int64	min;
 	warp_int64	max;
 	warp_int32 *first;
+	/* direct form: bit (key - min) set when key occurs; the CPU driver
+	 * tests it before first[], which is 32 times larger and, for a
+	 * filtered dimension, mostly misses (NULL: not built) */
+	warp_uint64 *bits;
 	/* hash form: slots of (key, first row), row -1 = empty */
 	warp_uint64 mask;
 	warp_int64 *slot_key;
