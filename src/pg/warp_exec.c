@@ -90,7 +90,25 @@ typedef struct WarpShared
 	pg_atomic_uint64 rows_filtered;
 	pg_atomic_uint64 rows_joined;
 	pg_atomic_uint64 groups;
+	/* the leader's dimensions (WarpSharedDim each, then their arrays),
+	 * when dims_shared; otherwise every participant builds its own */
+	bool		dims_shared;
+	int			ndims;
 } WarpShared;
+
+/* One dimension in the DSM, after WarpShared and the WarpSharedDim array:
+ * keys (int64), payload ids (int32), then the payload values as
+ * datumSerialize writes them, npayloads * npay of them. */
+typedef struct WarpSharedDim
+{
+	int64		rows;
+	int32		npayloads;
+	int32		npay;
+	Size		off_keys;		/* from the start of WarpShared */
+	Size		off_pids;
+	Size		off_pay;
+	Size		pay_bytes;
+} WarpSharedDim;
 
 typedef struct WarpScanState
 {
@@ -123,6 +141,10 @@ typedef struct WarpScanState
 	char		ran_on[96];		/* EXPLAIN ANALYZE: where it ran */
 	char		fallback[256];	/* why not where planned, or "" */
 	int			dims_cached;	/* dimensions taken from the cache */
+	bool		dims_ready;		/* built (or received) for this execution */
+	Size		dims_shared_bytes;	/* leader: the dimensions' DSM bytes, 0 =
+									 * workers build their own */
+	bool		dims_from_leader;	/* worker: dimensions read from the DSM */
 	bool		executed;
 	int64		next_group;
 
@@ -654,23 +676,43 @@ run_on_daemon(WarpScanState *ws)
 	return true;
 }
 
+/* Build every dimension (or take it from the cache), once per execution. */
+static void
+build_dims(WarpScanState *ws)
+{
+	MemoryContext old;
+	instr_time	t0,
+				t1;
+	int			i;
+
+	if (ws->dims_ready)
+		return;
+	old = MemoryContextSwitchTo(ws->engine_cxt);
+	INSTR_TIME_SET_CURRENT(t0);
+	warp_dimcache_begin_query();
+	ws->dims_cached = 0;
+	for (i = 0; i < ws->ndims; i++)
+		build_dim(ws, &ws->dims[i]);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	ws->build_ms = INSTR_TIME_GET_MILLISEC(t1);
+	ws->dims_ready = true;
+	MemoryContextSwitchTo(old);
+}
+
 static void
 run_engine(WarpScanState *ws)
 {
 	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
 	instr_time	t0,
 				t1;
-	int			i;
 
+	build_dims(ws);
 	INSTR_TIME_SET_CURRENT(t0);
-	warp_dimcache_begin_query();
-	ws->dims_cached = 0;
-	for (i = 0; i < ws->ndims; i++)
-		build_dim(ws, &ws->dims[i]);
 	build_program(ws);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
-	ws->build_ms = INSTR_TIME_GET_MILLISEC(t1);
+	ws->build_ms += INSTR_TIME_GET_MILLISEC(t1);
 	MemoryContextSwitchTo(old);
 
 	INSTR_TIME_SET_CURRENT(t0);
@@ -990,6 +1032,8 @@ warp_rescan(CustomScanState *node)
 	ws->cpu = NULL;
 	ws->gres = NULL;
 	ws->executed = false;
+	ws->dims_ready = false;
+	ws->build_ms = 0;
 	ws->groups = 0;
 	ws->next_group = 0;
 }
@@ -1097,7 +1141,127 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 static Size
 warp_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 {
-	return sizeof(WarpShared);
+	WarpScanState *ws = (WarpScanState *) node;
+	Size		bytes;
+	int			i;
+
+	/*
+	 * The leader builds the dimensions now, before the workers start, and
+	 * hands them over in the DSM: one build per query instead of one per
+	 * participant (on few cores the workers' builds ran one after another).
+	 * Only when no dimension plan depends on a parameter: a rescan changes
+	 * no dimension then, so the DSM copy stays right for relaunched workers.
+	 */
+	ws->dims_shared_bytes = 0;
+	for (i = 0; i < ws->ndims; i++)
+		if (!bms_is_empty(ws->dims[i].ps->plan->extParam) ||
+			!bms_is_empty(ws->dims[i].ps->plan->allParam))
+			return MAXALIGN(sizeof(WarpShared));
+	build_dims(ws);
+	bytes = MAXALIGN(sizeof(WarpShared)) + MAXALIGN(sizeof(WarpSharedDim) * Max(ws->ndims, 1));
+	for (i = 0; i < ws->ndims; i++)
+	{
+		WarpDim    *d = &ws->dims[i];
+		int64		v;
+
+		bytes = add_size(bytes, MAXALIGN(mul_size(sizeof(int64), d->rows)));
+		bytes = add_size(bytes, MAXALIGN(mul_size(sizeof(int32), d->rows)));
+		for (v = 0; v < (int64) d->npayloads * d->npay; v++)
+		{
+			int			k = v % d->npay;
+
+			bytes = add_size(bytes, datumEstimateSpace(d->pvalues[v], d->pnulls[v],
+													   d->pay_byval[k], d->pay_len[k]));
+		}
+		bytes = MAXALIGN(bytes);
+	}
+	ws->dims_shared_bytes = bytes;
+	return bytes;
+}
+
+/* the leader's dimensions into the DSM (sized by warp_estimate_dsm) */
+static void
+share_dims(WarpScanState *ws, WarpShared *wsh)
+{
+	char	   *base = (char *) wsh;
+	WarpSharedDim *sd = (WarpSharedDim *) (base + MAXALIGN(sizeof(WarpShared)));
+	Size		off = MAXALIGN(sizeof(WarpShared)) +
+		MAXALIGN(sizeof(WarpSharedDim) * Max(ws->ndims, 1));
+	int			i;
+
+	for (i = 0; i < ws->ndims; i++)
+	{
+		WarpDim    *d = &ws->dims[i];
+		char	   *start,
+				   *ptr;
+		int64		v;
+
+		sd[i].rows = d->rows;
+		sd[i].npayloads = d->npayloads;
+		sd[i].npay = d->npay;
+		sd[i].off_keys = off;
+		if (d->rows > 0)
+			memcpy(base + off, d->keys, sizeof(int64) * d->rows);
+		off += MAXALIGN(sizeof(int64) * d->rows);
+		sd[i].off_pids = off;
+		if (d->rows > 0)
+			memcpy(base + off, d->pids, sizeof(int32) * d->rows);
+		off += MAXALIGN(sizeof(int32) * d->rows);
+		sd[i].off_pay = off;
+		start = ptr = base + off;
+		for (v = 0; v < (int64) d->npayloads * d->npay; v++)
+		{
+			int			k = v % d->npay;
+
+			datumSerialize(d->pvalues[v], d->pnulls[v], d->pay_byval[k], d->pay_len[k], &ptr);
+		}
+		sd[i].pay_bytes = ptr - start;
+		off = MAXALIGN(off + sd[i].pay_bytes);
+	}
+	if (off != ws->dims_shared_bytes)
+		elog(ERROR, "pg_warp: shared dimensions took %zu bytes, %zu estimated",
+			 off, ws->dims_shared_bytes);
+	wsh->ndims = ws->ndims;
+	wsh->dims_shared = true;
+}
+
+/* a worker: the leader's dimensions, keys and payload ids used in place */
+static void
+receive_dims(WarpScanState *ws, WarpShared *wsh)
+{
+	char	   *base = (char *) wsh;
+	WarpSharedDim *sd = (WarpSharedDim *) (base + MAXALIGN(sizeof(WarpShared)));
+	MemoryContext old;
+	int			i;
+
+	if (wsh->ndims != ws->ndims)
+		elog(ERROR, "pg_warp: the leader shared %d dimensions, the plan has %d",
+			 wsh->ndims, ws->ndims);
+	old = MemoryContextSwitchTo(ws->engine_cxt);
+	for (i = 0; i < ws->ndims; i++)
+	{
+		WarpDim    *d = &ws->dims[i];
+		char	   *ptr = base + sd[i].off_pay;
+		int64		v,
+					nv;
+
+		if (sd[i].npay != d->npay)
+			elog(ERROR, "pg_warp: shared dimension %d has %d payload columns, the plan %d",
+				 i, sd[i].npay, d->npay);
+		d->rows = sd[i].rows;
+		d->keys = (int64 *) (base + sd[i].off_keys);
+		d->pids = (int32 *) (base + sd[i].off_pids);
+		d->npayloads = sd[i].npayloads;
+		d->pcap = Max(d->npayloads, 1);
+		nv = (int64) d->npayloads * d->npay;
+		d->pvalues = palloc(sizeof(Datum) * Max(nv, 1));
+		d->pnulls = palloc(sizeof(bool) * Max(nv, 1));
+		for (v = 0; v < nv; v++)
+			d->pvalues[v] = datumRestore(&ptr, &d->pnulls[v]);
+	}
+	MemoryContextSwitchTo(old);
+	ws->dims_ready = true;
+	ws->dims_from_leader = true;
 }
 
 static void
@@ -1116,6 +1280,10 @@ warp_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 	pg_atomic_init_u64(&wsh->rows_filtered, 0);
 	pg_atomic_init_u64(&wsh->rows_joined, 0);
 	pg_atomic_init_u64(&wsh->groups, 0);
+	wsh->dims_shared = false;
+	wsh->ndims = 0;
+	if (ws->dims_shared_bytes > 0)
+		share_dims(ws, wsh);
 	arrow_scan_use_shared(&ws->scan, sh);
 	ws->wshared = wsh;
 }
@@ -1131,8 +1299,12 @@ warp_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 {
 	WarpScanState *ws = (WarpScanState *) node;
 
-	arrow_scan_use_shared(&ws->scan, &((WarpShared *) coordinate)->scan);
-	ws->wshared = coordinate;
+	WarpShared *wsh = coordinate;
+
+	arrow_scan_use_shared(&ws->scan, &wsh->scan);
+	ws->wshared = wsh;
+	if (wsh->dims_shared)
+		receive_dims(ws, wsh);
 }
 
 /* the DSM goes away before EXPLAIN ANALYZE prints: keep the counters */

@@ -1505,8 +1505,8 @@ def test_explain_analyze(base):
 
 def test_parallel_plans(mk):
     """With parallel query allowed, the pre-aggregation may run under a
-    Gather (each participant scanning part of the batches and building its
-    own dimension tables); results must not change."""
+    Gather (each participant scanning part of the batches, the dimensions
+    built once by the leader and shared); results must not change."""
     s = mk()
     rows = [(i, (i * 31) % 200 if i % 19 else None, (i * 17) % 2000 - 1000, None if i % 7 == 0 else i * 0.125,
              i % 5 == 0, (i * 7) % 200) for i in range(50000)]

@@ -128,6 +128,20 @@ END $$;
 SELECT we_explain_line('SELECT d1.grp, k2, count(*) FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2', 'Fact Rows')
        = 'Fact Rows: ' || (SELECT count(*) FROM we_fact) AS all_participants_counted,
        we_explain_line('SELECT d1.grp, k2, count(*) FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2', 'Workers Planned') AS parallel;
+-- the leader builds the dimension once and hands it to the workers in the
+-- DSM: the dimension plan runs once (loops=1) although workers ran
+CREATE FUNCTION we_explain_lines(q text, pattern text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	r text;
+BEGIN
+	FOR r IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF r ~ pattern THEN
+			RETURN NEXT trim(r);
+		END IF;
+	END LOOP;
+END $$;
+SELECT we_explain_lines('SELECT d1.grp, k2, count(*) FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2',
+                        'Workers Launched|Scan on we_dim1');
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
