@@ -438,6 +438,28 @@ int			arrow_load_column(ArrowFile *file, int batch,
 							  ArrowArena *arena, ArrowArray *out,
 							  ArrowError *err);
 
+/*
+ * Rows [row_off, row_off + row_len) of top-level column `col` of an
+ * uncompressed batch, reading only those bytes (a morsel of a big batch):
+ * the result is an array of row_len rows whose row 0 is batch row row_off.
+ * row_off must be a multiple of 8 (bitmaps are then byte-aligned).  The
+ * buffers are checked against the whole batch's lengths, as
+ * arrow_load_column checks them, and dictionary indices within the range
+ * against the dictionary.  Only columns arrow_column_range_loadable()
+ * accepts: ARROW_ERR_UNSUPPORTED otherwise.
+ */
+int			arrow_load_column_range(ArrowFile *file, int batch,
+									const ArrowBatchMeta *meta, int col,
+									int64_t row_off, int64_t row_len,
+									ArrowArena *arena, ArrowArray *out,
+									ArrowError *err);
+
+/* Whether column col of this batch can be loaded by range: the batch is
+ * not compressed and the column is a fixed-width primitive, a boolean or a
+ * dictionary of any value type (the dictionary is loaded whole). */
+bool		arrow_column_range_loadable(const ArrowFile *file,
+										const ArrowBatchMeta *meta, int col);
+
 /* Convenience: meta + all columns of batch i.  cols has schema.n_fields
  * entries allocated from arena. */
 typedef struct ArrowRecordBatch

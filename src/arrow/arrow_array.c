@@ -951,6 +951,175 @@ arrow_load_column(ArrowFile *file, int batch, const ArrowBatchMeta *meta,
 	return 0;
 }
 
+bool
+arrow_column_range_loadable(const ArrowFile *file, const ArrowBatchMeta *meta, int col)
+{
+	const ArrowField *f;
+
+	if (meta->codec != ARROW_CODEC_NONE || col < 0 || col >= file->schema.n_fields)
+		return false;
+	f = &file->schema.fields[col];
+	if (f->n_children != 0)
+		return false;
+	if (f->has_dict)
+		return f->dict.index_type.bit_width >= 8;
+	if (f->type.id == ARROW_TYPE_BOOL)
+		return true;
+	switch (f->type.id)
+	{
+		case ARROW_TYPE_NULL:
+		case ARROW_TYPE_UTF8:
+		case ARROW_TYPE_BINARY:
+		case ARROW_TYPE_LARGE_UTF8:
+		case ARROW_TYPE_LARGE_BINARY:
+		case ARROW_TYPE_LIST:
+		case ARROW_TYPE_LARGE_LIST:
+		case ARROW_TYPE_MAP:
+		case ARROW_TYPE_FIXED_SIZE_LIST:
+		case ARROW_TYPE_STRUCT:
+		case ARROW_TYPE_FIXED_SIZE_BINARY:
+			return false;
+		default:
+			return arrow_type_byte_width(&f->type) > 0;
+	}
+}
+
+/*
+ * Bytes [first, first + len) of buffer idx, after checking that the buffer
+ * holds the need bytes the whole batch's array requires.
+ */
+static int
+load_buffer_part(LoadCtx *lc, int idx, int64_t need, int64_t first, int64_t len,
+				 const uint8_t **ptr)
+{
+	const ArrowBufferRef *ref;
+	int64_t		avail;
+
+	*ptr = (const uint8_t *) zero_buffer;
+	if (idx < 0 || idx >= lc->meta->n_buffers)
+		return lc_corrupt(lc, -1, "buffer %d does not exist", idx);
+	if (need == 0 || len == 0)
+		return 0;
+	ref = &lc->meta->buffers[idx];
+	if (ref->length < need)
+		return lc_corrupt(lc, ref->offset,
+						  "buffer %d (offset %" PRId64 ", length %" PRId64 ") is shorter than the %" PRId64 " bytes the array needs",
+						  idx, ref->offset, ref->length, need);
+	return plain_buffer(lc, ref->offset + first, len, len, ptr, &avail);
+}
+
+static int64_t
+count_nulls(const uint8_t *validity, int64_t len)
+{
+	int64_t		valid = 0,
+				i;
+
+	for (i = 0; i + 64 <= len; i += 64)
+	{
+		uint64_t	w;
+
+		memcpy(&w, validity + i / 8, 8);
+		valid += __builtin_popcountll(w);
+	}
+	for (; i < len; i++)
+		valid += arrow_get_bit(validity, i);
+	return len - valid;
+}
+
+int
+arrow_load_column_range(ArrowFile *file, int batch, const ArrowBatchMeta *meta,
+						int col, int64_t row_off, int64_t row_len,
+						ArrowArena *arena, ArrowArray *out, ArrowError *err)
+{
+	LoadCtx		lc;
+	const ArrowField *f;
+	const ArrowFieldNode *node;
+	int			bi;
+	int64_t		len,
+				need,
+				w;
+
+	memset(out, 0, sizeof(*out));
+	if (batch < 0 || batch >= file->n_batches || col < 0 ||
+		col >= file->schema.n_fields)
+		return arrow_error(err, ARROW_ERR_INVALID, -1,
+						   "%s: record batch %d, column %d does not exist",
+						   file->src.name, batch, col);
+	if (!arrow_column_range_loadable(file, meta, col))
+		return arrow_error(err, ARROW_ERR_UNSUPPORTED, -1,
+						   "%s: record batch %d, column %d cannot be loaded by row range",
+						   file->src.name, batch, col);
+	if (row_off < 0 || row_len < 0 || (row_off & 7) != 0 ||
+		row_off > meta->length || row_len > meta->length - row_off)
+		return arrow_error(err, ARROW_ERR_INVALID, -1,
+						   "%s: record batch %d: rows %" PRId64 "..+%" PRId64 " are not a range of its %" PRId64 " rows",
+						   file->src.name, batch, row_off, row_len, meta->length);
+	memset(&lc, 0, sizeof(lc));
+	lc.file = file;
+	lc.meta = meta;
+	lc.arena = arena;
+	lc.name = file->src.name;
+	lc.batch = batch;
+	lc.err = err;
+	snprintf(lc.label, sizeof(lc.label), "record batch %d", batch);
+	f = &file->schema.fields[col];
+	bi = f->buffer_index;
+	if (f->node_index < 0 || f->node_index >= meta->n_nodes ||
+		bi < 0 || f->n_buffers < 2 || bi > meta->n_buffers - f->n_buffers)
+		return lc_corrupt(&lc, -1, "column \"%s\": field node %d or buffers %d.. missing",
+						  f->name, f->node_index, bi);
+	node = &meta->nodes[f->node_index];
+	len = node->length;
+	if (len != meta->length)
+		return lc_corrupt(&lc, -1, "column \"%s\" has %" PRId64 " rows, the batch %" PRId64,
+						  f->name, len, meta->length);
+	out->field = f;
+	out->length = row_len;
+	if (node->null_count > 0)
+	{
+		if (load_buffer_part(&lc, bi, bitmap_bytes(len), row_off / 8,
+							 bitmap_bytes(row_off + row_len) - row_off / 8,
+							 &out->validity) < 0)
+			goto fail;
+		out->null_count = count_nulls(out->validity, row_len);
+		if (out->null_count == 0)
+			out->validity = NULL;
+	}
+	if (!f->has_dict && f->type.id == ARROW_TYPE_BOOL)
+	{
+		if (load_buffer_part(&lc, bi + 1, bitmap_bytes(len), row_off / 8,
+							 bitmap_bytes(row_off + row_len) - row_off / 8,
+							 &out->values) < 0)
+			goto fail;
+		out->values_len = bitmap_bytes(row_off + row_len) - row_off / 8;
+		return 0;
+	}
+	w = f->has_dict ? f->dict.index_type.bit_width / 8 : arrow_type_byte_width(&f->type);
+	if (!mul_ok(len, w, &need))
+		return lc_corrupt(&lc, -1, "column \"%s\": length %" PRId64 " is too large",
+						  f->name, len);
+	if (load_buffer_part(&lc, bi + 1, need, row_off * w, row_len * w, &out->values) < 0)
+		goto fail;
+	out->values_len = row_len * w;
+	if (f->has_dict &&
+		(get_dictionary(&lc, f, &out->dictionary) < 0 ||
+		 check_indices(&lc, f, out, out->dictionary->length) < 0))
+		goto fail;
+	return 0;
+
+fail:
+	/* allocation and codec errors do not know where they happened */
+	if (err && strstr(err->msg, lc.name) == NULL)
+	{
+		char		where[512];
+
+		snprintf(where, sizeof(where), "%.200s: %.96s: column \"%.60s\"",
+				 lc.name, lc.label, f->name);
+		arrow_error_prefix(err, where);
+	}
+	return -1;
+}
+
 int
 arrow_load_batch(ArrowFile *file, int batch, ArrowArena *arena,
 				 ArrowRecordBatch *out, ArrowError *err)

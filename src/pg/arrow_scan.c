@@ -249,6 +249,7 @@ arrow_scan_begin(ArrowScanState *ss, Relation rel, Bitmapset *attrs, List *quals
 	ss->recycler.max_alloc = MaxAllocHugeSize;
 	ss->skip = arrow_skip_quals_build(quals, scanrelid, RelationGetDescr(rel), ps);
 	ss->cur_file = -1;
+	ss->parts_per_batch = 1;
 
 	if (explain_only)
 		return;
@@ -266,24 +267,46 @@ arrow_scan_begin(ArrowScanState *ss, Relation rel, Bitmapset *attrs, List *quals
 	}
 }
 
-/* Claim the next batch that is not skipped and load it; false at the end. */
+/* the smallest part worth a unit of its own (rows; a multiple of 64) */
+#define MIN_PART_ROWS 16384
+/* a batch whose body is smaller is never split (decided from the footer,
+ * so the other parts skip it without reading its metadata) */
+#define MIN_SPLIT_BODY (1024 * 1024)
+
+/*
+ * Claim the next unit (a batch, or a part of one) that is not skipped and
+ * load it; false at the end.  Unit g is part g % parts of batch g / parts.
+ * A batch is split only when every column read can be loaded by row range
+ * (uncompressed, fixed width or dictionary); otherwise its part 0 loads it
+ * whole and the other parts are empty.  Batch counters count batches (at
+ * part 0); skipping is decided per batch, the same for all its parts.
+ */
 bool
 arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext, bool row_filter)
 {
+	int			parts = Max(ss->parts_per_batch, 1);
+
 	for (;;)
 	{
 		uint64		g;
 		int			fi;
 		int64		b;
+		int			part;
 		ScanFile   *sf;
 		ArrowBatchMeta meta;
 		ArrowError	err;
 		MemoryContext old;
 		int			a;
 		int64		kept;
+		int64		first = 0,
+					nrows;
+		bool		split;
+		int			rc;
 
 		CHECK_FOR_INTERRUPTS();
 		g = pg_atomic_fetch_add_u64(&ss->shared->next_batch, 1);
+		part = (int) (g % (uint64) parts);
+		g /= (uint64) parts;
 		if (g >= (uint64) ss->batch_start[ss->nfiles])
 			return false;
 		for (fi = 0; fi < ss->nfiles && (uint64) ss->batch_start[fi + 1] <= g; fi++)
@@ -293,9 +316,13 @@ arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext, bool row_filter
 
 		if (arrow_skip_batch(ss->skip, sf->stats, (int) b, econtext))
 		{
-			pg_atomic_fetch_add_u64(&ss->shared->batches_skipped, 1);
+			if (part == 0)
+				pg_atomic_fetch_add_u64(&ss->shared->batches_skipped, 1);
 			continue;
 		}
+
+		if (part != 0 && sf->file.batches[b].body_len < MIN_SPLIT_BODY)
+			continue;			/* small: loaded whole by part 0 */
 
 		MemoryContextReset(ss->batch_cxt);
 		old = MemoryContextSwitchTo(ss->batch_cxt);
@@ -304,43 +331,90 @@ arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext, bool row_filter
 		arrow_arena_init(&ss->arena, &ss->recycler);
 		ss->arena_live = true;
 		arrow_scan_check_file(sf);
-		if (arrow_read_batch_meta(&sf->file, (int) b, &ss->arena, &meta, &err) != 0)
-			pgwarp_report_arrow_error(ERROR, &err);
+		{
+			/* a batch's metadata counts once in Bytes Read (at part 0),
+			 * whichever participants read it */
+			pg_atomic_uint64 *counter = sf->bytes_counter;
+
+			if (part != 0)
+				sf->bytes_counter = NULL;
+			rc = arrow_read_batch_meta(&sf->file, (int) b, &ss->arena, &meta, &err);
+			sf->bytes_counter = counter;
+			if (rc != 0)
+				pgwarp_report_arrow_error(ERROR, &err);
+		}
 		if (arrow_skip_batch_nulls(ss->skip, &sf->file, &meta, sf->field_of_attr))
 		{
 			MemoryContextSwitchTo(old);
-			pg_atomic_fetch_add_u64(&ss->shared->batches_skipped, 1);
+			if (part == 0)
+				pg_atomic_fetch_add_u64(&ss->shared->batches_skipped, 1);
 			continue;
 		}
+
+		/* this unit's rows */
+		nrows = meta.length;
+		split = parts > 1 && meta.length > MIN_PART_ROWS &&
+			sf->file.batches[b].body_len >= MIN_SPLIT_BODY;
+		for (a = 0; split && a < ss->natts; a++)
+			if (sf->field_of_attr[a] >= 0 &&
+				!arrow_column_range_loadable(&sf->file, &meta, sf->field_of_attr[a]))
+				split = false;
+		if (split)
+		{
+			int64		per = (meta.length + parts - 1) / parts;
+
+			per = Max(MIN_PART_ROWS, (per + 63) & ~(int64) 63);
+			first = per * part;
+			if (first >= meta.length)
+			{
+				MemoryContextSwitchTo(old);
+				continue;		/* a small batch has fewer parts */
+			}
+			nrows = Min(per, meta.length - first);
+		}
+		else if (part != 0)
+		{
+			MemoryContextSwitchTo(old);
+			continue;			/* loaded whole by part 0 */
+		}
+
 		for (a = 0; a < ss->natts; a++)
 		{
 			int			f = sf->field_of_attr[a];
 
 			if (f < 0)
 				continue;
-			if (arrow_load_column(&sf->file, (int) b, &meta, f, &ss->arena,
-								  &ss->cur_cols[a], &err) != 0)
+			if (split)
+				rc = arrow_load_column_range(&sf->file, (int) b, &meta, f, first, nrows,
+											 &ss->arena, &ss->cur_cols[a], &err);
+			else
+				rc = arrow_load_column(&sf->file, (int) b, &meta, f, &ss->arena,
+									   &ss->cur_cols[a], &err);
+			if (rc != 0)
 				pgwarp_report_arrow_error(ERROR, &err);
 		}
 		/* decide the simple clauses from the raw values, so that rows that
 		 * fail them are never converted to Datums */
 		if (row_filter)
 		{
-			ss->cur_keep = palloc(sizeof(bool) * Max(meta.length, 1));
+			ss->cur_keep = palloc(sizeof(bool) * Max(nrows, 1));
 			kept = arrow_skip_filter_rows(ss->skip, sf->field_of_attr, ss->cur_cols,
-										  meta.length, ss->cur_keep, econtext);
+										  nrows, ss->cur_keep, econtext);
 		}
 		else
 		{
 			ss->cur_keep = NULL;	/* every row */
-			kept = meta.length;
+			kept = nrows;
 		}
 		MemoryContextSwitchTo(old);
-		pg_atomic_fetch_add_u64(&ss->shared->batches_read, 1);
-		if (kept < meta.length)
-			pg_atomic_fetch_add_u64(&ss->shared->rows_filtered, meta.length - kept);
+		if (part == 0)
+			pg_atomic_fetch_add_u64(&ss->shared->batches_read, 1);
+		if (kept < nrows)
+			pg_atomic_fetch_add_u64(&ss->shared->rows_filtered, nrows - kept);
 		ss->cur_file = fi;
-		ss->cur_rows = meta.length;
+		ss->cur_batch = (int) b;
+		ss->cur_first_row = first;
+		ss->cur_rows = nrows;
 		ss->cur_row = 0;
 		return true;
 	}

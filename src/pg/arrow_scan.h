@@ -78,10 +78,20 @@ typedef struct ArrowScanState
 	void	   *free_blocks;
 	ArrowAllocator recycler;
 	int			cur_file;
+	int			cur_batch;		/* record batch of cur_file */
+	int64		cur_first_row;	/* batch row of the loaded rows' row 0 */
 	int64		cur_rows;
 	int64		cur_row;
 	ArrowArray *cur_cols;		/* per attno-1, valid if attr referenced */
 	bool	   *cur_keep;		/* per row: may pass the clauses */
+
+	/*
+	 * Work units per batch: 1 = whole batches; more splits each batch whose
+	 * columns can be loaded by row range into that many parts (morsels), so
+	 * parallel participants share big batches and the columns of a part
+	 * stay in cache while the engine runs over them.
+	 */
+	int			parts_per_batch;
 	bool		done;
 } ArrowScanState;
 
@@ -92,8 +102,9 @@ typedef struct ArrowScanState
 extern void arrow_scan_begin(ArrowScanState *ss, Relation rel, Bitmapset *attrs,
 							 List *quals, Index scanrelid, PlanState *ps,
 							 bool explain_only);
-/* Claim the next batch that is not skipped and load it; false at the end.
- * With row_filter, cur_keep[] marks the rows that can pass the quals. */
+/* Claim the next batch (or part of one, see parts_per_batch) that is not
+ * skipped and load it; false at the end.  With row_filter, cur_keep[]
+ * marks the rows that can pass the quals. */
 extern bool arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext,
 								  bool row_filter);
 extern void arrow_scan_rescan(ArrowScanState *ss);

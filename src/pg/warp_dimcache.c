@@ -73,6 +73,31 @@ exprs_stable(List *exprs)
 		!contain_mutable_functions((Node *) exprs);
 }
 
+/*
+ * The plan's text without the ":location N" fields: those are offsets into
+ * the query string, so the same dimension in a query spelled differently
+ * (or under EXPLAIN ANALYZE) would otherwise be another key.
+ */
+static void
+append_plan_text(StringInfo buf, const char *text)
+{
+	static const char tag[] = ":location ";
+	const char *p = text;
+	const char *hit;
+
+	while ((hit = strstr(p, tag)) != NULL)
+	{
+		appendBinaryStringInfo(buf, p, hit - p + strlen(tag));
+		p = hit + strlen(tag);
+		if (*p == '-')
+			p++;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		appendStringInfoChar(buf, '?');
+	}
+	appendStringInfoString(buf, p);
+}
+
 char *
 warp_dimcache_key(Plan *plan, EState *estate)
 {
@@ -127,7 +152,7 @@ warp_dimcache_key(Plan *plan, EState *estate)
 						 (unsigned long long) st.st_ino, (long long) st.st_size,
 						 (long long) st.st_mtim.tv_sec, (long) st.st_mtim.tv_nsec);
 	}
-	appendStringInfoString(&buf, nodeToString(plan));
+	append_plan_text(&buf, nodeToString(plan));
 	return buf.data;
 }
 

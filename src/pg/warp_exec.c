@@ -159,6 +159,14 @@ typedef struct WarpScanState
 	double		scan_ms;
 } WarpScanState;
 
+/*
+ * Work units per record batch for the CPU driver: a 1M-row batch becomes
+ * parts of 128K rows (512 kB per int32 column), small enough to share
+ * among parallel participants that start at different times and to stay in
+ * cache between the read and the engine's passes.
+ */
+#define WARP_SCAN_PARTS 8
+
 static CustomExecMethods warp_preagg_exec_methods;
 
 /* ------------------------------------------------------------- helpers */
@@ -533,8 +541,8 @@ report_load_error(WarpScanState *ws, WarpLoadStatus ls, int bad_col, int64 bad_r
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("%s out of range in column \"%s\"",
 						ws->prog.cols[bad_col].type == WT_DATE ? "date" : "timestamp", col),
-				 errdetail("Arrow file \"%s\", row %lld of the batch.",
-						   path, (long long) bad_row)));
+				 errdetail("Arrow file \"%s\", record batch %d, row %lld.",
+						   path, ws->scan.cur_batch, (long long) bad_row)));
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("pg_warp's engine cannot read column \"%s\" of Arrow file \"%s\" as declared",
@@ -582,7 +590,8 @@ run_cpu(WarpScanState *ws)
 		if (st != WARP_OK)
 			report_status(st);
 		if (ls != WARP_LOAD_OK)
-			report_load_error(ws, ls, bad_col, bad_row, ws->scan.files[ws->scan.cur_file].path);
+			report_load_error(ws, ls, bad_col, ws->scan.cur_first_row + bad_row,
+							  ws->scan.files[ws->scan.cur_file].path);
 	}
 	warp_cpu_counters(ws->cpu, &ws->counters);
 	ws->groups = warp_cpu_ngroups(ws->cpu);
@@ -998,6 +1007,8 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 		attrs = bms_add_member(attrs, lfirst_int(lc) - FirstLowInvalidHeapAttributeNumber);
 	arrow_scan_begin(&ws->scan, ws->fact_rel, attrs, ws->quals, ws->fact_relid,
 					 &node->ss.ps, (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
+	/* the CPU driver takes big batches in parts (arrow_scan.h) */
+	ws->scan.parts_per_batch = WARP_SCAN_PARTS;
 }
 
 static TupleTableSlot *

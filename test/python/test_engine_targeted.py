@@ -1534,3 +1534,76 @@ def test_parallel_plans(mk):
         for st in settings:
             conn.execute("RESET " + st.split(" =")[0])
         conn.execute("SET max_parallel_workers_per_gather = 0")
+
+
+def test_big_batches_in_parts(mk):
+    """Record batches over 1 MB are read by the CPU driver in parts of their
+    rows (arrow_load_column_range): serial and parallel, with NULLs at part
+    boundaries, booleans, dictionaries and a compressed file (read whole).
+    A value the engine must refuse reports its row within the batch, not
+    within the part."""
+    n = 300000
+    rows_k = [None if i % 9 == 4 or 131000 <= i < 131100 else (i * 7) % 300 for i in range(n)]
+    tab = pa.table({
+        "id": pa.array(range(n), pa.int32()),
+        "k": pa.array(rows_k, pa.int32()),
+        "v": pa.array([(i * 13) % 1000 - 500 for i in range(n)], pa.int64()),
+        "b": pa.array([None if i % 5 == 0 else i % 3 == 0 for i in range(n)], pa.bool_()),
+        "g": pa.array([(i * 5) % 6 - 2 for i in range(n)], pa.int32()).dictionary_encode(),
+        "x": pa.array([None if i % 17 == 0 else i * 0.25 for i in range(n)], pa.float64()),
+    })
+    cols = [("id", "int4"), ("k", "int4"), ("v", "int8"), ("b", "bool"), ("g", "int4"), ("x", "float8")]
+    dim = [(k, "n%d" % (k % 7)) for k in range(0, 300, 3)]
+    queries = ("SELECT count(*), count(k), sum(v), min(id), max(id), avg(x), count(b) FROM f",
+               "SELECT g, count(*), sum(v), count(x) FROM f WHERE b GROUP BY g",
+               "SELECT d.n, count(*), sum(f.v), max(f.id) FROM f JOIN d ON f.k = d.k "
+               "WHERE f.v > -400 GROUP BY d.n",
+               "SELECT count(*) FROM f WHERE k IS NULL AND id BETWEEN 130000 AND 132000")
+    conn = None
+    for codec in (None, "lz4"):
+        s = mk(codec or "")
+        s.table("f", cols, arrow_table=tab, batch_rows=n, compression=codec)
+        s.table("d", [("k", "int4"), ("n", "text")], dim, arrow=False)
+        conn = s.conn
+        for q in queries:
+            check(s, q, expect=nonempty)
+        settings = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
+                    "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0"]
+        try:
+            for st in settings:
+                conn.execute("SET " + st)
+            for q in queries:
+                check(s, q, expect=nonempty)
+            check(s, "SELECT count(*) FROM f WHERE v / (id - 250000) > 0", expect="error:22012")
+        finally:
+            for st in settings:
+                conn.execute("RESET " + st.split(" =")[0])
+            conn.execute("SET max_parallel_workers_per_gather = 0")
+
+    # a date beyond PostgreSQL's range at batch row 250003: arrow_fdw and the
+    # engine both refuse it, the engine naming the row of the batch
+    days = [i % 20000 for i in range(n)]
+    days[250003] = 2**31 - 1
+    s = mk("baddate")
+    path = os.path.join(s.dir, "bad.arrow")
+    with ipc.new_file(path, pa.schema([("id", pa.int32()), ("dt", pa.date32())])) as w:
+        w.write_batch(pa.record_batch([pa.array(range(n), pa.int32()), pa.array(days, pa.date32())],
+                                      names=["id", "dt"]))
+    os.chmod(path, 0o644)
+    conn.execute("CREATE FOREIGN TABLE %s.bad (id int4, dt date) SERVER arrow_fdw OPTIONS (file '%s')"
+                 % (s.w, path))
+    sql = "SELECT count(*), max(dt) FROM %s.bad WHERE id > 0" % s.w
+    conn.execute("SET pg_warp.enabled = on")
+    plan = plan_of(conn, sql)
+    assert "WarpPreAgg" in plan, plan
+    for enabled in ("on", "off"):
+        conn.execute("SET pg_warp.enabled = " + enabled)
+        try:
+            conn.execute(sql).fetchall()
+            raise AssertionError("pg_warp.enabled=%s: no error" % enabled)
+        except psycopg.Error as e:
+            assert e.sqlstate == "22008", (enabled, e.sqlstate, str(e))
+            if enabled == "on":
+                assert "record batch 0, row 250003." in (e.diag.message_detail or ""), str(e)
+        finally:
+            conn.execute("RESET pg_warp.enabled")

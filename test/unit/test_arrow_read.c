@@ -1000,6 +1000,205 @@ TEST(test_compression_roundtrip)
 	}
 }
 
+/* Row i of a is valid (the array's offset applied). */
+static bool
+row_valid(const ArrowArray *a, int64_t i)
+{
+	return a->validity == NULL || arrow_get_bit(a->validity, a->offset + i);
+}
+
+/*
+ * Rows [off, off + len) loaded by range equal the same rows of the whole
+ * column: validity, null count and value bytes (bits for booleans,
+ * indices and the same dictionary for dictionary columns).
+ */
+static bool
+range_matches(const ArrowArray *whole, const ArrowArray *part, int64_t off, int64_t len)
+{
+	const ArrowField *f = whole->field;
+	int64_t		nulls = 0,
+				i;
+	int			w;
+
+	if (part->length != len || part->offset != 0 || part->field != f)
+		return false;
+	if (f->has_dict)
+	{
+		w = f->dict.index_type.bit_width / 8;
+		if (part->dictionary == NULL || part->dictionary->length != whole->dictionary->length)
+			return false;
+	}
+	else
+		w = f->type.id == ARROW_TYPE_BOOL ? 0 : arrow_type_byte_width(&f->type);
+	for (i = 0; i < len; i++)
+	{
+		bool		v = row_valid(whole, off + i);
+
+		if (v != row_valid(part, i))
+			return false;
+		if (!v)
+		{
+			nulls++;
+			continue;
+		}
+		if (w == 0)
+		{
+			if (arrow_get_bit(whole->values, whole->offset + off + i) !=
+				arrow_get_bit(part->values, i))
+				return false;
+		}
+		else if (memcmp(whole->values + (whole->offset + off + i) * w,
+						part->values + i * w, w) != 0)
+			return false;
+	}
+	return part->null_count == nulls && (nulls > 0 || part->validity == NULL);
+}
+
+TEST(test_column_range)
+{
+	static const int64_t ranges[][2] = {
+		{0, 1000}, {0, 0}, {0, 1}, {8, 13}, {496, 40}, {504, 64}, {992, 8},
+		{1000, 0}, {128, 872}, {64, 64}
+	};
+	static const char *const loadable[] = {"i32", "i64", "b", "dict", "dec", "f64"};
+	Opened		o;
+	ArrowArena	arena;
+	ArrowBatchMeta meta;
+	ArrowError	err;
+	ArrowArray	whole,
+				part;
+	int			k,
+				r,
+				c;
+
+	CHECK(open_fixture(&o, "range.arrow", SRC_FD, &err) == 0);
+	if (unit_current_failed)
+		return;
+	arrow_arena_init(&arena, NULL);
+	CHECK(arrow_read_batch_meta(&o.file, 0, &arena, &meta, &err) == 0);
+	CHECK(meta.length == 1000);
+	if (unit_current_failed)
+		goto done;
+
+	for (k = 0; k < (int) (sizeof(loadable) / sizeof(loadable[0])); k++)
+	{
+		c = col_index(&o.file, loadable[k]);
+		CHECK_MSG(c >= 0 && arrow_column_range_loadable(&o.file, &meta, c), loadable[k]);
+		CHECK(arrow_load_column(&o.file, 0, &meta, c, &arena, &whole, &err) == 0);
+		for (r = 0; r < (int) (sizeof(ranges) / sizeof(ranges[0])); r++)
+		{
+			int			rc = arrow_load_column_range(&o.file, 0, &meta, c, ranges[r][0],
+													 ranges[r][1], &arena, &part, &err);
+
+			CHECK_MSG(rc == 0, err.msg);
+			CHECK_MSG(rc == 0 && range_matches(&whole, &part, ranges[r][0], ranges[r][1]),
+					  loadable[k]);
+		}
+	}
+	/* the i32 column has nulls and a run of them: a range inside it has
+	 * only nulls, one beside it none */
+	c = col_index(&o.file, "i32");
+	CHECK(arrow_load_column_range(&o.file, 0, &meta, c, 504, 24, &arena, &part, &err) == 0 &&
+		  part.null_count == 24);
+	c = col_index(&o.file, "i64");
+	CHECK(arrow_load_column_range(&o.file, 0, &meta, c, 8, 100, &arena, &part, &err) == 0 &&
+		  part.null_count == 0 && part.validity == NULL);
+
+	/* misuse */
+	CHECK(arrow_load_column_range(&o.file, 0, &meta, c, 4, 8, &arena, &part, &err) == -1 &&
+		  err.code == ARROW_ERR_INVALID);
+	CHECK(arrow_load_column_range(&o.file, 0, &meta, c, 992, 9, &arena, &part, &err) == -1 &&
+		  err.code == ARROW_ERR_INVALID);
+	CHECK(arrow_load_column_range(&o.file, 0, &meta, c, -8, 8, &arena, &part, &err) == -1 &&
+		  err.code == ARROW_ERR_INVALID);
+	CHECK(arrow_load_column_range(&o.file, 1, &meta, c, 0, 8, &arena, &part, &err) == -1 &&
+		  err.code == ARROW_ERR_INVALID);
+	c = col_index(&o.file, "s");
+	CHECK(!arrow_column_range_loadable(&o.file, &meta, c));
+	CHECK_MSG(arrow_load_column_range(&o.file, 0, &meta, c, 0, 8, &arena, &part, &err) == -1 &&
+			  err.code == ARROW_ERR_UNSUPPORTED && strstr(err.msg, "range.arrow"), err.msg);
+
+	/* a values buffer shorter than the whole column needs is corrupt even
+	 * when the range asked for lies inside it */
+	c = col_index(&o.file, "i64");
+	{
+		ArrowBufferRef *ref = &meta.buffers[o.file.schema.fields[c].buffer_index + 1];
+		int64_t		saved = ref->length;
+
+		ref->length = 8 * 999;
+		CHECK_MSG(arrow_load_column_range(&o.file, 0, &meta, c, 0, 8, &arena, &part, &err) == -1 &&
+				  err.code == ARROW_ERR_CORRUPT && strstr(err.msg, "range.arrow") &&
+				  strstr(err.msg, "shorter"), err.msg);
+		ref->length = saved;
+	}
+	/* so is a validity bitmap */
+	c = col_index(&o.file, "i32");
+	{
+		ArrowBufferRef *ref = &meta.buffers[o.file.schema.fields[c].buffer_index];
+		int64_t		saved = ref->length;
+
+		ref->length = 100;
+		CHECK_MSG(arrow_load_column_range(&o.file, 0, &meta, c, 0, 8, &arena, &part, &err) == -1 &&
+				  err.code == ARROW_ERR_CORRUPT, err.msg);
+		ref->length = saved;
+	}
+done:
+	arrow_arena_free_all(&arena);
+	close_fixture(&o);
+
+	/* compressed: not by range */
+	CHECK(open_fixture(&o, "range_lz4.arrow", SRC_FD, &err) == 0);
+	if (unit_current_failed)
+		return;
+	arrow_arena_init(&arena, NULL);
+	CHECK(arrow_read_batch_meta(&o.file, 0, &arena, &meta, &err) == 0);
+	c = col_index(&o.file, "i32");
+	CHECK(!arrow_column_range_loadable(&o.file, &meta, c));
+	CHECK(arrow_load_column_range(&o.file, 0, &meta, c, 0, 8, &arena, &part, &err) == -1 &&
+		  err.code == ARROW_ERR_UNSUPPORTED);
+	arrow_arena_free_all(&arena);
+	close_fixture(&o);
+}
+
+/* A dictionary index out of range inside the rows asked for is corrupt;
+ * outside them it is not this load's business. */
+TEST(test_column_range_dict_index)
+{
+	size_t		len;
+	uint8_t    *bytes = slurp("range.arrow", &len);
+	ArrowFile	file;
+	ArrowSource src;
+	ArrowArena	arena;
+	ArrowBatchMeta meta;
+	ArrowError	err;
+	ArrowArray	part;
+	const ArrowField *f;
+	int			c,
+				w;
+	int64_t		off;
+
+	CHECK(bytes != NULL);
+	if (bytes == NULL)
+		return;
+	arrow_arena_init(&arena, NULL);
+	CHECK(batch0_meta(bytes, len, &file, &arena, &meta, &src) == 0);
+	if (unit_current_failed)
+		goto done;
+	c = col_index(&file, "dict");
+	f = &file.schema.fields[c];
+	w = f->dict.index_type.bit_width / 8;
+	off = meta.buffers[f->buffer_index + 1].offset;
+	memset(bytes + off + 600 * w, 0x7f, w);
+	CHECK_MSG(arrow_load_column_range(&file, 0, &meta, c, 592, 16, &arena, &part, &err) == -1 &&
+			  err.code == ARROW_ERR_CORRUPT, err.msg);
+	CHECK_MSG(arrow_load_column_range(&file, 0, &meta, c, 0, 592, &arena, &part, &err) == 0,
+			  err.msg);
+	arrow_close(&file);
+done:
+	arrow_arena_free_all(&arena);
+	free(bytes);
+}
+
 int
 main(void)
 {
@@ -1021,5 +1220,7 @@ main(void)
 	RUN(test_recover_tail);
 	RUN(test_source_fd_limit);
 	RUN(test_compression_roundtrip);
+	RUN(test_column_range);
+	RUN(test_column_range_dict_index);
 	UNIT_EXIT();
 }

@@ -1468,6 +1468,47 @@ TEST(check_rejects_what_it_cannot_do)
 	CHECK(warp_row_max_chain(tables[1]) >= 2 && warp_row_max_chain(tables[0]) == 1);
 }
 
+/*
+ * Arrow dates and timestamps outside PostgreSQL's ranges are refused at
+ * load (both drivers convert with warp_row_convert): dates JD 0
+ * (4714-11-24 BC) up to 5874897-12-31, timestamps 4714-11-24 BC up to
+ * 294276-12-31 23:59:59.999999.  Limits from the calendar, not from the
+ * engine: JD(1970-01-01) = 2440588, JD(5874898-01-01) = 2147483494.
+ */
+TEST(date_timestamp_limits)
+{
+	warp_int64	out;
+	const warp_int64 jd_unix = 2440588;
+	const warp_int64 last_day = 2147483494 - 1 - jd_unix;	/* from 1970 */
+	const warp_int64 first_day = -jd_unix;
+	const warp_int64 day_us = INT64_C(86400000000);
+
+	CHECK(warp_row_convert(WRC_DATE_DAY, last_day, &out) && out == last_day - 10957);
+	CHECK(!warp_row_convert(WRC_DATE_DAY, last_day + 1, &out));
+	CHECK(!warp_row_convert(WRC_DATE_DAY, INT32_MAX, &out));
+	CHECK(warp_row_convert(WRC_DATE_DAY, first_day, &out) && out == first_day - 10957);
+	CHECK(!warp_row_convert(WRC_DATE_DAY, first_day - 1, &out));
+	CHECK(!warp_row_convert(WRC_DATE_DAY, INT32_MIN, &out));
+	CHECK(warp_row_convert(WRC_DATE_MS, last_day * 86400000 + 86399999, &out) &&
+		  out == last_day - 10957);
+	CHECK(!warp_row_convert(WRC_DATE_MS, (last_day + 1) * 86400000, &out));
+	CHECK(warp_row_convert(WRC_DATE_MS, first_day * 86400000, &out));
+	CHECK(!warp_row_convert(WRC_DATE_MS, first_day * 86400000 - 1, &out));
+	/* timestamps: microseconds since 1970 as int64 end before PostgreSQL's
+	 * 294277-01-01 (as in arrow_fdw, a unit that overflows int64
+	 * microseconds is out of range); the first instant of JD 0 */
+	{
+		const warp_int64 begin_us = -jd_unix * day_us;
+
+		CHECK(warp_row_convert(WRC_TS_US, INT64_MAX, &out) && out == INT64_MAX - 10957 * day_us);
+		CHECK(warp_row_convert(WRC_TS_US, begin_us, &out));
+		CHECK(!warp_row_convert(WRC_TS_US, begin_us - 1, &out));
+		CHECK(!warp_row_convert(WRC_TS_MS, begin_us / 1000 - 1, &out));
+		CHECK(warp_row_convert(WRC_TS_NS, INT64_MIN, &out));
+		CHECK(!warp_row_convert(WRC_TS_S, INT64_MAX / 1000, &out));
+	}
+}
+
 int
 main(void)
 {
@@ -1476,5 +1517,6 @@ main(void)
 	RUN(no_group_keys_and_empty_input);
 	RUN(float_edge_values);
 	RUN(check_rejects_what_it_cannot_do);
+	RUN(date_timestamp_limits);
 	UNIT_EXIT();
 }

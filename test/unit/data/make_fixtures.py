@@ -143,6 +143,24 @@ def main():
         write_file("sliced_%s.arrow" % codec, [big.slice(7, 100), big.slice(290, 10)],
                    compression=codec)
 
+    # one batch of 1000 rows for loads by row range (arrow_load_column_range):
+    # nulls at irregular places, a column without nulls, booleans, a
+    # dictionary, 16-byte decimals, and columns that cannot be range-loaded
+    n = 1000
+    rb = pa.record_batch([
+        pa.array([None if i % 7 == 3 or 500 <= i < 530 else i * 3 - 1000 for i in range(n)],
+                 pa.int32()),
+        pa.array([i * 1234567891 - 10**12 for i in range(n)], pa.int64()),
+        pa.array([None if i % 11 == 0 else i % 3 == 0 for i in range(n)], pa.bool_()),
+        pa.array([["x", "yy", None, "zzz"][i % 4] for i in range(n)]).dictionary_encode(),
+        pa.array([None if i % 13 == 5 else decimal.Decimal(i) / 100 for i in range(n)],
+                 pa.decimal128(12, 2)),
+        pa.array([float(i) / 8 for i in range(n)], pa.float64()),
+        pa.array([str(i) for i in range(n)], pa.utf8()),
+    ], names=["i32", "i64", "b", "dict", "dec", "f64", "s"])
+    write_file("range.arrow", [rb])
+    write_file("range_lz4.arrow", [rb], compression="lz4")
+
     # an empty file (no batches) and empty batches
     write_file("empty.arrow", [pa.record_batch([pa.array([], pa.utf8())], names=["s"])])
 
