@@ -38,6 +38,8 @@ export PGWARP_BIN="$ROOT/build/pgwarp" PGWARP_EXPECT_GPUD=1
 
 passed=0
 failed=0
+# names of what failed, repeated at the end (CI shows the tail of the log)
+failures=()
 
 # ---- pg_regress
 echo "== pg_regress"
@@ -53,6 +55,9 @@ if [ -n "$REGRESS_TESTS" ]; then
 	n=$(echo "$REGRESS_TESTS" | wc -w)
 	[ $((p + f)) -lt "$n" ] && f=$((n - p))
 	[ -f build/regress/regression.diffs ] && [ "$f" -gt 0 ] && head -100 build/regress/regression.diffs
+	while read -r l; do failures+=("pg_regress: $l"); done < <(grep -E 'FAILED|failed \(ignored\)|^not ok' build/regress/summary.out)
+	[ "$f" -gt 0 ] && [ "$(grep -cE 'FAILED|failed \(ignored\)|^not ok' build/regress/summary.out)" -eq 0 ] &&
+		failures+=("pg_regress: $f of $n tests did not report ok")
 	passed=$((passed + p)); failed=$((failed + f))
 	echo "pg_regress: $p passed, $f failed"
 fi
@@ -67,7 +72,9 @@ for t in build/unit/test_*; do
 	f=$(echo "$out" | grep -c '^FAIL:' || true)
 	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "$(basename "$t"): exited with status $rc"; echo "$out" | tail -5; f=1
+		failures+=("$(basename "$t"): exited with status $rc")
 	fi
+	while read -r l; do [ -n "$l" ] && failures+=("$(basename "$t"): $l"); done < <(echo "$out" | grep '^FAIL:')
 	passed=$((passed + p)); failed=$((failed + f))
 done
 
@@ -87,10 +94,28 @@ k = sum(int(s.get("skipped", 0)) for s in suites)
 print(t - f - k, f, k)
 PY
 )
+		while read -r l; do [ -n "$l" ] && failures+=("pytest: $l"); done < <(python3 - <<'PY'
+import xml.etree.ElementTree as ET
+for case in ET.parse("build/pytest.xml").getroot().iter("testcase"):
+    for bad in list(case.findall("failure")) + list(case.findall("error")):
+        msg = (bad.get("message") or "").splitlines()
+        print("%s::%s %s" % (case.get("classname"), case.get("name"), msg[0][:200] if msg else ""))
+PY
+)
 		[ "$s" -gt 0 ] && echo "pytest: $s skipped"
 		passed=$((passed + p)); failed=$((failed + f))
 	else
 		failed=$((failed + 1))
+		failures+=("pytest: no report (build/pytest.xml missing)")
+	fi
+fi
+
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "== failed"
+	printf '%s\n' "${failures[@]}"
+	if printf '%s\n' "${failures[@]}" | grep -q '^pg_regress' && [ -f build/regress/regression.diffs ]; then
+		echo "-- build/regress/regression.diffs (first 60 lines)"
+		head -60 build/regress/regression.diffs
 	fi
 fi
 
