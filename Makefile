@@ -20,7 +20,7 @@ ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
 WIRE_SRCS   = src/gpud/gpud_wire.c
 OBJS        = $(PG_SRCS:.c=.o) $(ARROW_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o) $(WIRE_SRCS:.c=.o)
 PG_CPPFLAGS = -Isrc -Isrc/arrow -Isrc/engine -Isrc/gpud
-SHLIB_LINK  = -llz4 -lzstd
+SHLIB_LINK  = -llz4 -lzstd -lpthread
 EXTRA_CLEAN = build
 
 PG_CONFIG  ?= pg_config

@@ -60,6 +60,26 @@ counting_read(void *ctx, void *dst, size_t len, uint64_t off)
 	return rc;
 }
 
+/*
+ * Whether the opened files read through counting_read (the default) or
+ * straight through their sources, which several threads may call at once.
+ */
+void
+arrow_scan_counting_reads(ArrowScanState *ss, bool on)
+{
+	int			i;
+
+	for (i = 0; i < ss->nfiles; i++)
+	{
+		ScanFile   *sf = &ss->files[i];
+
+		if (!sf->opened)
+			continue;
+		sf->file.src.read = on ? counting_read : sf->inner_read;
+		sf->file.src.ctx = on ? (void *) sf : sf->inner_ctx;
+	}
+}
+
 void
 arrow_scan_open_file(ArrowScanState *ss, int i)
 {
@@ -267,11 +287,49 @@ arrow_scan_begin(ArrowScanState *ss, Relation rel, Bitmapset *attrs, List *quals
 	}
 }
 
-/* the smallest part worth a unit of its own (rows; a multiple of 64) */
-#define MIN_PART_ROWS 16384
-/* a batch whose body is smaller is never split (decided from the footer,
- * so the other parts skip it without reading its metadata) */
-#define MIN_SPLIT_BODY (1024 * 1024)
+
+/*
+ * Every batch of the scan that the statistics do not rule out, in scan
+ * order, for a caller that reads them itself (the CPU driver's threads):
+ * files[i] / batches[i] pairs in *files_out / *batches_out.  Each file is
+ * checked first; batches ruled out are counted as skipped.  Not for
+ * parallel scans (the shared counter is not used).
+ */
+int
+arrow_scan_list_batches(ArrowScanState *ss, ExprContext *econtext,
+						int **files_out, int **batches_out)
+{
+	int64		total = ss->batch_start ? ss->batch_start[ss->nfiles] : 0;
+	int		   *files = palloc(sizeof(int) * Max(total, 1));
+	int		   *batches = palloc(sizeof(int) * Max(total, 1));
+	int			n = 0;
+	int			fi;
+
+	for (fi = 0; fi < ss->nfiles; fi++)
+	{
+		ScanFile   *sf = &ss->files[fi];
+		int			b;
+
+		if (sf->empty || !sf->opened)
+			continue;
+		arrow_scan_check_file(sf);
+		for (b = 0; b < sf->file.n_batches; b++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (arrow_skip_batch(ss->skip, sf->stats, b, econtext))
+			{
+				pg_atomic_fetch_add_u64(&ss->shared->batches_skipped, 1);
+				continue;
+			}
+			files[n] = fi;
+			batches[n] = b;
+			n++;
+		}
+	}
+	*files_out = files;
+	*batches_out = batches;
+	return n;
+}
 
 /*
  * Claim the next unit (a batch, or a part of one) that is not skipped and
@@ -321,7 +379,7 @@ arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext, bool row_filter
 			continue;
 		}
 
-		if (part != 0 && sf->file.batches[b].body_len < MIN_SPLIT_BODY)
+		if (part != 0 && sf->file.batches[b].body_len < ARROW_PART_MIN_BODY)
 			continue;			/* small: loaded whole by part 0 */
 
 		MemoryContextReset(ss->batch_cxt);
@@ -353,24 +411,19 @@ arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext, bool row_filter
 
 		/* this unit's rows */
 		nrows = meta.length;
-		split = parts > 1 && meta.length > MIN_PART_ROWS &&
-			sf->file.batches[b].body_len >= MIN_SPLIT_BODY;
+		split = parts > 1 && meta.length > ARROW_PART_MIN_ROWS &&
+			sf->file.batches[b].body_len >= ARROW_PART_MIN_BODY;
 		for (a = 0; split && a < ss->natts; a++)
 			if (sf->field_of_attr[a] >= 0 &&
 				!arrow_column_range_loadable(&sf->file, &meta, sf->field_of_attr[a]))
 				split = false;
 		if (split)
 		{
-			int64		per = (meta.length + parts - 1) / parts;
-
-			per = Max(MIN_PART_ROWS, (per + 63) & ~(int64) 63);
-			first = per * part;
-			if (first >= meta.length)
+			if (!arrow_part_rows(meta.length, part, parts, &first, &nrows))
 			{
 				MemoryContextSwitchTo(old);
 				continue;		/* a small batch has fewer parts */
 			}
-			nrows = Min(per, meta.length - first);
 		}
 		else if (part != 0)
 		{

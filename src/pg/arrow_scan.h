@@ -102,6 +102,10 @@ typedef struct ArrowScanState
 extern void arrow_scan_begin(ArrowScanState *ss, Relation rel, Bitmapset *attrs,
 							 List *quals, Index scanrelid, PlanState *ps,
 							 bool explain_only);
+/* The batches statistics do not rule out, in order (arrow_scan.c). */
+extern int	arrow_scan_list_batches(ArrowScanState *ss, ExprContext *econtext,
+									int **files_out, int **batches_out);
+
 /* Claim the next batch (or part of one, see parts_per_batch) that is not
  * skipped and load it; false at the end.  With row_filter, cur_keep[]
  * marks the rows that can pass the quals. */
@@ -113,6 +117,7 @@ extern void arrow_scan_explain(ArrowScanState *ss, TupleDesc td, ExplainState *e
 
 /* pieces ANALYZE uses */
 extern void arrow_scan_open_file(ArrowScanState *ss, int i);
+extern void arrow_scan_counting_reads(ArrowScanState *ss, bool on);
 extern void arrow_scan_check_file(ScanFile *sf);
 extern void arrow_scan_bind_columns(ArrowScanState *ss, ScanFile *sf, TupleDesc tupdesc);
 extern void arrow_scan_use_shared(ArrowScanState *ss, ArrowSharedScan *sh);

@@ -15,6 +15,7 @@
 bool		pgwarp_enabled = true;
 bool		pgwarp_enable_preagg = true;
 int			pgwarp_inner_hash_mem = 256 * 1024;	/* kB */
+int			pgwarp_cpu_threads = -1;
 bool		pgwarp_explain_stable = false;
 int			pgwarp_mode = PGWARP_MODE_AUTO;
 int			pgwarp_gpud_device = PGWARP_GPUD_AUTO;
@@ -93,6 +94,22 @@ pgwarp_define_gucs(void)
 							MAX_KILOBYTES,
 							PGC_USERSET,
 							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_warp.cpu_threads",
+							"Threads of the CPU driver in one backend.",
+							"-1 (the default): max_parallel_workers_per_gather + 1, "
+							"as many as a parallel plan would have participants. "
+							"With more than one thread pg_warp's CPU plans are not "
+							"parallel plans: the backend runs the engine on its own "
+							"threads (no worker start-up); 1 keeps PostgreSQL's "
+							"parallel workers.",
+							&pgwarp_cpu_threads,
+							-1,
+							-1,
+							64,
+							PGC_USERSET,
+							0,
 							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("pg_warp.explain_stable",

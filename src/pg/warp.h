@@ -10,12 +10,24 @@
 #include "nodes/execnodes.h"
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
+#include "optimizer/cost.h"
 
 #include "warp_program.h"
 
 /* GUCs (guc.c) */
 extern bool pgwarp_enable_preagg;
 extern int	pgwarp_inner_hash_mem;	/* kB */
+extern int	pgwarp_cpu_threads;		/* -1 = max_parallel_workers_per_gather + 1 */
+
+/* threads the CPU driver runs on in a backend (pg_warp.cpu_threads) */
+static inline int
+pgwarp_cpu_thread_count(void)
+{
+	int			n = pgwarp_cpu_threads > 0 ? pgwarp_cpu_threads :
+		max_parallel_workers_per_gather + 1;
+
+	return n < 1 ? 1 : (n > 64 ? 64 : n);
+}
 extern bool pgwarp_explain_stable;
 
 /* warp_plan.c */

@@ -51,6 +51,7 @@
 #include "pg_warp.h"
 #include "warp.h"
 #include "warp_cpu.h"
+#include "warp_cpu_pool.h"
 #include "warp_dimcache.h"
 
 /* One dimension: its plan, key column, group columns and built table. */
@@ -135,6 +136,10 @@ typedef struct WarpScanState
 	AttrNumber *col_attno;
 	ArrowArray *batch_cols;
 	WarpCpu    *cpu;
+	int			nthreads;		/* CPU driver threads (1: this process only) */
+	WarpCpuPool *pool;			/* when it ran on threads: their drivers */
+	int64	   *pool_start;		/* per driver: its first group's number */
+	int			emit_cpu;		/* driver of the group emitted last */
 	bool		on_daemon;		/* planned for pg_warp_gpud */
 	bool		daemon_gpu;		/* ... which drove a GPU at plan time */
 	GpudResult *gres;			/* the daemon's groups, when it ran */
@@ -550,16 +555,13 @@ report_load_error(WarpScanState *ws, WarpLoadStatus ls, int bad_col, int64 bad_r
 			 errhint("Set pg_warp.enabled = off for this query.")));
 }
 
-/* The CPU driver, in this process, over the batches arrow_scan.c reads. */
-static void
-run_cpu(WarpScanState *ws)
+/* The dimensions' join tables for the CPU driver (in engine_cxt). */
+static WarpJoinTable **
+build_join_tables(WarpScanState *ws)
 {
-	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
-	WarpJoinTable **tables;
-	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+	WarpJoinTable **tables = palloc(sizeof(WarpJoinTable *) * Max(ws->ndims, 1));
 	int			i;
 
-	tables = palloc(sizeof(WarpJoinTable *) * Max(ws->ndims, 1));
 	for (i = 0; i < ws->ndims; i++)
 	{
 		WarpDim    *d = &ws->dims[i];
@@ -569,6 +571,18 @@ run_cpu(WarpScanState *ws)
 			report_status(WARP_ERR_OUT_OF_MEMORY);
 		tables[i] = d->table;
 	}
+	return tables;
+}
+
+/* The CPU driver, in this process, over the batches arrow_scan.c reads. */
+static void
+run_cpu_serial(WarpScanState *ws)
+{
+	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
+	WarpJoinTable **tables;
+	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+
+	tables = build_join_tables(ws);
 	ws->cpu = warp_cpu_create(&ws->prog, tables, &ws->alloc);
 	if (ws->cpu == NULL)
 		report_status(WARP_ERR_OUT_OF_MEMORY);
@@ -595,6 +609,132 @@ run_cpu(WarpScanState *ws)
 	}
 	warp_cpu_counters(ws->cpu, &ws->counters);
 	ws->groups = warp_cpu_ngroups(ws->cpu);
+}
+
+/* polled by the pool's calling thread between units */
+static bool
+pool_interrupted(void *arg)
+{
+	return InterruptPending;
+}
+
+/* frees the pool's malloc'd memory with engine_cxt (reset, end or abort) */
+static void
+pool_release(void *arg)
+{
+	warp_cpu_pool_free((WarpCpuPool *) arg);
+}
+
+/*
+ * The CPU driver on ws->nthreads threads of this backend (warp_cpu_pool.h):
+ * the threads touch no PostgreSQL state; this thread lists the batches,
+ * checks the files before and after, polls for cancel between units and
+ * raises whatever error the earliest failing unit met.
+ */
+static void
+run_cpu_threads(WarpScanState *ws)
+{
+	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
+	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+	ArrowScanState *ss = &ws->scan;
+	WarpCpuPool *pool;
+	MemoryContextCallback *cb;
+	WarpPoolBatch *units;
+	int		   *files,
+			   *batches;
+	int			n,
+				i,
+				c;
+
+	pool = palloc0(sizeof(WarpCpuPool));
+	pool->prog = &ws->prog;
+	pool->tables = build_join_tables(ws);
+	pool->nfiles = ss->nfiles;
+	pool->files = palloc0(sizeof(WarpPoolFile) * Max(ss->nfiles, 1));
+	for (i = 0; i < ss->nfiles; i++)
+	{
+		ScanFile   *sf = &ss->files[i];
+		int		   *fields;
+
+		if (sf->empty || !sf->opened)
+			continue;
+		fields = palloc(sizeof(int) * Max(ws->prog.ncols, 1));
+		for (c = 0; c < ws->prog.ncols; c++)
+			fields[c] = sf->field_of_attr[ws->col_attno[c] - 1];
+		pool->files[i].file = &sf->file;
+		pool->files[i].fields = fields;
+	}
+	n = arrow_scan_list_batches(ss, econtext, &files, &batches);
+	units = palloc(sizeof(WarpPoolBatch) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		units[i].file = files[i];
+		units[i].batch = batches[i];
+	}
+	pool->nbatches = n;
+	pool->batches = units;
+	pool->nthreads = ws->nthreads;
+	pool->parts = WARP_SCAN_PARTS;
+	pool->interrupted = pool_interrupted;
+	ws->pool = pool;
+	cb = palloc0(sizeof(MemoryContextCallback));
+	cb->func = pool_release;
+	cb->arg = pool;
+	MemoryContextRegisterResetCallback(ws->engine_cxt, cb);
+	MemoryContextSwitchTo(old);
+
+	/* the threads read through the files' own sources (pread), the pool
+	 * counting bytes: the scan's counting wrapper is not for threads */
+	arrow_scan_counting_reads(ss, false);
+	warp_cpu_pool_run(pool);
+	arrow_scan_counting_reads(ss, true);
+
+	CHECK_FOR_INTERRUPTS();
+	pg_atomic_fetch_add_u64(&ss->shared->batches_read, pool->batches_read);
+	pg_atomic_fetch_add_u64(&ss->shared->bytes_read, pool->bytes_read);
+	switch (pool->error)
+	{
+		case WARP_POOL_OK:
+			break;
+		case WARP_POOL_STATUS:
+			report_status(pool->status);
+			break;
+		case WARP_POOL_LOAD:
+			ss->cur_batch = pool->bad_batch;
+			report_load_error(ws, pool->load_status, pool->bad_col, pool->bad_row,
+							  ss->files[pool->bad_file].path);
+			break;
+		case WARP_POOL_ARROW:
+			pgwarp_report_arrow_error(ERROR, &pool->arrow_err);
+			break;
+		case WARP_POOL_NOMEM:
+			report_status(WARP_ERR_OUT_OF_MEMORY);
+			break;
+		case WARP_POOL_INTERRUPTED:
+			elog(ERROR, "pg_warp: the CPU driver's threads were stopped");
+			break;
+	}
+	/* the files must still be the ones the threads read */
+	for (i = 0; i < ss->nfiles; i++)
+		if (!ss->files[i].empty && ss->files[i].opened)
+			arrow_scan_check_file(&ss->files[i]);
+
+	ws->counters = pool->counters;
+	ws->pool_start = MemoryContextAlloc(ws->engine_cxt, sizeof(int64) * (pool->ncpus + 1));
+	ws->pool_start[0] = 0;
+	for (i = 0; i < pool->ncpus; i++)
+		ws->pool_start[i + 1] = ws->pool_start[i] + warp_cpu_ngroups(pool->cpus[i]);
+	ws->groups = ws->pool_start[pool->ncpus];
+	ws->emit_cpu = 0;
+}
+
+static void
+run_cpu(WarpScanState *ws)
+{
+	if (ws->nthreads > 1)
+		run_cpu_threads(ws);
+	else
+		run_cpu_serial(ws);
 }
 
 /*
@@ -742,6 +882,18 @@ run_engine(WarpScanState *ws)
 	ws->scan_ms = INSTR_TIME_GET_MILLISEC(t1);
 }
 
+/* the thread's driver holding group *g, whose number becomes its own there */
+static WarpCpu *
+pool_group(WarpScanState *ws, int64 *g)
+{
+	while (ws->emit_cpu > 0 && *g < ws->pool_start[ws->emit_cpu])
+		ws->emit_cpu--;
+	while (ws->emit_cpu < ws->pool->ncpus - 1 && *g >= ws->pool_start[ws->emit_cpu + 1])
+		ws->emit_cpu++;
+	*g -= ws->pool_start[ws->emit_cpu];
+	return ws->pool->cpus[ws->emit_cpu];
+}
+
 /* group g's key k and aggregate a's state, from whichever driver ran */
 static int64
 group_key(WarpScanState *ws, int64 g, int k, bool *isnull)
@@ -753,6 +905,12 @@ group_key(WarpScanState *ws, int64 g, int k, bool *isnull)
 		*isnull = r[ws->gres->off_nulls + g * ws->gres->nkeys + k] != 0;
 		return ((int64 *) (r + ws->gres->off_keys))[g * ws->gres->nkeys + k];
 	}
+	if (ws->pool)
+	{
+		WarpCpu    *cpu = pool_group(ws, &g);
+
+		return warp_cpu_group_key(cpu, g, k, isnull);
+	}
 	return warp_cpu_group_key(ws->cpu, g, k, isnull);
 }
 
@@ -762,6 +920,12 @@ group_agg(WarpScanState *ws, int64 g, int a)
 	if (ws->gres)
 		return (const WarpAggState *) ((uint8 *) ws->gres + ws->gres->off_states) +
 			g * ws->gres->naggs + a;
+	if (ws->pool)
+	{
+		WarpCpu    *cpu = pool_group(ws, &g);
+
+		return warp_cpu_group_agg(cpu, g, a);
+	}
 	return warp_cpu_group_agg(ws->cpu, g, a);
 }
 
@@ -1009,6 +1173,8 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 					 &node->ss.ps, (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
 	/* the CPU driver takes big batches in parts (arrow_scan.h) */
 	ws->scan.parts_per_batch = WARP_SCAN_PARTS;
+	/* under Gather each participant is one thread; else pg_warp.cpu_threads */
+	ws->nthreads = node->ss.ps.plan->parallel_aware ? 1 : pgwarp_cpu_thread_count();
 }
 
 static TupleTableSlot *
@@ -1041,6 +1207,8 @@ warp_rescan(CustomScanState *node)
 	arrow_scan_rescan(&ws->scan);
 	MemoryContextReset(ws->engine_cxt);
 	ws->cpu = NULL;
+	ws->pool = NULL;
+	ws->pool_start = NULL;
 	ws->gres = NULL;
 	ws->executed = false;
 	ws->dims_ready = false;
@@ -1118,10 +1286,15 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Fact Rows", NULL, c->rows_in, es);
 		ExplainPropertyInteger("Rows After Filter", NULL, c->rows_filtered, es);
 		ExplainPropertyInteger("Rows After Joins", NULL, c->rows_joined, es);
-		ExplainPropertyInteger("Groups", NULL, ws->have_totals ? ws->total_groups : ws->groups, es);
+		/* partial groups: with threads, as many as the threads that saw
+		 * each group, which depends on scheduling */
+		if (!pgwarp_explain_stable || ws->pool == NULL)
+			ExplainPropertyInteger("Groups", NULL, ws->have_totals ? ws->total_groups : ws->groups, es);
 		if (!pgwarp_explain_stable)
 		{
 			ExplainPropertyText("Ran On", ws->ran_on, es);
+			if (ws->pool)
+				ExplainPropertyInteger("CPU Threads", NULL, ws->pool->nthreads, es);
 			if (ws->ndims > 0)
 				ExplainPropertyInteger("Dimensions From Cache", NULL, ws->dims_cached, es);
 			if (ws->fallback[0])

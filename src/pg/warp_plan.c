@@ -802,6 +802,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	int			kind;
 	bool		on_daemon = false;
 	int			daemon_kind = GPUD_DEVICE_CPU;
+	/* the CPU driver's threads in this backend (1: parallel plans instead) */
+	int			cpu_threads = pgwarp_cpu_thread_count();
 	List	   *fact_attrs = NIL;
 	Bitmapset  *attrs = NULL;
 	int			k;
@@ -905,7 +907,7 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	if (on_daemon && daemon_kind == GPUD_DEVICE_GPU)
 		cost = WARP_STARTUP_COST + fact_cost / WARP_GPU_FACTOR + dims_cost;
 	else
-		cost = WARP_STARTUP_COST + fact_cost + dims_cost;
+		cost = WARP_STARTUP_COST + fact_cost / (on_daemon ? 1 : cpu_threads) + dims_cost;
 	if (parse->groupClause)
 		ngroups = estimate_num_groups(root,
 									  get_sortgrouplist_exprs(parse->groupClause,
@@ -1001,9 +1003,14 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	 * The parallel plan: Finalize Aggregate -> Gather -> WarpPreAgg, every
 	 * participant claiming fact batches from a shared counter, building the
 	 * (small) dimension tables itself and emitting its own partial states.
+	 * Only with pg_warp.cpu_threads = 1: otherwise the serial plan above runs
+	 * the engine on that many threads of the backend, which is the same
+	 * split of the work without starting worker processes (about 12 ms on a
+	 * small VM, more once the session has loaded llvmjit, which every worker
+	 * then loads too).
 	 */
-	if (!on_daemon && input_rel->consider_parallel && si.fact->consider_parallel &&
-		max_parallel_workers_per_gather > 0)
+	if (!on_daemon && cpu_threads == 1 && input_rel->consider_parallel &&
+		si.fact->consider_parallel && max_parallel_workers_per_gather > 0)
 	{
 		int			workers;
 		double		divisor;

@@ -626,7 +626,10 @@ def other_oracle(conn, star, sql, limit, got):
 # CPU driver, so there a few chunks cover the protocol; on the GPU machine
 # (PGWARP_ENGINE_MODE=gpu) every chunk runs against the device driver.
 GPU_CHUNKS = NCHUNKS if os.environ.get("PGWARP_ENGINE_MODE") == "gpu" else 3
-CASES = [("cpu", c) for c in range(NCHUNKS)] + [("gpu", c) for c in range(GPU_CHUNKS)]
+# "threads": the CPU driver on 4 threads of the backend (pg_warp.cpu_threads),
+# each thread's partial states combined by PostgreSQL's Finalize step
+CASES = [("cpu", c) for c in range(NCHUNKS)] + [("gpu", c) for c in range(GPU_CHUNKS)] + \
+    [("threads", c) for c in range(3)]
 
 
 @pytest.mark.parametrize("mode,chunk", CASES, ids=["%s-%d" % c for c in CASES])
@@ -636,7 +639,8 @@ def test_differential(star, mode, chunk):
     conn = star.conn
     if mode == "gpu" and gpud_status(conn) is None:
         pytest.skip("no pg_warp_gpud serves this cluster")
-    conn.execute("SET pg_warp.mode = %s" % mode)
+    conn.execute("SET pg_warp.mode = %s" % ("cpu" if mode == "threads" else mode))
+    conn.execute("SET pg_warp.cpu_threads = %d" % (4 if mode == "threads" else 1))
     n = offloaded = oracle_ok = both_failed = 0
     failures = []
     for q in range(QUERIES_PER_CHUNK):
@@ -669,6 +673,7 @@ def test_differential(star, mode, chunk):
                             % (chunk, q, "ordered" if ordered else "sorted", why, sql, _short(got, 8),
                                _short(want, 8), _short(alt, 8), warp))
     conn.execute("RESET pg_warp.mode")
+    conn.execute("RESET pg_warp.cpu_threads")
     print("seed %d chunk %d: %d queries, %d offloaded, %d succeeded on the oracle, %d failed on both, "
           "%d mismatches" % (SEED, chunk, n, offloaded, oracle_ok, both_failed, len(failures)))
     assert not failures, "PGWARP_DIFF_SEED=%d: %d of %d queries differ:\n%s" % (

@@ -1503,10 +1503,13 @@ def test_explain_analyze(base):
         assert "WarpPreAgg" in text and "Fact Rows" in text, text
 
 
-def test_parallel_plans(mk):
-    """With parallel query allowed, the pre-aggregation may run under a
-    Gather (each participant scanning part of the batches, the dimensions
-    built once by the leader and shared); results must not change."""
+@pytest.mark.parametrize("threads", [1, 3])
+def test_parallel_plans(mk, threads):
+    """With parallel query allowed and pg_warp.cpu_threads = 1, the
+    pre-aggregation runs under a Gather (each participant scanning part of
+    the batches, the dimensions built once by the leader and shared); with
+    more threads it is a serial plan whose engine runs on that many threads
+    of the backend.  Results must not change."""
     s = mk()
     rows = [(i, (i * 31) % 200 if i % 19 else None, (i * 17) % 2000 - 1000, None if i % 7 == 0 else i * 0.125,
              i % 5 == 0, (i * 7) % 200) for i in range(50000)]
@@ -1517,18 +1520,32 @@ def test_parallel_plans(mk):
     s.table("da", [("k", "int4"), ("m", "text")], [(k, "m%d" % (k % 4)) for k in range(0, 200, 2)])
     conn = s.conn
     settings = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0", "parallel_tuple_cost = 0",
-                "min_parallel_table_scan_size = 0", "parallel_leader_participation = on"]
+                "min_parallel_table_scan_size = 0", "parallel_leader_participation = on",
+                "pg_warp.cpu_threads = %d" % threads]
     try:
         for st in settings:
             conn.execute("SET " + st)
-        for q in ("SELECT count(*), sum(v), avg(x), min(id), max(id) FROM f",
-                  "SELECT k, count(*), sum(v), max(x) FROM f WHERE v > -500 GROUP BY k",
-                  "SELECT d.n, count(*), sum(f.v), avg(f.x) FROM f JOIN d ON f.k = d.k GROUP BY d.n",
-                  "SELECT d.n, da.m, count(*), sum(f.v) FROM f JOIN d ON f.k = d.k JOIN da ON f.k2 = da.k "
-                  "WHERE f.b GROUP BY 1, 2",
-                  "SELECT b, count(*) FILTER (WHERE x > 100::float8), sum(v) FILTER (WHERE k IS NULL) FROM f "
-                  "GROUP BY b"):
+        queries = ("SELECT count(*), sum(v), avg(x), min(id), max(id) FROM f",
+                   "SELECT k, count(*), sum(v), max(x) FROM f WHERE v > -500 GROUP BY k",
+                   "SELECT d.n, count(*), sum(f.v), avg(f.x) FROM f JOIN d ON f.k = d.k GROUP BY d.n",
+                   "SELECT d.n, da.m, count(*), sum(f.v) FROM f JOIN d ON f.k = d.k JOIN da ON f.k2 = da.k "
+                   "WHERE f.b GROUP BY 1, 2",
+                   "SELECT b, count(*) FILTER (WHERE x > 100::float8), sum(v) FILTER (WHERE k IS NULL) FROM f "
+                   "GROUP BY b")
+        for q in queries:
             check(s, q, expect=nonempty)
+        set_side(conn, s.w, True)
+        # (under the session's inflated per-row costs Gather's tuples are dear)
+        conn.execute("SET cpu_tuple_cost = 0.01")
+        conn.execute("SET cpu_operator_cost = 0.0025")
+        plans = [plan_of(conn, q) for q in queries]
+        conn.execute("SET cpu_tuple_cost = 10000")
+        conn.execute("SET cpu_operator_cost = 2500")
+        if threads == 1:
+            assert any("Parallel Custom Scan (WarpPreAgg)" in p for p in plans), plans
+        else:
+            assert all("Parallel Custom Scan (WarpPreAgg)" not in p for p in plans) and \
+                any("Custom Scan (WarpPreAgg)" in p for p in plans), plans
         check(s, "SELECT count(*) FROM f WHERE v / (id % 1000) > 0", expect="error:22012")
     finally:
         for st in settings:
@@ -1607,3 +1624,36 @@ def test_big_batches_in_parts(mk):
                 assert "record batch 0, row 250003." in (e.diag.message_detail or ""), str(e)
         finally:
             conn.execute("RESET pg_warp.enabled")
+
+
+def test_threads_cancel(mk):
+    """A statement timeout stops the CPU driver's threads: the query fails
+    with 57014, and the next query in the session runs normally (the threads
+    were joined and their memory freed)."""
+    n = 2_000_000
+    tab = pa.table({"a": pa.array([i % 1000 for i in range(n)], pa.int32()),
+                    "b": pa.array([(i * 7) % 5000 for i in range(n)], pa.int32())})
+    s = mk()
+    s.table("f", [("a", "int4"), ("b", "int4")], arrow_table=tab, batch_rows=n)
+    conn = s.conn
+    set_side(conn, s.w, True)
+    conn.execute("SET pg_warp.cpu_threads = 2")
+    sql = "SELECT a, count(*), sum(b) FROM f WHERE a * 3 + b > 10 GROUP BY a"
+    try:
+        assert "WarpPreAgg" in plan_of(conn, sql)
+        want = check(s, sql, expect=nonempty)
+        set_side(conn, s.w, True)
+        conn.execute("SET pg_warp.cpu_threads = 2")
+        conn.execute("SET statement_timeout = 1")
+        try:
+            conn.execute(sql).fetchall()
+            cancelled = None
+        except psycopg.Error as e:
+            cancelled = e.sqlstate
+        conn.execute("RESET statement_timeout")
+        assert cancelled == "57014", cancelled
+        got = run(conn, sql)
+        assert got[0] == "ok" and same_result(got, want, False) is None, (got[:2], want[:2])
+    finally:
+        conn.execute("RESET statement_timeout")
+        conn.execute("RESET pg_warp.cpu_threads")

@@ -57,8 +57,11 @@ SELECT count(*) AS groups,
 FROM we_expected;
 
 -- EXPLAIN ANALYZE counters are exact, timings hidden by explain_stable
+-- (one thread: with more, the partial groups depend on scheduling)
+SET pg_warp.cpu_threads = 1;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*), sum(price) FROM we_fact_a WHERE k1 = 3;
+RESET pg_warp.cpu_threads;
 SELECT count(*), sum(price) FROM we_fact_a WHERE k1 = 3;
 SELECT count(*), sum(price) FROM we_fact WHERE k1 = 3;
 
@@ -103,7 +106,9 @@ SELECT (SELECT count(*) FROM (
        (SELECT sum(k2 * 1000000000000000000) FROM we_fact_a) AS total;
 SELECT sum(k2), avg(k2) FROM we_fact_a WHERE k2 > 100;
 
--- a parallel plan: participants claim batches and emit their own partial states
+-- a parallel plan: participants claim batches and emit their own partial
+-- states (pg_warp.cpu_threads = 1: with more, the serial plan runs on threads)
+SET pg_warp.cpu_threads = 1;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
@@ -158,7 +163,28 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
+RESET pg_warp.cpu_threads;
 ALTER TABLE we_dim1 RESET (parallel_workers);
+
+-- the CPU driver on threads of this backend: a serial plan whose threads
+-- each emit their partial states, combined by the Finalize step
+SET pg_warp.cpu_threads = 4;
+EXPLAIN (COSTS OFF)
+SELECT d1.grp, k2, count(*), sum(price), max(f8) FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2;
+SELECT count(*) AS differences FROM (
+  (SELECT d1.grp, k2, count(*), sum(price), max(f8) FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2
+   EXCEPT ALL
+   SELECT d1.grp, k2, count(*), sum(price), max(f8) FROM we_fact f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2)
+  UNION ALL
+  (SELECT d1.grp, k2, count(*), sum(price), max(f8) FROM we_fact f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2
+   EXCEPT ALL
+   SELECT d1.grp, k2, count(*), sum(price), max(f8) FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2)) x;
+SELECT count(*), sum(price), min(d), max(f8) FROM we_fact_a WHERE q < 40;
+SELECT count(*), sum(price), min(d), max(f8) FROM we_fact WHERE q < 40;
+-- a row's error is PostgreSQL's
+SELECT sum(price / (k1 - 3)) FROM we_fact_a;
+SELECT sum(price / (k1 - 3)) FROM we_fact;
+RESET pg_warp.cpu_threads;
 
 -- not offloaded: a full join, a text qual on the fact table, count(DISTINCT)
 -- beside a plain aggregate

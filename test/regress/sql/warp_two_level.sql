@@ -61,7 +61,9 @@ EXPLAIN (COSTS OFF)
 SELECT d1.name, count(DISTINCT f.kd), max(f.q) FROM wj_f_a f JOIN wj_d1_a d1 ON f.k1 = d1.id GROUP BY d1.name;
 
 -- a parallel plan: every participant emits its own distinct rows, the
--- Sort and the Aggregate sit above the Gather (warp_engine's tables)
+-- Sort and the Aggregate sit above the Gather (warp_engine's tables; one
+-- CPU thread per participant)
+SET pg_warp.cpu_threads = 1;
 ALTER TABLE we_dim1 SET (parallel_workers = 0);
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
@@ -85,6 +87,7 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 RESET seq_page_cost;
+RESET pg_warp.cpu_threads;
 ALTER TABLE we_dim1 RESET (parallel_workers);
 
 -- the same through pg_warp_gpud

@@ -1,0 +1,415 @@
+/*
+ * warp_cpu_pool.c — the CPU driver on several threads (warp_cpu_pool.h).
+ *
+ * Pure C: no PostgreSQL header, no PostgreSQL call.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "warp_cpu_pool.h"
+
+/* ------------------------------------------------------------ memory */
+
+/* A thread's engine memory (driver, group table): freed together. */
+typedef struct PoolBlock
+{
+	struct PoolBlock *next;
+	uint64_t	pad;			/* keeps the user pointer 16-byte aligned */
+} PoolBlock;
+
+/*
+ * Column buffers come back with nearly the same sizes unit after unit: a
+ * freed buffer is kept and handed out again to a request it fits (and is
+ * not more than twice as big as), so a thread does not fault in fresh
+ * pages for every unit.  Freed at the end of the pool.
+ */
+typedef struct Recycled
+{
+	struct Recycled *next;
+	size_t		size;
+	char		pad[48];		/* payload 64-byte aligned */
+} Recycled;
+
+typedef struct WarpPoolThread
+{
+	WarpCpuPool *pool;
+	int			index;
+	pthread_t	tid;
+	bool		started;
+	PoolBlock  *blocks;			/* engine memory */
+	WarpAlloc	alloc;
+	Recycled   *free_bufs;		/* buffers not in use */
+	Recycled   *all_bufs;		/* every buffer, for the end */
+	ArrowAllocator buf_alloc;
+	WarpCpu    *cpu;
+	ArrowArray *cols;
+	uint64_t	batches_read;
+} WarpPoolThread;
+
+static void *
+engine_alloc(void *ctx, size_t size)
+{
+	WarpPoolThread *t = ctx;
+	PoolBlock  *b = malloc(sizeof(PoolBlock) + size);
+
+	if (b == NULL)
+		return NULL;
+	b->next = t->blocks;
+	t->blocks = b;
+	return b + 1;
+}
+
+static void *
+buf_alloc(void *ctx, size_t size)
+{
+	WarpPoolThread *t = ctx;
+	Recycled  **pp,
+			  **best = NULL;
+	Recycled   *b;
+
+	for (pp = &t->free_bufs; *pp; pp = &(*pp)->next)
+		if ((*pp)->size >= size && (*pp)->size / 2 <= size &&
+			(best == NULL || (*pp)->size < (*best)->size))
+			best = pp;
+	if (best)
+	{
+		b = *best;
+		*best = b->next;
+		return b + 1;
+	}
+	b = malloc(sizeof(Recycled) + size + sizeof(Recycled *));
+	if (b == NULL)
+		return NULL;
+	b->size = size;
+	/* remember every buffer: the trailing pointer links them */
+	memcpy((char *) (b + 1) + size, &t->all_bufs, sizeof(Recycled *));
+	t->all_bufs = b;
+	return b + 1;
+}
+
+static void
+buf_free(void *ctx, void *ptr)
+{
+	WarpPoolThread *t = ctx;
+	Recycled   *b = (Recycled *) ptr - 1;
+
+	b->next = t->free_bufs;
+	t->free_bufs = b;
+}
+
+static void
+thread_free(WarpPoolThread *t)
+{
+	while (t->blocks)
+	{
+		PoolBlock  *n = t->blocks->next;
+
+		free(t->blocks);
+		t->blocks = n;
+	}
+	while (t->all_bufs)
+	{
+		Recycled   *b = t->all_bufs;
+
+		memcpy(&t->all_bufs, (char *) (b + 1) + b->size, sizeof(Recycled *));
+		free(b);
+	}
+	t->free_bufs = NULL;
+	t->cpu = NULL;
+	t->cols = NULL;
+}
+
+/* ------------------------------------------------------------ reading */
+
+static int
+counting_read(void *ctx, void *dst, size_t len, uint64_t off)
+{
+	WarpPoolFile *pf = ctx;
+	int			rc = pf->inner_read(pf->inner_ctx, dst, len, off);
+
+	if (rc == 0)
+		__atomic_fetch_add(&pf->pool->bytes_read, (uint64_t) len, __ATOMIC_RELAXED);
+	return rc;
+}
+
+/* ------------------------------------------------------------ errors */
+
+/*
+ * Unit u failed: keep its error if it is the earliest so far, and start no
+ * unit after it.
+ */
+static void
+set_error(WarpCpuPool *pool, uint64_t u, WarpPoolError kind, WarpStatus st,
+		  WarpLoadStatus ls, int bad_col, int64_t bad_row, int file, int batch,
+		  const ArrowError *aerr)
+{
+	pthread_mutex_lock(&pool->lock);
+	if (pool->error == WARP_POOL_OK || pool->error == WARP_POOL_INTERRUPTED ||
+		u < pool->error_unit)
+	{
+		if (!(kind == WARP_POOL_INTERRUPTED && pool->error != WARP_POOL_OK))
+		{
+			pool->error = kind;
+			pool->error_unit = u;
+			pool->status = st;
+			pool->load_status = ls;
+			pool->bad_col = bad_col;
+			pool->bad_row = bad_row;
+			pool->bad_file = file;
+			pool->bad_batch = batch;
+			if (aerr)
+				pool->arrow_err = *aerr;
+		}
+	}
+	if (u < __atomic_load_n(&pool->stop_unit, __ATOMIC_RELAXED))
+		__atomic_store_n(&pool->stop_unit, u, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+/* ------------------------------------------------------------ one unit */
+
+/* Load column c of unit (whole batch, or rows [first, first+n)). */
+static int
+load_col(WarpPoolFile *pf, int batch, const ArrowBatchMeta *meta, int field,
+		 bool split, int64_t first, int64_t n, ArrowArena *arena, ArrowArray *out,
+		 ArrowError *err)
+{
+	bool		dict = field >= 0 && field < pf->file->schema.n_fields &&
+		pf->file->schema.fields[field].has_dict;
+	int			rc;
+
+	/* the dictionary cache is the file's: one thread at a time */
+	if (dict)
+		pthread_mutex_lock(&pf->dict_lock);
+	if (split)
+		rc = arrow_load_column_range(pf->file, batch, meta, field, first, n, arena, out, err);
+	else
+		rc = arrow_load_column(pf->file, batch, meta, field, arena, out, err);
+	if (dict)
+		pthread_mutex_unlock(&pf->dict_lock);
+	return rc;
+}
+
+static void
+run_unit(WarpPoolThread *t, uint64_t u)
+{
+	WarpCpuPool *pool = t->pool;
+	int			parts = pool->parts > 1 ? pool->parts : 1;
+	const WarpPoolBatch *pb = &pool->batches[u / parts];
+	int			part = (int) (u % parts);
+	WarpPoolFile *pf = &pool->files[pb->file];
+	ArrowFile  *file = pf->file;
+	ArrowArena	arena;
+	ArrowBatchMeta meta;
+	ArrowError	err;
+	int64_t		first = 0,
+				n;
+	bool		split;
+	int			c;
+	WarpLoadStatus ls = WARP_LOAD_OK;
+	int			bad_col = 0;
+	warp_int64	bad_row = 0;
+	WarpStatus	st;
+
+	memset(&err, 0, sizeof(err));
+	if (pb->batch < 0 || pb->batch >= file->n_batches)
+	{
+		arrow_error(&err, ARROW_ERR_INVALID, -1, "%s: record batch %d does not exist",
+					file->src.name, pb->batch);
+		set_error(pool, u, WARP_POOL_ARROW, WARP_OK, WARP_LOAD_OK, 0, 0, pb->file, pb->batch, &err);
+		return;
+	}
+	/* a small batch is one unit (its part 0); decided without reading it */
+	if (part != 0 && file->batches[pb->batch].body_len < ARROW_PART_MIN_BODY)
+		return;
+	arrow_arena_init(&arena, &t->buf_alloc);
+	if (arrow_read_batch_meta(file, pb->batch, &arena, &meta, &err) != 0)
+	{
+		set_error(pool, u, WARP_POOL_ARROW, WARP_OK, WARP_LOAD_OK, 0, 0, pb->file, pb->batch, &err);
+		arrow_arena_free_all(&arena);
+		return;
+	}
+	n = meta.length;
+	split = parts > 1 && meta.length > ARROW_PART_MIN_ROWS &&
+		file->batches[pb->batch].body_len >= ARROW_PART_MIN_BODY;
+	for (c = 0; split && c < pool->prog->ncols; c++)
+		if (!arrow_column_range_loadable(file, &meta, pf->fields[c]))
+			split = false;
+	if (split ? !arrow_part_rows(meta.length, part, parts, &first, &n) : part != 0)
+	{
+		arrow_arena_free_all(&arena);
+		return;					/* an empty part, or loaded whole by part 0 */
+	}
+	for (c = 0; c < pool->prog->ncols; c++)
+	{
+		if (load_col(pf, pb->batch, &meta, pf->fields[c], split, first, n, &arena,
+					 &t->cols[c], &err) != 0)
+		{
+			set_error(pool, u, err.code == ARROW_ERR_NOMEM ? WARP_POOL_NOMEM : WARP_POOL_ARROW,
+					  WARP_OK, WARP_LOAD_OK, 0, 0, pb->file, pb->batch, &err);
+			arrow_arena_free_all(&arena);
+			return;
+		}
+	}
+	st = warp_cpu_run_batch(t->cpu, t->cols, n, NULL, &ls, &bad_col, &bad_row);
+	arrow_arena_free_all(&arena);
+	if (part == 0)
+		t->batches_read++;
+	if (st != WARP_OK)
+		set_error(pool, u, WARP_POOL_STATUS, st, WARP_LOAD_OK, 0, 0, pb->file, pb->batch, NULL);
+	else if (ls != WARP_LOAD_OK)
+		set_error(pool, u, WARP_POOL_LOAD, WARP_OK, ls, bad_col, first + bad_row,
+				  pb->file, pb->batch, NULL);
+}
+
+/* Claim and run units until none is left or the pool stops. */
+static void *
+thread_main(void *arg)
+{
+	WarpPoolThread *t = arg;
+	WarpCpuPool *pool = t->pool;
+	uint64_t	nunits = (uint64_t) pool->nbatches * (pool->parts > 1 ? pool->parts : 1);
+
+	for (;;)
+	{
+		uint64_t	u;
+
+		if (t->index == 0 && pool->interrupted &&
+			pool->interrupted(pool->interrupted_arg))
+		{
+			set_error(pool, 0, WARP_POOL_INTERRUPTED, WARP_OK, WARP_LOAD_OK, 0, 0, -1, -1, NULL);
+			__atomic_store_n(&pool->stop_unit, 0, __ATOMIC_RELAXED);
+			break;
+		}
+		u = __atomic_fetch_add(&pool->next_unit, 1, __ATOMIC_RELAXED);
+		if (u >= nunits || u >= __atomic_load_n(&pool->stop_unit, __ATOMIC_RELAXED))
+			break;
+		run_unit(t, u);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ the pool */
+
+int
+warp_cpu_pool_run(WarpCpuPool *pool)
+{
+	int			nthreads = pool->nthreads < 1 ? 1 : pool->nthreads;
+	int			i,
+				f;
+	sigset_t	all,
+				old;
+
+	pool->error = WARP_POOL_OK;
+	pool->ncpus = 0;
+	pool->batches_read = 0;
+	pool->bytes_read = 0;
+	memset(&pool->counters, 0, sizeof(pool->counters));
+	pool->next_unit = 0;
+	pool->stop_unit = UINT64_MAX;
+	pool->error_unit = UINT64_MAX;
+	pthread_mutex_init(&pool->lock, NULL);
+	pool->cpus = calloc(nthreads, sizeof(WarpCpu *));
+	pool->threads = calloc(nthreads, sizeof(WarpPoolThread));
+	if (pool->cpus == NULL || pool->threads == NULL)
+	{
+		pool->error = WARP_POOL_NOMEM;
+		return -1;
+	}
+	pool->nthreads = nthreads;
+
+	/* every thread's driver, made here so that failing costs nothing */
+	for (i = 0; i < nthreads; i++)
+	{
+		WarpPoolThread *t = &pool->threads[i];
+
+		t->pool = pool;
+		t->index = i;
+		t->alloc.alloc = engine_alloc;
+		t->alloc.ctx = t;
+		t->buf_alloc = arrow_malloc_allocator;
+		t->buf_alloc.alloc = buf_alloc;
+		t->buf_alloc.free = buf_free;
+		t->buf_alloc.ctx = t;
+		t->cpu = warp_cpu_create(pool->prog, pool->tables, &t->alloc);
+		t->cols = engine_alloc(t, sizeof(ArrowArray) * (pool->prog->ncols > 0 ? pool->prog->ncols : 1));
+		if (t->cpu == NULL || t->cols == NULL)
+		{
+			pool->error = WARP_POOL_NOMEM;
+			return -1;
+		}
+		pool->cpus[i] = t->cpu;
+	}
+	pool->ncpus = nthreads;
+
+	for (f = 0; f < pool->nfiles; f++)
+	{
+		WarpPoolFile *pf = &pool->files[f];
+
+		pthread_mutex_init(&pf->dict_lock, NULL);
+		pf->pool = pool;
+		pf->inner_read = pf->file->src.read;
+		pf->inner_ctx = pf->file->src.ctx;
+		pf->file->src.read = counting_read;
+		pf->file->src.ctx = pf;
+	}
+
+	/* the other threads take no signal: the calling process handles them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (i = 1; i < nthreads; i++)
+	{
+		WarpPoolThread *t = &pool->threads[i];
+
+		if (pthread_create(&t->tid, NULL, thread_main, t) == 0)
+			t->started = true;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	thread_main(&pool->threads[0]);
+	for (i = 1; i < nthreads; i++)
+		if (pool->threads[i].started)
+		{
+			pthread_join(pool->threads[i].tid, NULL);
+			pool->threads[i].started = false;
+		}
+
+	for (f = 0; f < pool->nfiles; f++)
+	{
+		WarpPoolFile *pf = &pool->files[f];
+
+		pf->file->src.read = pf->inner_read;
+		pf->file->src.ctx = pf->inner_ctx;
+		pthread_mutex_destroy(&pf->dict_lock);
+	}
+	for (i = 0; i < nthreads; i++)
+	{
+		WarpCpuCounters c;
+
+		warp_cpu_counters(pool->cpus[i], &c);
+		pool->counters.rows_in += c.rows_in;
+		pool->counters.rows_filtered += c.rows_filtered;
+		pool->counters.rows_joined += c.rows_joined;
+		pool->batches_read += pool->threads[i].batches_read;
+	}
+	return pool->error == WARP_POOL_OK ? 0 : -1;
+}
+
+void
+warp_cpu_pool_free(WarpCpuPool *pool)
+{
+	int			i;
+
+	if (pool->threads)
+	{
+		for (i = 0; i < pool->nthreads; i++)
+			thread_free(&pool->threads[i]);
+		free(pool->threads);
+		pool->threads = NULL;
+		pthread_mutex_destroy(&pool->lock);
+	}
+	free(pool->cpus);
+	pool->cpus = NULL;
+	pool->ncpus = 0;
+}

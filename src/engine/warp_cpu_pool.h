@@ -1,0 +1,110 @@
+/*
+ * warp_cpu_pool.h — the CPU driver over a list of record batches, on
+ * several threads.
+ *
+ * A query's fact batches are cut into work units (a batch, or a part of a
+ * big uncompressed batch: arrow_load_column_range) that threads claim from
+ * a shared counter.  Each thread has its own WarpCpu (its own group table
+ * of partial aggregates), its own memory and its own buffers; the join
+ * tables are shared read-only.  The caller emits every thread's groups as
+ * partial states: the combine step above merges them, exactly as it
+ * merges the partial states of parallel workers.
+ *
+ * Errors keep the order of a serial scan: when a unit fails, units after
+ * it are no longer started, units before it still run, and the error
+ * reported is the one of the earliest failing unit (within a unit the
+ * driver reports the first failing row).  The calling thread runs units
+ * too and polls `interrupted` between them, so a query cancel stops the
+ * pool within one unit.
+ *
+ * Pure C (no PostgreSQL): threads block every signal, memory is malloc'd
+ * and freed by warp_cpu_pool_free.  An ArrowFile is shared by the threads:
+ * reading goes through its source (which must be safe to call from several
+ * threads: pread is) and the dictionary cache, the one part of a file that
+ * loading changes, is used under a per-file lock.
+ */
+#ifndef WARP_CPU_POOL_H
+#define WARP_CPU_POOL_H
+
+#include <pthread.h>
+
+#include "arrow.h"
+#include "warp_cpu.h"
+
+/* One file of the scan. */
+typedef struct WarpPoolFile
+{
+	ArrowFile  *file;			/* open; shared by the threads */
+	const int  *fields;			/* per program column: field of the file */
+	/* the pool's: */
+	pthread_mutex_t dict_lock;
+	int			(*inner_read) (void *ctx, void *dst, size_t len, uint64_t off);
+	void	   *inner_ctx;
+	struct WarpCpuPool *pool;
+} WarpPoolFile;
+
+/* One record batch to run (stats-based skipping is the caller's). */
+typedef struct WarpPoolBatch
+{
+	int			file;
+	int			batch;
+} WarpPoolBatch;
+
+typedef enum WarpPoolError
+{
+	WARP_POOL_OK = 0,
+	WARP_POOL_STATUS,			/* the driver's error: status */
+	WARP_POOL_LOAD,				/* load_status, bad_col, bad_row */
+	WARP_POOL_ARROW,			/* arrow_err */
+	WARP_POOL_NOMEM,			/* a thread's memory or the threads */
+	WARP_POOL_INTERRUPTED		/* interrupted() said so */
+} WarpPoolError;
+
+typedef struct WarpCpuPool
+{
+	/* input */
+	const WarpProgram *prog;
+	WarpJoinTable *const *tables;
+	int			nfiles;
+	WarpPoolFile *files;
+	int			nbatches;
+	const WarpPoolBatch *batches;
+	int			nthreads;		/* including the calling thread */
+	int			parts;			/* units per big uncompressed batch */
+	bool		(*interrupted) (void *arg);	/* polled by the calling thread */
+	void	   *interrupted_arg;
+
+	/* output */
+	int			ncpus;			/* drivers with partial groups */
+	WarpCpu   **cpus;
+	WarpPoolError error;
+	WarpStatus	status;
+	WarpLoadStatus load_status;
+	int			bad_col;
+	int64_t		bad_row;		/* row of the record batch */
+	int			bad_file;
+	int			bad_batch;
+	ArrowError	arrow_err;
+	uint64_t	batches_read;
+	uint64_t	bytes_read;
+	WarpCpuCounters counters;	/* summed over the drivers */
+
+	/* internal */
+	struct WarpPoolThread *threads;
+	pthread_mutex_t lock;
+	uint64_t	next_unit;
+	uint64_t	stop_unit;		/* no unit at or after it is started */
+	uint64_t	error_unit;
+} WarpCpuPool;
+
+/*
+ * Run the units.  Returns 0 when every unit ran, -1 with pool->error set
+ * otherwise; either way pool->cpus stay valid until warp_cpu_pool_free.
+ * The files' sources are wrapped (to count bytes) for the duration.
+ */
+extern int	warp_cpu_pool_run(WarpCpuPool *pool);
+
+/* Free the drivers, buffers and thread state (idempotent). */
+extern void warp_cpu_pool_free(WarpCpuPool *pool);
+
+#endif							/* WARP_CPU_POOL_H */
