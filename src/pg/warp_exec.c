@@ -611,11 +611,21 @@ run_cpu_serial(WarpScanState *ws)
 	ws->groups = warp_cpu_ngroups(ws->cpu);
 }
 
-/* polled by the pool's calling thread between units */
+/*
+ * Polled by the pool's calling thread between units: true only for what
+ * makes ProcessInterrupts raise an error (a cancel, a statement timeout, a
+ * terminate, a lost client).  InterruptPending alone is not enough: it is
+ * also set for work that does not end the query (messages from the
+ * dimension plans' parallel workers, catch-up and notify signals), which
+ * CHECK_FOR_INTERRUPTS handles after the pool.
+ */
 static bool
 pool_interrupted(void *arg)
 {
-	return InterruptPending;
+	if (InterruptHoldoffCount != 0 || CritSectionCount != 0)
+		return false;
+	return ProcDiePending || ClientConnectionLost ||
+		(QueryCancelPending && QueryCancelHoldoffCount == 0);
 }
 
 /* frees the pool's malloc'd memory with engine_cxt (reset, end or abort) */
@@ -711,7 +721,10 @@ run_cpu_threads(WarpScanState *ws)
 			report_status(WARP_ERR_OUT_OF_MEMORY);
 			break;
 		case WARP_POOL_INTERRUPTED:
-			elog(ERROR, "pg_warp: the CPU driver's threads were stopped");
+			/* CHECK_FOR_INTERRUPTS above raises it in every case seen */
+			ereport(ERROR,
+					(errcode(ERRCODE_QUERY_CANCELED),
+					 errmsg("canceling statement due to user request")));
 			break;
 	}
 	/* the files must still be the ones the threads read */
