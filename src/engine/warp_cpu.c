@@ -487,6 +487,68 @@ load_dict_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
  * the joins, not for the whole batch).  *bad is the position of a value out
  * of the declared type's range.
  */
+/*
+ * A numeric(p <= 18, s) column (WarpColumnSpec.decimal): Decimal128 values
+ * of scale s as their unscaled int64, or integers times 10^s.  A value
+ * beyond int64 (a file holding more digits than its declared precision)
+ * cannot be read as declared.
+ */
+static WarpLoadStatus
+load_decimal_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
+{
+	const WarpColumnSpec *cs = &x->p->cols[c];
+	const ArrowArray *a = &x->bcols[c];
+	const ArrowType *t = &a->field->type;
+	warp_uint8 *nul = x->cn[c];
+	warp_int64 *out = x->ci[c];
+	warp_int64	mult = 1;
+	int			k;
+
+	if (a->field->has_dict || cs->type != WT_INT8 || cs->scale > 18)
+		return WARP_LOAD_UNSUPPORTED;
+	if (t->id == ARROW_TYPE_DECIMAL)
+	{
+		if (t->bit_width != 128 || t->dec_scale != cs->scale || a->values == NULL)
+			return WARP_LOAD_UNSUPPORTED;
+	}
+	else if (t->id == ARROW_TYPE_INT && (t->is_signed || t->bit_width < 64))
+	{
+		for (k = 0; k < cs->scale; k++)
+			mult *= 10;
+	}
+	else
+		return WARP_LOAD_UNSUPPORTED;
+	for (k = 0; k < n; k++)
+	{
+		int			i = sel[k];
+
+		nul[i] = arrow_is_null(a, x->vstart + i);
+		if (nul[i])
+			continue;
+		if (t->id == ARROW_TYPE_DECIMAL)
+		{
+			const warp_uint8 *p = a->values + (a->offset + x->vstart + i) * 16;
+			warp_uint64 lo;
+			warp_int64	hi;
+
+			memcpy(&lo, p, 8);
+			memcpy(&hi, p + 8, 8);
+			if (hi != ((warp_int64) lo < 0 ? -1 : 0))
+			{
+				*bad = i;
+				return WARP_LOAD_UNSUPPORTED;
+			}
+			out[i] = (warp_int64) lo;
+		}
+		else if (__builtin_mul_overflow(arrow_get_int(a, x->vstart + i), mult, &out[i]))
+		{
+			*bad = i;
+			return WARP_LOAD_UNSUPPORTED;
+		}
+	}
+	return WARP_LOAD_OK;
+}
+
 static WarpLoadStatus
 load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 {
@@ -498,6 +560,8 @@ load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 	bool		dense = n == x->vn;	/* sel is 0 .. vn-1 */
 	int			k;
 
+	if (cs->decimal)
+		return load_decimal_column(x, c, sel, n, bad);
 	if (!warp_cpu_can_load(a->field, (WarpType) cs->type))
 		return WARP_LOAD_UNSUPPORTED;
 	if (a->field->has_dict)
@@ -1142,7 +1206,7 @@ plain_int_column(WarpCpu *x, int ni)
 	const ArrowArray *a;
 	const ArrowType *t;
 
-	if (nd->op != WN_COL)
+	if (nd->op != WN_COL || x->p->cols[nd->a].decimal)
 		return NULL;
 	a = &x->bcols[nd->a];
 	t = &a->field->type;

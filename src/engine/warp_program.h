@@ -108,6 +108,14 @@ typedef struct WarpNode
 typedef struct WarpColumnSpec
 {
 	warp_uint8	type;			/* WarpType the column is declared as */
+	/*
+	 * decimal = 1: a numeric(p <= 18, s) column, type WT_INT8, whose values
+	 * are the unscaled integers value * 10^scale (Decimal128 of that scale,
+	 * or integers scaled up).  Only aggregates read it (sum, avg, min, max,
+	 * count); the program builder never lets it into arithmetic.
+	 */
+	warp_uint8	decimal;
+	warp_uint8	scale;
 	warp_int32	field;			/* field index in the file; set per file */
 } WarpColumnSpec;
 

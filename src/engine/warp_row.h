@@ -1499,6 +1499,9 @@ warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
 		return "too many group keys for the row evaluator";
 	if (p->naggs > WARP_ROW_MAX_AGGS)
 		return "too many aggregates for the row evaluator";
+	for (i = 0; i < p->ncols; i++)
+		if (p->cols[i].decimal)
+			return "numeric columns are read by the CPU driver only";
 	/* arguments precede their node (validated): depth in one pass */
 	for (i = 0; i < p->nnodes; i++)
 	{

@@ -78,6 +78,8 @@ extern int	warp_compile_expr(WarpBuilder *b, Expr *expr);
 /* the same for a qual (a WHERE condition), whose operator's operands may
  * be stable expressions folded at executor start */
 extern int	warp_compile_qual(WarpBuilder *b, Expr *expr);
+/* a numeric(p <= 18, s) column as an aggregate argument (unscaled int8) */
+extern int	warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale);
 /* engine type of a PostgreSQL type; false if the engine has none */
 extern bool warp_type_of(Oid typid, WarpType *t);
 /* value of a Datum of an engine type: *ival or *fval as the type is */

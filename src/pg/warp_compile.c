@@ -174,6 +174,41 @@ column_index(WarpBuilder *b, AttrNumber attno, WarpType t)
 	return b->ncols++;
 }
 
+/*
+ * An aggregate's argument that is a numeric(p, s) column of the fact table
+ * with p <= 18: the column's values as their unscaled int8 (value * 10^s),
+ * which sum/avg (as exact 128-bit sums), min, max and count read.  Never
+ * part of an expression: the engine has no numeric arithmetic yet.  Node
+ * index, or -1 with why_not; *scale = s.
+ */
+int
+warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale)
+{
+	Var		   *v = (Var *) expr;
+	int			p,
+				s,
+				c,
+				n;
+
+	if (!IsA(expr, Var) || v->vartype != NUMERICOID)
+		return refuse(b, "numeric expression (only a numeric column is read)");
+	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
+		return refuse(b, "column of another relation or a system column");
+	if (v->vartypmod < (int32) VARHDRSZ)
+		return refuse(b, "numeric column without a declared precision and scale");
+	p = ((v->vartypmod - VARHDRSZ) >> 16) & 0xffff;
+	s = (((v->vartypmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024;
+	if (p > 18 || s < 0 || s > p)
+		return refuse(b, "numeric column of more than 18 digits or a negative scale");
+	c = column_index(b, v->varattno, WT_INT8);
+	b->cols[c].decimal = 1;
+	b->cols[c].scale = (uint8) s;
+	n = add_node(b, WN_COL, WT_INT8);
+	b->nodes[n].a = c;
+	*scale = s;
+	return n;
+}
+
 /* a constant node holding a Datum of type typid */
 static int
 const_node(WarpBuilder *b, Oid typid, Datum value, bool isnull)

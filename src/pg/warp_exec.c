@@ -43,6 +43,7 @@
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 
@@ -511,7 +512,15 @@ build_program(WarpScanState *ws)
 		a->kind = intVal(linitial(ai));
 		a->arg = -1;
 		a->filter = -1;
-		if (lsecond(ai))
+		if (lsecond(ai) && (Oid) intVal(lfourth(ai)) == NUMERICOID)
+		{
+			int			scale;
+
+			a->arg = warp_compile_decimal_arg(&b, (Expr *) lsecond(ai), &scale);
+			if (a->arg < 0)
+				elog(ERROR, "pg_warp: could not build the program: %s", b.why_not);
+		}
+		else if (lsecond(ai))
 			COMPILE(a->arg, lsecond(ai));
 		if (lthird(ai))
 			COMPILE(a->filter, lthird(ai));
@@ -979,6 +988,91 @@ int8_sum_state(int64 n, warp_int128 sum)
 	return PointerGetDatum(pq_endtypsend(&buf));
 }
 
+/* the scale s of a numeric(p, s) aggregate argument (a Var) */
+static int
+numeric_arg_scale(List *ai)
+{
+	Var		   *v = (Var *) lsecond(ai);
+
+	return (((v->vartypmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024;
+}
+
+/*
+ * sum(numeric) and avg(numeric) keep an internal state (NumericAggState);
+ * their partial Aggref carries it as PostgreSQL 15's numeric_avg_serialize
+ * writes it: N (int64), sumX as numericvar_serialize writes a NumericVar,
+ * maxScale (int32), maxScaleCount, NaNcount, pInfcount, nInfcount (int64).
+ * The engine's inputs are the unscaled values of a numeric(p <= 18, s)
+ * column, so the sum is the exact 128-bit integer `sum` at scale s; every
+ * input has display scale s, so maxScale = s and maxScaleCount = N, as
+ * numeric_avg_accum counts them (0 and 0 with no input).  A Decimal128 has
+ * no NaN or infinity.
+ */
+static Datum
+numeric_sum_state(int64 n, warp_int128 sum, int scale)
+{
+	unsigned __int128 mag = sum < 0 ? -(unsigned __int128) sum : (unsigned __int128) sum;
+	char		dec[64];
+	int			len = 0,
+				pad = (4 - scale % 4) % 4,
+				ngroups,
+				first,
+				nd,
+				i;
+	int16		digits[20];
+	StringInfoData buf;
+
+	/* decimal digits of the magnitude, then pad zeros so that the
+	 * fraction is whole base-10000 digits */
+	do
+	{
+		dec[len++] = '0' + (int) (mag % 10);
+		mag /= 10;
+	} while (mag != 0);
+	while (len < scale + 1)
+		dec[len++] = '0';		/* at least one integer digit */
+	/* dec[] holds the digits least significant first; shift in the pad */
+	memmove(dec + pad, dec, len);
+	memset(dec, '0', pad);
+	len += pad;
+	/* group by 4 from the least significant end */
+	ngroups = (len + 3) / 4;
+	for (i = 0; i < ngroups; i++)
+	{
+		int			g = 0,
+					k;
+
+		for (k = 3; k >= 0; k--)
+		{
+			int			pos = i * 4 + k;
+
+			g = g * 10 + (pos < len ? dec[pos] - '0' : 0);
+		}
+		digits[i] = (int16) g;	/* digits[0]: least significant */
+	}
+	/* drop leading zero groups */
+	first = ngroups - 1;
+	while (first > 0 && digits[first] == 0)
+		first--;
+	nd = (first == 0 && digits[0] == 0) ? 0 : first + 1;
+
+	pq_begintypsend(&buf);
+	pq_sendint64(&buf, n);
+	/* sumX */
+	pq_sendint32(&buf, nd);
+	pq_sendint32(&buf, nd > 0 ? nd - 1 - (scale + pad) / 4 : 0);	/* weight */
+	pq_sendint32(&buf, sum < 0 ? WARP_NUMERIC_NEG : WARP_NUMERIC_POS);
+	pq_sendint32(&buf, n > 0 ? scale : 0);	/* dscale */
+	for (i = nd - 1; i >= 0; i--)
+		pq_sendint16(&buf, digits[i]);
+	pq_sendint32(&buf, n > 0 ? scale : 0);	/* maxScale */
+	pq_sendint64(&buf, n);		/* maxScaleCount */
+	pq_sendint64(&buf, 0);		/* NaNcount */
+	pq_sendint64(&buf, 0);		/* pInfcount */
+	pq_sendint64(&buf, 0);		/* nInfcount */
+	return PointerGetDatum(pq_endtypsend(&buf));
+}
+
 /* the transition state of aggregate a for group g */
 static Datum
 agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
@@ -1010,12 +1104,16 @@ agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
 				return Float4GetDatum((float4) s->fval);
 			if (argtype == FLOAT8OID)
 				return Float8GetDatum(s->fval);
+			if (argtype == NUMERICOID)
+				return NumericGetDatum(int64_div_fast_to_numeric(s->ival, numeric_arg_scale(ai)));
 			return engine_value_datum(s->ival, argtype);
 		case WA_SUM_FLOAT:
 			*isnull = s->count == 0;
 			return argtype == FLOAT4OID ? Float4GetDatum((float4) s->fval)
 				: Float8GetDatum(s->fval);
 		case WA_SUM_INT8:
+			if (argtype == NUMERICOID)
+				return numeric_sum_state(s->count, warp_agg_wide(s), numeric_arg_scale(ai));
 			return int8_sum_state(s->count, warp_agg_wide(s));
 		case WA_AVG_FLOAT:
 			/* float8_accum's state: float8[3] {N, Sx, Sxx} */

@@ -445,6 +445,10 @@ agg_kind(Aggref *agg, Oid *argtype)
 			return WA_AVG_INT;
 		case F_SUM_INT8:
 		case F_AVG_INT8:
+		case F_SUM_NUMERIC:
+		case F_AVG_NUMERIC:
+			/* numeric: a numeric(p <= 18, s) column's unscaled values
+			 * (warp_compile_decimal_arg), summed exactly in 128 bits */
 			return WA_SUM_INT8;
 		case F_SUM_FLOAT4:
 		case F_SUM_FLOAT8:
@@ -460,6 +464,7 @@ agg_kind(Aggref *agg, Oid *argtype)
 		case F_MIN_DATE:
 		case F_MIN_TIMESTAMP:
 		case F_MIN_TIMESTAMPTZ:
+		case F_MIN_NUMERIC:
 			return WA_MIN;
 		case F_MAX_INT2:
 		case F_MAX_INT4:
@@ -469,6 +474,7 @@ agg_kind(Aggref *agg, Oid *argtype)
 		case F_MAX_DATE:
 		case F_MAX_TIMESTAMP:
 		case F_MAX_TIMESTAMPTZ:
+		case F_MAX_NUMERIC:
 			return WA_MAX;
 	}
 	return -1;
@@ -673,7 +679,16 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 		if (kind != WA_COUNT_STAR)
 		{
 			arg = ((TargetEntry *) linitial(agg->args))->expr;
-			if (!check_fact_expr(si, arg, &why))
+			if (argtype == NUMERICOID)
+			{
+				WarpBuilder b;
+				int			scale;
+
+				warp_builder_init(&b, si->fact->relid, NULL);
+				if (warp_compile_decimal_arg(&b, arg, &scale) < 0)
+					return not_offloaded(psprintf("aggregate argument: %s", b.why_not));
+			}
+			else if (!check_fact_expr(si, arg, &why))
 				return not_offloaded(psprintf("aggregate argument: %s", why));
 		}
 		if (agg->aggfilter && !check_fact_expr(si, agg->aggfilter, &why))
@@ -715,6 +730,9 @@ gpu_can_run(StarInfo *si)
 		List	   *ai = lfirst(lc);
 		WarpType	t = WT_INT8;
 
+		/* numeric columns: the CPU driver only (warp_row_check) */
+		if ((Oid) intVal(lfourth(ai)) == NUMERICOID)
+			return false;
 		if (intVal(linitial(ai)) != WA_COUNT_STAR)
 			warp_type_of((Oid) intVal(lfourth(ai)), &t);
 		if (!warp_row_agg_exact(intVal(linitial(ai)), t))
