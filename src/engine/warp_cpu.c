@@ -20,12 +20,15 @@
  *-------------------------------------------------------------------------
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "warp_cpu.h"
 #include "warp_row.h"
 #include "warp_ops_float.h"
 #include "warp_ops_int.h"
+#include "warp_ops_datetime.h"
 
 /* direct-address group table when the product of payload counts is small */
 #define DIRECT_GROUPS_MAX (1 << 22)
@@ -1053,6 +1056,69 @@ eval_choice(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int 
 	return WARP_OK;
 }
 
+_Static_assert(WARP_DT_FIELD_COUNT == 19, "warp_program.c checks fields < 19");
+_Static_assert(WARP_DT_MILLISECONDS == 1 && WARP_DT_SECOND == 2 && WARP_DT_EPOCH == 17,
+			   "warp_dt_extract_scale's field numbers");
+
+/* v / 10^scale as the nearest double, as numeric_float8 rounds it */
+static double
+scaled_to_double(warp_int64 v, int scale)
+{
+	static const double p10[] = {1, 10, 100, 1000, 1e4, 1e5, 1e6};
+	char		buf[48];
+	warp_uint64 mag = v < 0 ? -(warp_uint64) v : (warp_uint64) v;
+
+	if (scale == 0 || mag < (UINT64_C(1) << 53))
+		return scale == 0 ? (double) v : (double) v / p10[scale];	/* exact operands */
+	/* beyond 2^53 the integer itself is rounded: go through the decimal */
+	snprintf(buf, sizeof(buf), "%s%llu.%0*llu", v < 0 ? "-" : "",
+			 (unsigned long long) (mag / (warp_uint64) p10[scale]), scale,
+			 (unsigned long long) (mag % (warp_uint64) p10[scale]));
+	return strtod(buf, NULL);
+}
+
+/* date_trunc / extract / date_part of a date or timestamp */
+static WarpStatus
+eval_datetime(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
+{
+	WarpStatus	st = eval(x, nd->a, sel, n);
+	bool		is_ts = x->p->nodes[nd->a].type == WT_TIMESTAMP;
+	WarpDtField field = (WarpDtField) nd->sub;
+	int			scale = warp_dt_extract_scale(field, is_ts);
+	int			k;
+
+	if (st != WARP_OK)
+		return st;
+	for (k = 0; k < n; k++)
+	{
+		int			i = sel[k];
+		warp_int64	v = x->iv[nd->a][i];
+		WarpNumeric num;
+
+		x->nv[ni][i] = x->nv[nd->a][i];
+		if (x->nv[ni][i])
+			continue;
+		if (nd->flags & WARP_DT_TRUNC)
+		{
+			if ((st = warp_timestamp_trunc(field, v, &x->iv[ni][i])) != WARP_OK)
+				return st;
+			continue;
+		}
+		st = is_ts ? warp_timestamp_extract(field, v, &num)
+			: warp_date_extract(field, (warp_int32) v, &num);
+		if (st != WARP_OK)
+			return st;
+		/* every field fits int64 at its fixed scale (checked, not assumed) */
+		if (num.scale != scale || num.value > WARP_INT64_MAX || num.value < WARP_INT64_MIN)
+			return WARP_ERR_NUMERIC_OVERFLOW;
+		if (nd->flags & WARP_DT_PART)
+			x->fv[ni][i] = scaled_to_double((warp_int64) num.value, scale);
+		else
+			x->iv[ni][i] = (warp_int64) num.value;
+	}
+	return WARP_OK;
+}
+
 static WarpStatus
 eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 {
@@ -1087,6 +1153,8 @@ eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 			return eval_bool(x, nd, ni, sel, n);
 		case WN_CAST:
 			return eval_cast(x, nd, ni, sel, n);
+		case WN_DATETIME:
+			return eval_datetime(x, nd, ni, sel, n);
 		case WN_CASE:
 		case WN_COALESCE:
 			return eval_choice(x, nd, ni, sel, n);

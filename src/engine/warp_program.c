@@ -129,6 +129,22 @@ warp_program_validate(const WarpProgram *p)
 					(nd->nargs % 2) != ((nd->flags & WARP_CASE_HAS_ELSE) ? 1 : 0))
 					return "CASE argument count";
 				break;
+			case WN_DATETIME:
+				{
+					int			f = nd->flags & (WARP_DT_TRUNC | WARP_DT_EXTRACT | WARP_DT_PART);
+					WarpType	at;
+
+					if (!node_ok(p, nd->a, i))
+						return "argument index out of range";
+					at = (WarpType) p->nodes[nd->a].type;
+					if (nd->sub >= 19 || (at != WT_DATE && at != WT_TIMESTAMP))
+						return "bad date/time field or argument";
+					if (f == WARP_DT_TRUNC ? nd->type != WT_TIMESTAMP || at != WT_TIMESTAMP :
+						f == WARP_DT_EXTRACT ? nd->type != WT_INT8 :
+						f == WARP_DT_PART ? nd->type != WT_FLOAT8 : true)
+						return "bad date/time operation";
+					break;
+				}
 			default:
 				return "unknown operation";
 		}

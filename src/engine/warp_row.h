@@ -922,6 +922,9 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 				warp_row_set_int(s, ni, nd->sub ? !d : d);
 			}
 			return WARP_OK;
+		case WN_DATETIME:
+			/* refused by warp_row_check: the CPU driver computes these */
+			return WARP_ERR_NOT_FINITE;
 		case WN_NULLIF:
 			WARP_ROW_NEED_CHILD(nd->a);
 			WARP_ROW_NEED_CHILD(nd->b);
@@ -1502,6 +1505,9 @@ warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
 	for (i = 0; i < p->ncols; i++)
 		if (p->cols[i].decimal)
 			return "numeric columns are read by the CPU driver only";
+	for (i = 0; i < p->nnodes; i++)
+		if (p->nodes[i].op == WN_DATETIME)
+			return "date_trunc, extract and date_part run on the CPU driver only";
 	/* arguments precede their node (validated): depth in one pass */
 	for (i = 0; i < p->nnodes; i++)
 	{
@@ -1524,6 +1530,7 @@ warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
 			case WN_IS_NULL:
 			case WN_IS_NOT_NULL:
 			case WN_CAST:
+			case WN_DATETIME:
 				d = depth[nd->a];
 				break;
 			default:

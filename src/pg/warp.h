@@ -58,6 +58,8 @@ typedef struct WarpBuilder
 	int			depth;			/* of the expression being compiled */
 	bool		qual_root;		/* compiling a qual: its root is depth 1 */
 	bool		fold_operands;	/* depth-2 operands of a qual's operator */
+	bool		numeric_root;	/* compiling a group key: extract() may be
+								 * its root (warp_compile_group_key) */
 	/* the program being built */
 	WarpNode   *nodes;
 	int			nnodes;
@@ -78,6 +80,10 @@ extern int	warp_compile_expr(WarpBuilder *b, Expr *expr);
 /* the same for a qual (a WHERE condition), whose operator's operands may
  * be stable expressions folded at executor start */
 extern int	warp_compile_qual(WarpBuilder *b, Expr *expr);
+/* a group key expression: as warp_compile_expr, but extract() (numeric)
+ * may be its root; warp_group_key_numeric_scale gives that numeric's scale */
+extern int	warp_compile_group_key(WarpBuilder *b, Expr *expr);
+extern int	warp_group_key_numeric_scale(Expr *expr);
 /* a numeric(p <= 18, s) column as an aggregate argument (unscaled int8) */
 extern int	warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale);
 /* engine type of a PostgreSQL type; false if the engine has none */

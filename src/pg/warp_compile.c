@@ -25,8 +25,11 @@
 #include "utils/lsyscache.h"
 #include "utils/date.h"
 #include "utils/timestamp.h"
+#include "utils/datetime.h"
+#include "parser/scansup.h"
 
 #include "warp.h"
+#include "warp_ops_datetime.h"
 
 bool
 warp_type_of(Oid typid, WarpType *t)
@@ -351,6 +354,135 @@ compile_operator(WarpBuilder *b, Oid opno, Oid restype, List *args, bool distinc
 }
 
 /* cast functions between numeric types: int2(), int4(), float8(), ... */
+/*
+ * A date/time unit as extract() and date_trunc() decode it (DecodeUnits,
+ * then DecodeSpecial, on the downcased text), as a WarpDtField; -1 when
+ * the engine has no such field.
+ */
+static int
+datetime_field(Const *c)
+{
+	static const struct
+	{
+		int			dtk;
+		WarpDtField field;
+	}			map[] = {
+		{DTK_MICROSEC, WARP_DT_MICROSECONDS}, {DTK_MILLISEC, WARP_DT_MILLISECONDS},
+		{DTK_SECOND, WARP_DT_SECOND}, {DTK_MINUTE, WARP_DT_MINUTE},
+		{DTK_HOUR, WARP_DT_HOUR}, {DTK_DAY, WARP_DT_DAY}, {DTK_WEEK, WARP_DT_WEEK},
+		{DTK_MONTH, WARP_DT_MONTH}, {DTK_QUARTER, WARP_DT_QUARTER},
+		{DTK_YEAR, WARP_DT_YEAR}, {DTK_DECADE, WARP_DT_DECADE},
+		{DTK_CENTURY, WARP_DT_CENTURY}, {DTK_MILLENNIUM, WARP_DT_MILLENNIUM},
+		{DTK_DOW, WARP_DT_DOW}, {DTK_ISODOW, WARP_DT_ISODOW}, {DTK_DOY, WARP_DT_DOY},
+		{DTK_ISOYEAR, WARP_DT_ISOYEAR}, {DTK_EPOCH, WARP_DT_EPOCH},
+		{DTK_JULIAN, WARP_DT_JULIAN}
+	};
+	text	   *units;
+	char	   *low;
+	int			type,
+				val,
+				k;
+
+	if (c->constisnull || c->consttype != TEXTOID)
+		return -1;
+	units = DatumGetTextPP(c->constvalue);
+	low = downcase_truncate_identifier(VARDATA_ANY(units), VARSIZE_ANY_EXHDR(units), false);
+	type = DecodeUnits(0, low, &val);
+	if (type == UNKNOWN_FIELD)
+		type = DecodeSpecial(0, low, &val);
+	if (type != UNITS && type != RESERV)
+		return -1;
+	for (k = 0; k < lengthof(map); k++)
+		if (map[k].dtk == val)
+			return map[k].field;
+	return -1;
+}
+
+/*
+ * date_trunc(unit, timestamp), date_part(unit, timestamp) and
+ * extract(unit FROM date | timestamp) with a constant unit the engine
+ * computes exactly as PostgreSQL does (warp_ops_datetime.h).  extract()
+ * returns numeric, which the engine holds as its unscaled integer: only
+ * at the root of a group key (warp_compile_group_key), whose value goes
+ * back to PostgreSQL as that numeric.  The timestamptz variants depend on
+ * the session's time zone and stay PostgreSQL's.
+ */
+static int
+compile_datetime(WarpBuilder *b, FuncExpr *fe)
+{
+	Expr	   *unit = linitial(fe->args);
+	Expr	   *arg = lsecond(fe->args);
+	bool		is_ts = exprType((Node *) arg) == TIMESTAMPOID;
+	int			field,
+				a,
+				n,
+				flags;
+	WarpType	t;
+
+	if (!IsA(unit, Const) || (field = datetime_field((Const *) unit)) < 0)
+		return refuse(b, "date/time unit that is not a constant the engine knows");
+	switch (fe->funcid)
+	{
+		case F_DATE_TRUNC_TEXT_TIMESTAMP:
+			if (!warp_timestamp_trunc_supported(field))
+				return refuse(b, "date_trunc unit");
+			flags = WARP_DT_TRUNC;
+			t = WT_TIMESTAMP;
+			break;
+		case F_DATE_PART_TEXT_TIMESTAMP:
+			if (!warp_timestamp_extract_supported(field))
+				return refuse(b, "date_part unit");
+			flags = WARP_DT_PART;
+			t = WT_FLOAT8;
+			break;
+		default:				/* extract */
+			if (!(b->numeric_root && b->depth == 1))
+				return refuse(b, "extract() (numeric) other than as a group key");
+			if (is_ts ? !warp_timestamp_extract_supported(field) :
+				!warp_date_extract_supported(field))
+				return refuse(b, "extract unit");
+			flags = WARP_DT_EXTRACT;
+			t = WT_INT8;
+			break;
+	}
+	if ((a = warp_compile_expr(b, arg)) < 0)
+		return -1;
+	n = add_node(b, WN_DATETIME, t);
+	b->nodes[n].a = a;
+	b->nodes[n].sub = (uint8) field;
+	b->nodes[n].flags = (uint8) flags;
+	return n;
+}
+
+int
+warp_compile_group_key(WarpBuilder *b, Expr *expr)
+{
+	int			n,
+				depth = b->depth;
+
+	b->numeric_root = true;
+	b->depth = 0;
+	n = warp_compile_expr(b, expr);
+	b->numeric_root = false;
+	b->depth = depth;
+	return n;
+}
+
+/* display scale of a group key that is extract() (numeric), else -1 */
+int
+warp_group_key_numeric_scale(Expr *expr)
+{
+	FuncExpr   *fe = (FuncExpr *) expr;
+	int			field;
+
+	if (!IsA(expr, FuncExpr) ||
+		(fe->funcid != F_EXTRACT_TEXT_DATE && fe->funcid != F_EXTRACT_TEXT_TIMESTAMP) ||
+		!IsA(linitial(fe->args), Const) ||
+		(field = datetime_field((Const *) linitial(fe->args))) < 0)
+		return -1;
+	return warp_dt_extract_scale(field, fe->funcid == F_EXTRACT_TEXT_TIMESTAMP);
+}
+
 static int
 compile_func(WarpBuilder *b, FuncExpr *fe)
 {
@@ -361,6 +493,9 @@ compile_func(WarpBuilder *b, FuncExpr *fe)
 	int			a,
 				n;
 
+	if (fe->funcid == F_DATE_TRUNC_TEXT_TIMESTAMP || fe->funcid == F_DATE_PART_TEXT_TIMESTAMP ||
+		fe->funcid == F_EXTRACT_TEXT_DATE || fe->funcid == F_EXTRACT_TEXT_TIMESTAMP)
+		return compile_datetime(b, fe);
 	if (fe->funcretset || list_length(fe->args) != 1 || fe->funcid >= FirstNormalObjectId)
 		return refuse(b, "function the engine does not compute");
 	argtype = exprType(linitial(fe->args));

@@ -495,7 +495,11 @@ build_program(WarpScanState *ws)
 
 		p->keys[i].kind = intVal(linitial(ki));
 		if (p->keys[i].kind == WG_FACT)
-			COMPILE(p->keys[i].node, lsecond(ki));
+		{
+			p->keys[i].node = warp_compile_group_key(&b, (Expr *) lsecond(ki));
+			if (p->keys[i].node < 0)
+				elog(ERROR, "pg_warp: could not build the program: %s", b.why_not);
+		}
 		else
 			p->keys[i].join = intVal(lthird(ki));
 		i++;
@@ -1183,9 +1187,17 @@ warp_next(ScanState *node)
 			}
 			else
 			{
+				Expr	   *ke = lsecond(ki);
+
 				slot->tts_isnull[i] = isnull;
-				slot->tts_values[i] = isnull ? (Datum) 0 :
-					engine_value_datum(v, exprType(lsecond(ki)));
+				if (isnull)
+					slot->tts_values[i] = (Datum) 0;
+				else if (exprType((Node *) ke) == NUMERICOID)
+					/* extract(): its unscaled value at the field's scale */
+					slot->tts_values[i] =
+						NumericGetDatum(int64_div_fast_to_numeric(v, warp_group_key_numeric_scale(ke)));
+				else
+					slot->tts_values[i] = engine_value_datum(v, exprType((Node *) ke));
 			}
 		}
 		else

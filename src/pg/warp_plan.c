@@ -510,7 +510,6 @@ add_group_key(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref)
 {
 	Var		   *v = plain_var(expr);
 	List	   *ki;
-	const char *why = NULL;
 
 	if (v && v->varno != si->fact->relid)
 	{
@@ -536,8 +535,11 @@ add_group_key(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref)
 	}
 	else
 	{
-		if (!check_fact_expr(si, expr, &why))
-			return not_offloaded(psprintf("group key: %s", why));
+		WarpBuilder b;
+
+		warp_builder_init(&b, si->fact->relid, NULL);
+		if (warp_compile_group_key(&b, expr) < 0)
+			return not_offloaded(psprintf("group key: %s", b.why_not));
 		ki = list_make4(makeInteger(WG_FACT), expr, makeInteger(-1), makeInteger(-1));
 		si->fact_exprs = lappend(si->fact_exprs, expr);
 	}
@@ -716,6 +718,23 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
  * row evaluator's limits run on the CPU driver, which under mode auto is
  * better done by a (parallel) plan in the backends than in the daemon.
  */
+/* date_trunc, date_part or extract anywhere: the CPU driver's only */
+static bool
+datetime_func_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncExpr))
+	{
+		Oid			f = ((FuncExpr *) node)->funcid;
+
+		if (f == F_DATE_TRUNC_TEXT_TIMESTAMP || f == F_DATE_PART_TEXT_TIMESTAMP ||
+			f == F_EXTRACT_TEXT_DATE || f == F_EXTRACT_TEXT_TIMESTAMP)
+			return true;
+	}
+	return expression_tree_walker(node, datetime_func_walker, context);
+}
+
 static bool
 gpu_can_run(StarInfo *si)
 {
@@ -724,6 +743,9 @@ gpu_can_run(StarInfo *si)
 	if (list_length(si->dims) > WARP_ROW_MAX_JOINS ||
 		list_length(si->key_info) > WARP_ROW_MAX_KEYS ||
 		list_length(si->agg_info) > WARP_ROW_MAX_AGGS)
+		return false;
+	if (datetime_func_walker((Node *) si->quals, NULL) ||
+		datetime_func_walker((Node *) si->fact_exprs, NULL))
 		return false;
 	foreach(lc, si->agg_info)
 	{

@@ -1729,3 +1729,58 @@ def test_numeric_aggregates(mk):
                  % s2.files["f"])
     plan = plan_of(conn, "SELECT g, sum(w) FROM fu GROUP BY g")
     assert "WarpPreAgg" not in plan, plan
+
+
+def test_date_trunc_extract_date_part(mk):
+    """date_trunc(unit, timestamp), date_part(unit, timestamp) anywhere and
+    extract(unit FROM date | timestamp) as a group key (numeric, handed
+    back at PostgreSQL's display scale), for every unit PostgreSQL
+    accepts for the type, against the heap; the timestamptz variants,
+    extract inside an expression and units the engine does not compute
+    stay PostgreSQL's (and its errors are its own)."""
+    import random
+    rnd = random.Random(7)
+    rows = []
+    for i in range(4000):
+        ts = None if i % 17 == 0 else TS(1, 1, 1) + datetime.timedelta(
+            microseconds=rnd.randrange(0, 315537897599999999))
+        if i % 5 == 1 and ts is not None:          # near year and week boundaries
+            ts = TS(rnd.choice([1999, 2000, 2004, 2020, 2021]), rnd.choice([1, 12]),
+                    rnd.choice([1, 2, 3, 28, 29, 30, 31]) if i % 2 else 1,
+                    rnd.randrange(24), rnd.randrange(60), rnd.randrange(60), rnd.randrange(10 ** 6))
+        d = None if i % 13 == 0 else D(1, 1, 1) + datetime.timedelta(days=rnd.randrange(0, 3652058))
+        rows.append((i, ts, d, i % 100))
+    s = mk()
+    s.table("f", [("id", "int4"), ("ts", "timestamp"), ("d", "date"), ("v", "int4")], rows,
+            batch_rows=900)
+    trunc_units = ["microseconds", "milliseconds", "second", "minute", "hour", "day", "week",
+                   "month", "quarter", "year", "decade", "century", "millennium", "Years", "mon"]
+    for u in trunc_units:
+        check(s, "SELECT date_trunc('%s', ts), count(*), sum(v) FROM f GROUP BY 1" % u,
+              expect=nonempty)
+    ts_units = ["microseconds", "milliseconds", "second", "minute", "hour", "day", "week",
+                "month", "quarter", "year", "decade", "century", "millennium", "dow", "isodow",
+                "doy", "isoyear", "epoch"]
+    for u in ts_units:
+        check(s, "SELECT extract(%s FROM ts), count(*), min(id) FROM f GROUP BY 1" % u,
+              expect=nonempty)
+        check(s, "SELECT count(*), sum(date_part('%s', ts)), max(date_part('%s', ts)) FROM f "
+                 "WHERE date_part('%s', ts) > 1" % (u, u, u), expect=nonempty)
+    date_units = ["day", "week", "month", "quarter", "year", "decade", "century", "millennium",
+                  "dow", "isodow", "doy", "isoyear", "epoch", "julian"]
+    for u in date_units:
+        check(s, "SELECT extract(%s FROM d), count(*), sum(v) FROM f GROUP BY 1" % u,
+              expect=nonempty)
+    check(s, "SELECT date_trunc('month', ts), extract(year FROM d), count(*) FROM f "
+             "WHERE date_trunc('day', ts) >= timestamp '2000-01-01' GROUP BY 1, 2",
+          expect=nonempty)
+    # PostgreSQL's plan: extract inside an expression, a unit the engine
+    # does not compute, the time-zone dependent variants
+    check(s, "SELECT extract(year FROM d) + 1, count(*) FROM f GROUP BY 1", offload=False)
+    check(s, "SELECT extract(julian FROM ts), count(*) FROM f GROUP BY 1", offload=False)
+    check(s, "SELECT date_trunc('month', ts::timestamptz), count(*) FROM f GROUP BY 1",
+          offload=False)
+    check(s, "SELECT extract(hour FROM d), count(*) FROM f GROUP BY 1", offload=False,
+          expect="error:0A000")
+    check(s, "SELECT date_trunc('fortnight', ts), count(*) FROM f GROUP BY 1", offload=False,
+          expect="error:22023")
