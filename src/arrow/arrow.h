@@ -104,6 +104,26 @@ typedef struct ArrowArena
 	size_t		total;			/* bytes allocated so far */
 } ArrowArena;
 
+/*
+ * A recycling allocator for arenas that are freed and refilled with
+ * buffers of about the same sizes (batch after batch, part after part):
+ * a freed block is kept and handed out again to a request it fits (and is
+ * at most twice as big as), so the buffers' pages are not faulted in and
+ * zeroed by the kernel again each time.  Blocks come from `base`; the
+ * memory held is one working set.  arrow_recycler_release gives every block
+ * back to base (not needed when base's memory goes away by itself).
+ */
+typedef struct ArrowRecycler
+{
+	ArrowAllocator alloc;		/* give this to arrow_arena_init */
+	const ArrowAllocator *base;
+	void	   *free_blocks;
+	void	   *all_blocks;
+} ArrowRecycler;
+
+void		arrow_recycler_init(ArrowRecycler *r, const ArrowAllocator *base);
+void		arrow_recycler_release(ArrowRecycler *r);
+
 void		arrow_arena_init(ArrowArena *arena, const ArrowAllocator *allocator);
 /* 64-byte aligned, zero-filled; NULL (and err set) on failure */
 void	   *arrow_arena_alloc(ArrowArena *arena, size_t size, ArrowError *err);

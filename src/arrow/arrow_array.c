@@ -909,6 +909,37 @@ load_field(LoadCtx *lc, const ArrowField *f, int depth, ArrowArray *out)
 	}
 }
 
+/* The load context of one column of a batch. */
+static void
+batch_load_ctx(LoadCtx *lc, ArrowFile *file, int batch, const ArrowBatchMeta *meta,
+			   ArrowArena *arena, ArrowError *err)
+{
+	memset(lc, 0, sizeof(*lc));
+	lc->file = file;
+	lc->meta = meta;
+	lc->arena = arena;
+	lc->name = file->src.name;
+	lc->batch = batch;
+	lc->err = err;
+	snprintf(lc->label, sizeof(lc->label), "record batch %d", batch);
+}
+
+/* A failed column load: allocation and codec errors do not know where
+ * they happened, so they get the file, batch and column.  Returns -1. */
+static int
+column_load_failed(const LoadCtx *lc, const ArrowField *f, ArrowError *err)
+{
+	if (err && strstr(err->msg, lc->name) == NULL)
+	{
+		char		where[512];
+
+		snprintf(where, sizeof(where), "%.200s: %.96s: column \"%.60s\"",
+				 lc->name, lc->label, f->name);
+		arrow_error_prefix(err, where);
+	}
+	return -1;
+}
+
 int
 arrow_load_column(ArrowFile *file, int batch, const ArrowBatchMeta *meta,
 				  int col, ArrowArena *arena, ArrowArray *out, ArrowError *err)
@@ -922,32 +953,14 @@ arrow_load_column(ArrowFile *file, int batch, const ArrowBatchMeta *meta,
 		return arrow_error(err, ARROW_ERR_INVALID, -1,
 						   "%s: record batch %d, column %d does not exist",
 						   file->src.name, batch, col);
-	memset(&lc, 0, sizeof(lc));
-	lc.file = file;
-	lc.meta = meta;
-	lc.arena = arena;
-	lc.name = file->src.name;
-	lc.batch = batch;
-	lc.err = err;
-	snprintf(lc.label, sizeof(lc.label), "record batch %d", batch);
+	batch_load_ctx(&lc, file, batch, meta, arena, err);
 	f = &file->schema.fields[col];
 	if (f->node_index < meta->n_nodes &&
 		meta->nodes[f->node_index].length != meta->length)
 		return lc_corrupt(&lc, -1, "column \"%s\" has %" PRId64 " rows, the batch %" PRId64,
 						  f->name, meta->nodes[f->node_index].length, meta->length);
 	if (load_field(&lc, f, 1, out) < 0)
-	{
-		/* allocation and codec errors do not know where they happened */
-		if (err && strstr(err->msg, lc.name) == NULL)
-		{
-			char		where[512];
-
-			snprintf(where, sizeof(where), "%.200s: %.96s: column \"%.60s\"",
-					 lc.name, lc.label, f->name);
-			arrow_error_prefix(err, where);
-		}
-		return -1;
-	}
+		return column_load_failed(&lc, f, err);
 	return 0;
 }
 
@@ -1054,14 +1067,7 @@ arrow_load_column_range(ArrowFile *file, int batch, const ArrowBatchMeta *meta,
 		return arrow_error(err, ARROW_ERR_INVALID, -1,
 						   "%s: record batch %d: rows %" PRId64 "..+%" PRId64 " are not a range of its %" PRId64 " rows",
 						   file->src.name, batch, row_off, row_len, meta->length);
-	memset(&lc, 0, sizeof(lc));
-	lc.file = file;
-	lc.meta = meta;
-	lc.arena = arena;
-	lc.name = file->src.name;
-	lc.batch = batch;
-	lc.err = err;
-	snprintf(lc.label, sizeof(lc.label), "record batch %d", batch);
+	batch_load_ctx(&lc, file, batch, meta, arena, err);
 	f = &file->schema.fields[col];
 	bi = f->buffer_index;
 	if (f->node_index < 0 || f->node_index >= meta->n_nodes ||
@@ -1108,16 +1114,7 @@ arrow_load_column_range(ArrowFile *file, int batch, const ArrowBatchMeta *meta,
 	return 0;
 
 fail:
-	/* allocation and codec errors do not know where they happened */
-	if (err && strstr(err->msg, lc.name) == NULL)
-	{
-		char		where[512];
-
-		snprintf(where, sizeof(where), "%.200s: %.96s: column \"%.60s\"",
-				 lc.name, lc.label, f->name);
-		arrow_error_prefix(err, where);
-	}
-	return -1;
+	return column_load_failed(&lc, f, err);
 }
 
 int

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,86 @@ malloc_free(void *ctx, void *ptr)
 const ArrowAllocator arrow_malloc_allocator = {
 	malloc_alloc, malloc_free, NULL, 0
 };
+
+/* ------------------------------------------------------------- recycler */
+
+typedef struct RecycledBlock
+{
+	struct RecycledBlock *next_free;
+	struct RecycledBlock *next_all;
+	size_t		size;			/* usable bytes after the header */
+	char		pad[40];		/* keep the payload 64-byte aligned */
+} RecycledBlock;
+
+static void *
+recycler_alloc(void *ctx, size_t size)
+{
+	ArrowRecycler *r = ctx;
+	RecycledBlock **pp,
+			  **best = NULL;
+	RecycledBlock *b;
+
+	for (pp = (RecycledBlock **) &r->free_blocks; *pp; pp = &(*pp)->next_free)
+		if ((*pp)->size >= size && (*pp)->size / 2 <= size &&
+			(best == NULL || (*pp)->size < (*best)->size))
+			best = pp;
+	if (best)
+	{
+		b = *best;
+		*best = b->next_free;
+		return b + 1;
+	}
+	if (size > SIZE_MAX - sizeof(RecycledBlock))
+		return NULL;
+	b = r->base->alloc(r->base->ctx, sizeof(RecycledBlock) + size);
+	if (b == NULL)
+		return NULL;
+	b->size = size;
+	b->next_all = r->all_blocks;
+	r->all_blocks = b;
+	return b + 1;
+}
+
+static void
+recycler_free(void *ctx, void *ptr)
+{
+	ArrowRecycler *r = ctx;
+	RecycledBlock *b = (RecycledBlock *) ptr - 1;
+
+	b->next_free = r->free_blocks;
+	r->free_blocks = b;
+}
+
+void
+arrow_recycler_init(ArrowRecycler *r, const ArrowAllocator *base)
+{
+	r->base = base ? base : &arrow_malloc_allocator;
+	r->alloc.alloc = recycler_alloc;
+	r->alloc.free = recycler_free;
+	r->alloc.ctx = r;
+	r->alloc.max_alloc = r->base->max_alloc;
+	r->free_blocks = NULL;
+	r->all_blocks = NULL;
+}
+
+void
+arrow_recycler_release(ArrowRecycler *r)
+{
+	RecycledBlock *b = r->all_blocks;
+
+	while (b)
+	{
+		RecycledBlock *next = b->next_all;
+
+		if (r->base->free)
+			r->base->free(r->base->ctx, b);
+		b = next;
+	}
+	r->free_blocks = NULL;
+	r->all_blocks = NULL;
+}
+
+/* ---------------------------------------------------------------- arenas */
 
 void
 arrow_arena_init(ArrowArena *arena, const ArrowAllocator *allocator)

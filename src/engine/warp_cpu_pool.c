@@ -8,28 +8,9 @@
 #include <string.h>
 
 #include "warp_cpu_pool.h"
+#include "warp_memlist.h"
 
 /* ------------------------------------------------------------ memory */
-
-/* A thread's engine memory (driver, group table): freed together. */
-typedef struct PoolBlock
-{
-	struct PoolBlock *next;
-	uint64_t	pad;			/* keeps the user pointer 16-byte aligned */
-} PoolBlock;
-
-/*
- * Column buffers come back with nearly the same sizes unit after unit: a
- * freed buffer is kept and handed out again to a request it fits (and is
- * not more than twice as big as), so a thread does not fault in fresh
- * pages for every unit.  Freed at the end of the pool.
- */
-typedef struct Recycled
-{
-	struct Recycled *next;
-	size_t		size;
-	char		pad[48];		/* payload 64-byte aligned */
-} Recycled;
 
 typedef struct WarpPoolThread
 {
@@ -37,85 +18,19 @@ typedef struct WarpPoolThread
 	int			index;
 	pthread_t	tid;
 	bool		started;
-	PoolBlock  *blocks;			/* engine memory */
+	WarpMemList mem;			/* engine memory (driver, group table) */
 	WarpAlloc	alloc;
-	Recycled   *free_bufs;		/* buffers not in use */
-	Recycled   *all_bufs;		/* every buffer, for the end */
-	ArrowAllocator buf_alloc;
+	ArrowRecycler bufs;			/* column buffers, recycled unit after unit */
 	WarpCpu    *cpu;
 	ArrowArray *cols;
 	uint64_t	batches_read;
 } WarpPoolThread;
 
-static void *
-engine_alloc(void *ctx, size_t size)
-{
-	WarpPoolThread *t = ctx;
-	PoolBlock  *b = malloc(sizeof(PoolBlock) + size);
-
-	if (b == NULL)
-		return NULL;
-	b->next = t->blocks;
-	t->blocks = b;
-	return b + 1;
-}
-
-static void *
-buf_alloc(void *ctx, size_t size)
-{
-	WarpPoolThread *t = ctx;
-	Recycled  **pp,
-			  **best = NULL;
-	Recycled   *b;
-
-	for (pp = &t->free_bufs; *pp; pp = &(*pp)->next)
-		if ((*pp)->size >= size && (*pp)->size / 2 <= size &&
-			(best == NULL || (*pp)->size < (*best)->size))
-			best = pp;
-	if (best)
-	{
-		b = *best;
-		*best = b->next;
-		return b + 1;
-	}
-	b = malloc(sizeof(Recycled) + size + sizeof(Recycled *));
-	if (b == NULL)
-		return NULL;
-	b->size = size;
-	/* remember every buffer: the trailing pointer links them */
-	memcpy((char *) (b + 1) + size, &t->all_bufs, sizeof(Recycled *));
-	t->all_bufs = b;
-	return b + 1;
-}
-
-static void
-buf_free(void *ctx, void *ptr)
-{
-	WarpPoolThread *t = ctx;
-	Recycled   *b = (Recycled *) ptr - 1;
-
-	b->next = t->free_bufs;
-	t->free_bufs = b;
-}
-
 static void
 thread_free(WarpPoolThread *t)
 {
-	while (t->blocks)
-	{
-		PoolBlock  *n = t->blocks->next;
-
-		free(t->blocks);
-		t->blocks = n;
-	}
-	while (t->all_bufs)
-	{
-		Recycled   *b = t->all_bufs;
-
-		memcpy(&t->all_bufs, (char *) (b + 1) + b->size, sizeof(Recycled *));
-		free(b);
-	}
-	t->free_bufs = NULL;
+	warp_memlist_free_all(&t->mem);
+	arrow_recycler_release(&t->bufs);
 	t->cpu = NULL;
 	t->cols = NULL;
 }
@@ -223,7 +138,7 @@ run_unit(WarpPoolThread *t, uint64_t u)
 	/* a small batch is one unit (its part 0); decided without reading it */
 	if (part != 0 && file->batches[pb->batch].body_len < ARROW_PART_MIN_BODY)
 		return;
-	arrow_arena_init(&arena, &t->buf_alloc);
+	arrow_arena_init(&arena, &t->bufs.alloc);
 	if (arrow_read_batch_meta(file, pb->batch, &arena, &meta, &err) != 0)
 	{
 		set_error(pool, u, WARP_POOL_ARROW, WARP_OK, WARP_LOAD_OK, 0, 0, pb->file, pb->batch, &err);
@@ -326,14 +241,11 @@ warp_cpu_pool_run(WarpCpuPool *pool)
 
 		t->pool = pool;
 		t->index = i;
-		t->alloc.alloc = engine_alloc;
-		t->alloc.ctx = t;
-		t->buf_alloc = arrow_malloc_allocator;
-		t->buf_alloc.alloc = buf_alloc;
-		t->buf_alloc.free = buf_free;
-		t->buf_alloc.ctx = t;
+		t->alloc.alloc = warp_memlist_alloc;
+		t->alloc.ctx = &t->mem;
+		arrow_recycler_init(&t->bufs, NULL);
 		t->cpu = warp_cpu_create(pool->prog, pool->tables, &t->alloc);
-		t->cols = engine_alloc(t, sizeof(ArrowArray) * (pool->prog->ncols > 0 ? pool->prog->ncols : 1));
+		t->cols = warp_memlist_alloc(&t->mem, sizeof(ArrowArray) * (pool->prog->ncols > 0 ? pool->prog->ncols : 1));
 		if (t->cpu == NULL || t->cols == NULL)
 		{
 			pool->error = WARP_POOL_NOMEM;

@@ -42,45 +42,11 @@
 #include "gpud_turns.h"
 #include "warp_cpu.h"
 #include "warp_gpu.h"
+#include "warp_memlist.h"
 
 /* ------------------------------------------------------------ memory */
 
-/* Every engine allocation of a job, freed together. */
-typedef struct MemBlock
-{
-	struct MemBlock *next;
-	uint64_t	pad;			/* keeps the user pointer 16-byte aligned */
-} MemBlock;
-
-typedef struct MemList
-{
-	MemBlock   *head;
-} MemList;
-
-static void *
-memlist_alloc(void *ctx, size_t size)
-{
-	MemList    *ml = ctx;
-	MemBlock   *b = malloc(sizeof(MemBlock) + size);
-
-	if (b == NULL)
-		return NULL;
-	b->next = ml->head;
-	ml->head = b;
-	return b + 1;
-}
-
-static void
-memlist_free_all(MemList *ml)
-{
-	while (ml->head)
-	{
-		MemBlock   *n = ml->head->next;
-
-		free(ml->head);
-		ml->head = n;
-	}
-}
+/* (engine allocations of a job: a WarpMemList, warp_memlist.h) */
 
 /*
  * Batch buffers: bump-allocated from the daemon's pinned staging memory
@@ -177,7 +143,7 @@ typedef struct Run
 	GpudJob    *job;
 	WarpProgram prog;
 	WarpJoinTable **tables;
-	MemList		mem;
+	WarpMemList mem;
 	WarpAlloc	alloc;
 	Staging		staging;
 	ArrowAllocator batch_alloc;	/* staging memory while it lasts */
@@ -586,7 +552,7 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 		snprintf(why, whylen, "%s", bad);
 		return GPUD_JOB_BAD;
 	}
-	r.alloc.alloc = memlist_alloc;
+	r.alloc.alloc = warp_memlist_alloc;
 	r.alloc.ctx = &r.mem;
 	r.batch_alloc.alloc = staging_alloc;
 	r.batch_alloc.free = staging_free;
@@ -598,7 +564,7 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 	r.res.bad_file = -1;
 
 	/* join tables: built here from the keys and payload ids sent */
-	r.tables = memlist_alloc(&r.mem, sizeof(WarpJoinTable *) * (r.prog.njoins + 1));
+	r.tables = warp_memlist_alloc(&r.mem, sizeof(WarpJoinTable *) * (r.prog.njoins + 1));
 	for (i = 0; r.tables && i < r.prog.njoins; i++)
 	{
 		GpudTable  *t = (GpudTable *) (arena + r.job->off_tables) + i;
@@ -611,7 +577,7 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 	}
 	if (r.tables == NULL || i < r.prog.njoins)
 	{
-		memlist_free_all(&r.mem);
+		warp_memlist_free_all(&r.mem);
 		snprintf(why, whylen, "out of memory building the join tables");
 		return GPUD_JOB_BAD;
 	}
@@ -689,7 +655,7 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 			gpud_turn_leave(&dev->turns);
 		}
 		gpud_account_close(&r.acct);
-		memlist_free_all(&r.mem);
+		warp_memlist_free_all(&r.mem);
 		return GPUD_JOB_CANCELLED;
 	}
 	r.res.ran_on = r.use_gpu ? GPUD_DEVICE_GPU : GPUD_DEVICE_CPU;
@@ -702,7 +668,7 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 		gpud_turn_leave(&dev->turns);
 	}
 	gpud_account_close(&r.acct);
-	memlist_free_all(&r.mem);
+	warp_memlist_free_all(&r.mem);
 	if (*result == NULL)
 	{
 		snprintf(why, whylen, "out of memory building the result");

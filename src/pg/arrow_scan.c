@@ -173,53 +173,15 @@ arrow_scan_bind_columns(ArrowScanState *ss, ScanFile *sf, TupleDesc tupdesc)
  * Column buffers of consecutive batches have nearly the same sizes.  Giving
  * them back to malloc after every batch made every batch fault in (and the
  * kernel zero) fresh pages for tens of megabytes: half the time of a scan
- * on a warm page cache.  The scan's arena therefore allocates through this
- * recycler: a freed block goes to a free list and is handed out again to a
- * request that fits it (and is not less than half its size).  The blocks
- * live in buf_cxt until the scan ends, so memory held is one batch's
- * working set.
+ * on a warm page cache.  The scan's arena therefore allocates through an
+ * ArrowRecycler (arrow.h) whose blocks come from buf_cxt and live until the
+ * scan ends, so memory held is one batch's working set.
  */
-typedef struct RecycledBlock
-{
-	struct RecycledBlock *next;
-	size_t		size;			/* usable bytes after the header */
-	char		pad[48];		/* keep the payload 64-byte aligned */
-} RecycledBlock;
-
 static void *
-recycle_alloc(void *ctx, size_t size)
+buf_cxt_alloc(void *ctx, size_t size)
 {
-	ArrowScanState *ss = ctx;
-	RecycledBlock **pp,
-			  **best = NULL;
-	RecycledBlock *b;
-
-	for (pp = (RecycledBlock **) &ss->free_blocks; *pp; pp = &(*pp)->next)
-		if ((*pp)->size >= size && (*pp)->size / 2 <= size &&
-			(best == NULL || (*pp)->size < (*best)->size))
-			best = pp;
-	if (best)
-	{
-		b = *best;
-		*best = b->next;
-		return b + 1;
-	}
-	b = MemoryContextAllocExtended(ss->buf_cxt, sizeof(RecycledBlock) + size,
-								   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
-	if (b == NULL)
-		return NULL;
-	b->size = size;
-	return b + 1;
-}
-
-static void
-recycle_free(void *ctx, void *ptr)
-{
-	ArrowScanState *ss = ctx;
-	RecycledBlock *b = (RecycledBlock *) ptr - 1;
-
-	b->next = ss->free_blocks;
-	ss->free_blocks = b;
+	return MemoryContextAllocExtended((MemoryContext) ctx, size,
+									  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 }
 
 /* ------------------------------------------------------------ scanning */
@@ -263,10 +225,11 @@ arrow_scan_begin(ArrowScanState *ss, Relation rel, Bitmapset *attrs, List *quals
 										"arrow scan row", ALLOCSET_DEFAULT_SIZES);
 	ss->buf_cxt = AllocSetContextCreate(CurrentMemoryContext,
 										"arrow scan buffers", ALLOCSET_DEFAULT_SIZES);
-	ss->recycler.alloc = recycle_alloc;
-	ss->recycler.free = recycle_free;
-	ss->recycler.ctx = ss;
-	ss->recycler.max_alloc = MaxAllocHugeSize;
+	ss->buf_alloc.alloc = buf_cxt_alloc;
+	ss->buf_alloc.free = NULL;	/* blocks go with buf_cxt */
+	ss->buf_alloc.ctx = ss->buf_cxt;
+	ss->buf_alloc.max_alloc = MaxAllocHugeSize;
+	arrow_recycler_init(&ss->recycler, &ss->buf_alloc);
 	ss->skip = arrow_skip_quals_build(quals, scanrelid, RelationGetDescr(rel), ps);
 	ss->cur_file = -1;
 	ss->parts_per_batch = 1;
@@ -386,7 +349,7 @@ arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext, bool row_filter
 		old = MemoryContextSwitchTo(ss->batch_cxt);
 		if (ss->arena_live)
 			arrow_arena_free_all(&ss->arena);
-		arrow_arena_init(&ss->arena, &ss->recycler);
+		arrow_arena_init(&ss->arena, &ss->recycler.alloc);
 		ss->arena_live = true;
 		arrow_scan_check_file(sf);
 		{

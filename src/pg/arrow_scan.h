@@ -75,8 +75,8 @@ typedef struct ArrowScanState
 	bool		arena_live;		/* arena holds the current batch */
 	/* buffers recycled from batch to batch (see recycle_alloc) */
 	MemoryContext buf_cxt;
-	void	   *free_blocks;
-	ArrowAllocator recycler;
+	ArrowAllocator buf_alloc;	/* blocks from buf_cxt */
+	ArrowRecycler recycler;
 	int			cur_file;
 	int			cur_batch;		/* record batch of cur_file */
 	int64		cur_first_row;	/* batch row of the loaded rows' row 0 */

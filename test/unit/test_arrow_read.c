@@ -1199,6 +1199,63 @@ done:
 	free(bytes);
 }
 
+/* counting base allocator for the recycler test */
+static int	base_live;
+
+static void *
+count_alloc(void *ctx, size_t size)
+{
+	(void) ctx;
+	base_live++;
+	return malloc(size);
+}
+
+static void
+count_free(void *ctx, void *p)
+{
+	(void) ctx;
+	base_live--;
+	free(p);
+}
+
+TEST(recycler_reuses_and_releases)
+{
+	static const ArrowAllocator base = {count_alloc, count_free, NULL, 0};
+	ArrowRecycler r;
+	ArrowArena	arena;
+	ArrowError	err;
+	void	   *a,
+			   *b,
+			   *c;
+	int			i;
+
+	base_live = 0;
+	arrow_recycler_init(&r, &base);
+	a = r.alloc.alloc(r.alloc.ctx, 1000);
+	CHECK(a != NULL && ((uintptr_t) a % 16) == 0 && base_live == 1);
+	r.alloc.free(r.alloc.ctx, a);
+	b = r.alloc.alloc(r.alloc.ctx, 900);	/* fits: the same block */
+	CHECK(b == a && base_live == 1);
+	c = r.alloc.alloc(r.alloc.ctx, 400);	/* b is in use */
+	CHECK(c != NULL && c != b && base_live == 2);
+	r.alloc.free(r.alloc.ctx, c);
+	r.alloc.free(r.alloc.ctx, b);
+	c = r.alloc.alloc(r.alloc.ctx, 150);	/* under half of both: a new one */
+	CHECK(c != a && base_live == 3);
+	r.alloc.free(r.alloc.ctx, c);
+	/* arenas filled and freed again and again hold one working set */
+	for (i = 0; i < 50; i++)
+	{
+		arrow_arena_init(&arena, &r.alloc);
+		CHECK(arrow_arena_alloc(&arena, 1 << 20, &err) != NULL);
+		CHECK(arrow_arena_alloc(&arena, 3 << 19, &err) != NULL);
+		arrow_arena_free_all(&arena);
+	}
+	CHECK(base_live <= 6);
+	arrow_recycler_release(&r);
+	CHECK(base_live == 0);
+}
+
 int
 main(void)
 {
@@ -1222,5 +1279,6 @@ main(void)
 	RUN(test_compression_roundtrip);
 	RUN(test_column_range);
 	RUN(test_column_range_dict_index);
+	RUN(recycler_reuses_and_releases);
 	UNIT_EXIT();
 }
