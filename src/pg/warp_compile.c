@@ -25,6 +25,8 @@
 #include "utils/lsyscache.h"
 #include "utils/date.h"
 #include "utils/timestamp.h"
+#include "utils/numeric.h"
+#include "utils/fmgrprotos.h"
 #include "utils/datetime.h"
 #include "parser/scansup.h"
 
@@ -454,6 +456,104 @@ compile_datetime(WarpBuilder *b, FuncExpr *fe)
 	return n;
 }
 
+/*
+ * A comparison between a numeric(p <= 18, s) column and a numeric constant
+ * (either side), decided on the column's unscaled integer X: with
+ * S = constant * 10^s, X op S is X op S itself when S is an integer, and
+ * otherwise (floor F < S < F + 1) X < S is X <= F, X > S is X > F, X = S is
+ * false and X <> S is true (for a non-NULL X: written X <> X and X = X, so
+ * that a NULL X stays NULL).  NaN, infinite or 18-digit-plus constants:
+ * not offloaded.  Returns -2 when the expression is not of this shape (the
+ * caller compiles it the usual way), -1 when refused.
+ */
+static int
+compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
+{
+	Expr	   *l,
+			   *r;
+	Const	   *c;
+	Expr	   *col;
+	int			sub,
+				scale,
+				x,
+				k,
+				n;
+	bool		swapped;
+	Numeric		num,
+				scaled,
+				fl;
+	bool		exact;
+	int64		f;
+
+	switch (op->opfuncid)
+	{
+		case F_NUMERIC_EQ: sub = WARP_CMP_EQ; break;
+		case F_NUMERIC_NE: sub = WARP_CMP_NE; break;
+		case F_NUMERIC_LT: sub = WARP_CMP_LT; break;
+		case F_NUMERIC_LE: sub = WARP_CMP_LE; break;
+		case F_NUMERIC_GT: sub = WARP_CMP_GT; break;
+		case F_NUMERIC_GE: sub = WARP_CMP_GE; break;
+		default:
+			return -2;
+	}
+	if (list_length(op->args) != 2)
+		return -2;
+	l = linitial(op->args);
+	r = lsecond(op->args);
+	swapped = IsA(l, Const);
+	c = (Const *) (swapped ? l : r);
+	col = swapped ? r : l;
+	if (!IsA(c, Const) || !IsA(col, Var))
+		return -2;
+	if (swapped)				/* c op X == X op' c */
+		sub = sub == WARP_CMP_LT ? WARP_CMP_GT : sub == WARP_CMP_LE ? WARP_CMP_GE :
+			sub == WARP_CMP_GT ? WARP_CMP_LT : sub == WARP_CMP_GE ? WARP_CMP_LE : sub;
+	if ((x = warp_compile_decimal_arg(b, col, &scale)) < 0)
+		return -1;
+	if (c->constisnull)
+	{
+		k = add_node(b, WN_CONST, WT_INT8);
+		b->nodes[k].flags |= WARP_NODE_NULL;
+		n = add_node(b, WN_CMP, WT_BOOL);
+		b->nodes[n].sub = (uint8) sub;
+		b->nodes[n].a = x;
+		b->nodes[n].b = k;
+		return n;
+	}
+	num = DatumGetNumeric(c->constvalue);
+	if (numeric_is_nan(num) || numeric_is_inf(num))
+		return refuse(b, "comparison with a NaN or infinite numeric");
+	scaled = numeric_mul_opt_error(num, int64_to_numeric(1), NULL);
+	for (k = 0; k < scale; k++)
+		scaled = numeric_mul_opt_error(scaled, int64_to_numeric(10), NULL);
+	fl = DatumGetNumeric(DirectFunctionCall1(numeric_floor, NumericGetDatum(scaled)));
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(DirectFunctionCall1(numeric_abs, NumericGetDatum(fl))),
+										  NumericGetDatum(int64_to_numeric(INT64CONST(1000000000000000000))))) >= 0)
+		return refuse(b, "comparison with a numeric constant of 19 or more digits");
+	exact = DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(scaled),
+											  NumericGetDatum(fl))) == 0;
+	f = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(fl)));
+	if (!exact && (sub == WARP_CMP_EQ || sub == WARP_CMP_NE))
+	{
+		/* never equal: X <> X is false (or NULL), X = X true (or NULL) */
+		n = add_node(b, WN_CMP, WT_BOOL);
+		b->nodes[n].sub = sub == WARP_CMP_EQ ? WARP_CMP_NE : WARP_CMP_EQ;
+		b->nodes[n].a = x;
+		b->nodes[n].b = x;
+		return n;
+	}
+	if (!exact)
+		sub = (sub == WARP_CMP_LT || sub == WARP_CMP_LE) ? WARP_CMP_LE : WARP_CMP_GT;
+	/* arguments precede their node */
+	k = add_node(b, WN_CONST, WT_INT8);
+	b->nodes[k].ival = f;
+	n = add_node(b, WN_CMP, WT_BOOL);
+	b->nodes[n].sub = (uint8) sub;
+	b->nodes[n].a = x;
+	b->nodes[n].b = k;
+	return n;
+}
+
 int
 warp_compile_group_key(WarpBuilder *b, Expr *expr)
 {
@@ -762,6 +862,8 @@ compile_expr(WarpBuilder *b, Expr *expr)
 
 				if (op->opretset)
 					return refuse(b, "set-returning operator");
+				if ((n = compile_numeric_cmp(b, op)) != -2)
+					return n;
 				b->fold_operands = b->qual_root && b->depth == 1;
 				n = compile_operator(b, op->opno, op->opresulttype, op->args, false);
 				b->fold_operands = saved;

@@ -718,12 +718,15 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
  * row evaluator's limits run on the CPU driver, which under mode auto is
  * better done by a (parallel) plan in the backends than in the daemon.
  */
-/* date_trunc, date_part or extract anywhere: the CPU driver's only */
+/* date_trunc, date_part or extract, or a numeric column, anywhere: the
+ * CPU driver's only (warp_row_check) */
 static bool
 datetime_func_walker(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
+	if (IsA(node, Var) && ((Var *) node)->vartype == NUMERICOID)
+		return true;
 	if (IsA(node, FuncExpr))
 	{
 		Oid			f = ((FuncExpr *) node)->funcid;

@@ -1714,9 +1714,24 @@ def test_numeric_aggregates(mk):
     check(s, "SELECT g, sum(a2) FILTER (WHERE k > 10), avg(a4) FILTER (WHERE id % 3 = 0) FROM f GROUP BY g "
              "HAVING sum(a0) > 0", expect=nonempty)
     check(s, "SELECT g, sum(a0) FROM f GROUP BY g ORDER BY 2 DESC LIMIT 3", ordered=True, expect=nonempty)
-    # not offloaded: the engine has no numeric arithmetic or comparisons yet
+    # comparisons of a column with a constant, decided on the unscaled
+    # integer: exact constants, constants with more decimals than the
+    # column (never equal; < and > by the floor), either side
+    for cond in ("a2 > 10", "a2 >= 10.5", "a2 < -100.25", "a2 = 1.00", "a2 = 1.001",
+                 "a2 <> 1.001", "a2 <> 1", "10.005 < a2", "-0.001 >= a2", "a2 <= 0",
+                 "a5 > 0.000015", "a5 = 0.00001", "a0 > 999999999999999998",
+                 "a0 < -999999999999999990", "a1 BETWEEN -10.04 AND 10.06", "a4 <> -4.9999",
+                 "a3 >= 9.9995", "a2 > 5 AND a0 < 0"):
+        check(s, "SELECT g, count(*), sum(a2), max(a0) FROM f WHERE %s GROUP BY g" % cond)
+    check(s, "SELECT count(*) FROM f WHERE a2 = 1.00", expect=lambda r: r[0][0] >= 20)
+    check(s, "SELECT count(*) FROM f WHERE a2 = 1.001", expect=lambda r: r[0][0] == 0)
+    # not offloaded: the engine has no numeric arithmetic, no comparisons
+    # between numeric columns, constants beyond 18 digits or NaN, no
+    # numeric group keys
     check(s, "SELECT sum(a2 * 2) FROM f", offload=False)
-    check(s, "SELECT count(*) FROM f WHERE a2 > 10", offload=False)
+    check(s, "SELECT count(*) FROM f WHERE a2 > a1", offload=False)
+    check(s, "SELECT count(*) FROM f WHERE a0 > 1e20", offload=False)
+    check(s, "SELECT count(*) FROM f WHERE a2 < 'NaN'", offload=False)
     check(s, "SELECT a1, count(*) FROM f GROUP BY a1", offload=False)
     # wider than 18 digits, or no declared precision: PostgreSQL's plan
     s2 = mk("wide")
