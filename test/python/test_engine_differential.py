@@ -2,8 +2,8 @@
 
 A seeded RNG (PGWARP_DIFF_SEED, default below) builds a small star schema:
 one fact table of a few thousand rows (int2/int4/int8/float4/float8/date/
-timestamp/bool columns, NULL-heavy columns, extreme values, NaN / -0 /
-Infinity) and four dimensions (int4, int2, int8 and date keys, with
+timestamp/bool and numeric(12,2)/numeric(18,0) columns, NULL-heavy columns,
+extreme values, NaN / -0 / Infinity) and four dimensions (int4, int2, int8 and date keys, with
 duplicate and NULL keys, text and integer attributes).  It is written once
 as Arrow files (pyarrow, with per-batch min/max statistics, so that batches
 get skipped) and once as CSV (pyarrow.csv) loaded into heap tables.
@@ -12,12 +12,15 @@ Then thousands of random queries (filters that are random expression trees
 over fact columns, 0-3 joins (inner; left, with dimension quals in ON or in
 WHERE; semi as EXISTS or IN; anti as NOT EXISTS; NOT IN, which stays
 PostgreSQL's), 0-3 group keys from dimension or fact
-columns and fact expressions, 1-4 aggregates of the kinds the engine
-computes, FILTER, HAVING, ORDER BY all keys + LIMIT) each run
+columns and fact expressions (date_trunc, extract among them), 1-4
+aggregates of the kinds the engine computes (numeric columns included),
+comparisons of numeric columns with constants, date_part in float
+expressions, FILTER, HAVING, ORDER BY all keys + LIMIT) each run
   * on the Arrow tables with pg_warp on, and
   * on the heap tables with pg_warp.enabled = off (the oracle).
 Both succeed: equal results (sorted; float sums and averages to a relative
-1e-9, everything else exactly, -0 = 0, NaN = NaN).  Both fail: the same
+1e-9, everything else exactly, numeric with its display scale, -0 = 0,
+NaN = NaN).  Both fail: the same
 SQLSTATE.  Anything else fails the test, which prints the seed and every
 failing SQL.  At least 60% of the queries must get the WarpPreAgg plan, and
 at least half must succeed on the oracle, so that the test cannot pass by
@@ -40,6 +43,7 @@ small tables, no parallel workers, no merge joins) and the comparison rules
 come from test_engine_targeted.py.
 """
 import datetime
+from decimal import Decimal
 import os
 import random
 
@@ -120,7 +124,13 @@ def gen_data(rng):
         ts = maybe(0.10, ts)
         b = maybe(0.20, rng.random() < 0.5)
         n4 = maybe(0.85, rng.randint(-5, 5))
-        fact.append((i, k1, k2, k3, kd, i2, i4, i8, f4, f8, d, ts, b, n4))
+        # numeric(12,2) and numeric(18,0): extremes whose sums pass 2^63
+        m2 = maybe(0.12, Decimal(rng.randint(-99999999, 99999999)) / 100
+                   if rng.random() < 0.97 else Decimal(rng.choice([9999999999, -9999999999])) + Decimal("0.99"))
+        m0 = maybe(0.12, rng.choice([999999999999999999, -999999999999999999])
+                   if rng.random() < 0.05 else rng.randint(-10 ** 6, 10 ** 6))
+        m0 = None if m0 is None else Decimal(m0)
+        fact.append((i, k1, k2, k3, kd, i2, i4, i8, f4, f8, d, ts, b, n4, m2, m0))
 
     names = ["n%02d" % j for j in range(18)] + [None, "", "\u00e9", "e\u0301", "\u540d\u524d"]
     d1 = [(k, rng.choice(names), maybe(0.1, rng.randint(0, 4))) for k in range(40)]
@@ -136,7 +146,8 @@ def gen_data(rng):
 
 FACT_COLS = [("id", "int4"), ("k1", "int4"), ("k2", "int8"), ("k3", "int2"), ("kd", "date"),
              ("i2", "int2"), ("i4", "int4"), ("i8", "int8"), ("f4", "float4"), ("f8", "float8"),
-             ("d", "date"), ("ts", "timestamp"), ("b", "bool"), ("n4", "int4")]
+             ("d", "date"), ("ts", "timestamp"), ("b", "bool"), ("n4", "int4"),
+             ("m2", "numeric(12,2)"), ("m0", "numeric(18,0)")]
 D1_COLS = [("k", "int4"), ("name", "text"), ("grp", "int4")]
 D2_COLS = [("k", "int2"), ("cat", "text"), ("w", "int8")]
 D3_COLS = [("k", "int8"), ("label", "text"), ("z", "int4")]
@@ -180,6 +191,13 @@ JOINS = {
     "d4": ("f.kd = d4.dk", ["d4.month", "d4.yr"],
            ["d4.month = 'Jan'", "d4.dk > date '2020-01-10'", "d4.yr = 2020"]),
 }
+
+
+TRUNC_UNITS = ["microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month",
+               "quarter", "year", "decade", "century", "millennium"]
+TS_UNITS = TRUNC_UNITS + ["dow", "isodow", "doy", "isoyear", "epoch"]
+DATE_UNITS = ["day", "week", "month", "quarter", "year", "decade", "century", "millennium", "dow",
+              "isodow", "doy", "isoyear", "epoch", "julian"]
 
 
 class Gen:
@@ -264,6 +282,8 @@ class Gen:
         """linear: only what keeps float4 multiples of 1/4 exact (float4
         sums are then exact in any order)"""
         if depth <= 0 or self.chance(0.35):
+            if not linear and self.chance(0.08):
+                return "date_part('%s', f.ts)" % self.pick(*TS_UNITS), "float8"
             if self.chance(0.75):
                 c = self.pick("f4", "f8") if not linear else "f4"
                 return "f." + c, {"f4": "float4", "f8": "float8"}[c]
@@ -344,8 +364,12 @@ class Gen:
                 a, _ = self.float_expr(0)
                 b, _ = self.float_const()
                 return "%s %s %s" % (a, self.cmp(), b)
-            if r < 0.85:
+            if r < 0.80:
                 return "f.d %s %s" % (self.cmp(), self.date_const())
+            if r < 0.90:
+                return "f.%s %s %s" % (self.pick("m2", "m0"), self.cmp(), self.pick(
+                    "0", "1", "-1", "100.5", "100.505", "-0.01", "12345.67", "999999999999999998",
+                    "%d.%02d" % (self.rng.randint(-1000000, 1000000), self.rng.randint(0, 99))))
             return "f.ts %s %s" % (self.cmp(), self.ts_const())
         r = rng.random()
         if r < 0.22:
@@ -462,12 +486,16 @@ class Gen:
         elif r < 0.82:
             fn = self.pick("min", "max")
             a, name = "%s(%s)" % (fn, self.column_expr(lambda: self.float_expr(depth)[0], "f.f8")), fn
-        elif r < 0.91:
+        elif r < 0.87:
             fn = self.pick("min", "max")
             a, name = "%s(%s)" % (fn, self.date_expr(depth)), fn
-        else:
+        elif r < 0.91:
             fn = self.pick("min", "max")
             a, name = "%s(%s)" % (fn, self.ts_expr(depth)), fn
+        else:
+            # numeric columns: sum/avg exact, min/max/count
+            fn = self.pick("sum", "avg", "min", "max", "count", "sum")
+            a, name = "%s(f.%s)" % (fn, self.pick("m2", "m0")), "num" + fn
         if self.chance(0.25):
             a += " FILTER (WHERE %s)" % self.bool_expr(rng.randint(0, 2))
         return a, name
@@ -484,6 +512,9 @@ class Gen:
             lambda: "(%s)" % self.bool_expr(1),
             lambda: "(f.i2 / 10)::int2",
             lambda: "(f.f4 * '0.5'::float4)",
+            lambda: "date_trunc('%s', f.ts)" % self.pick(*TRUNC_UNITS),
+            lambda: "extract(%s FROM f.ts)" % self.pick(*TS_UNITS),
+            lambda: "extract(%s FROM f.d)" % self.pick(*DATE_UNITS),
         )()
 
     def query(self):

@@ -28,6 +28,7 @@ the same either way, so those few are checked for results only.)
 The helpers (Star, check, ...) are shared with test_engine_differential.py.
 """
 import datetime
+import decimal
 import math
 import os
 import re
@@ -293,6 +294,9 @@ def same_value(a, b, tol):
         if tol and not math.isinf(a) and not math.isinf(b):
             return abs(a - b) <= tol * max(abs(a), abs(b))
         return False
+    if isinstance(a, decimal.Decimal):
+        # numeric: the same value and the same display scale (1.50 is not 1.5)
+        return isinstance(b, decimal.Decimal) and str(a) == str(b)
     return type(a) is type(b) and a == b
 
 
