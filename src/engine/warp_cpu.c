@@ -59,6 +59,11 @@ struct WarpCpu
 	warp_int64 **ci;
 	double	  **cf;
 	warp_uint8 **cn;
+	/* text columns (WarpColumnSpec.text): the dictionary last matched
+	 * against the program's strings, and its entries' matches */
+	const ArrowArray **tdict;
+	warp_int32 **tmap;
+	warp_int64 *tcap;
 
 	/* main selection and joined rows */
 	warp_uint16 *sel;
@@ -247,6 +252,9 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	x->ci = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
 	x->cf = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
 	x->cn = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
+	x->tdict = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
+	x->tmap = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
+	x->tcap = xalloc0(x, sizeof(warp_int64) * (prog->ncols + 1));
 	x->sel = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
 	x->usel = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
 	x->mark = xalloc(x, WARP_VEC);
@@ -258,7 +266,8 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	x->knull = xalloc(x, prog->nkeys + 1);
 	x->stride = xalloc(x, sizeof(warp_int64) * (prog->nkeys + 1));
 	if (!x->tables || !x->iv || !x->fv || !x->nv || !x->selA || !x->selB ||
-		!x->ci || !x->cf || !x->cn || !x->sel || !x->usel || !x->mark || !x->hidx || !x->hrow ||
+		!x->ci || !x->cf || !x->cn || !x->tdict || !x->tmap || !x->tcap ||
+		!x->sel || !x->usel || !x->mark || !x->hidx || !x->hrow ||
 		!x->ok || !x->gagg || !x->kbuf || !x->knull || !x->stride)
 		return NULL;
 	x->all_unique = true;
@@ -552,6 +561,111 @@ load_decimal_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 	return WARP_LOAD_OK;
 }
 
+/* which of column c's strings equals bytes [p, p + len), or -1 */
+static inline warp_int64
+text_match(const WarpCpu *x, const WarpColumnSpec *cs, const warp_uint8 *p, warp_int64 len)
+{
+	int			k;
+
+	for (k = 0; k < cs->str_count; k++)
+	{
+		const WarpString *s = &x->p->strings[cs->str_first + k];
+
+		if (s->len == len && (len == 0 || memcmp(x->p->strbytes + s->off, p, (size_t) len) == 0))
+			return k;
+	}
+	return -1;
+}
+
+static inline bool
+is_utf8_type(const ArrowType *t)
+{
+	return t->id == ARROW_TYPE_UTF8 || t->id == ARROW_TYPE_LARGE_UTF8;
+}
+
+/*
+ * A text column (WarpColumnSpec.text): each row's value is which of the
+ * program's strings for the column it equals byte for byte, or -1.  A
+ * dictionary's entries are matched once per dictionary, rows then look
+ * their index up.
+ */
+static WarpLoadStatus
+load_text_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
+{
+	const WarpColumnSpec *cs = &x->p->cols[c];
+	const ArrowArray *a = &x->bcols[c];
+	warp_uint8 *nul = x->cn[c];
+	warp_int64 *out = x->ci[c];
+	int			k;
+
+	if (cs->type != WT_INT8 || !is_utf8_type(&a->field->type))
+		return WARP_LOAD_UNSUPPORTED;
+	if (a->field->has_dict)
+	{
+		const ArrowArray *d = a->dictionary;
+		warp_int32 *map;
+
+		if (d == NULL)
+			return WARP_LOAD_UNSUPPORTED;
+		if (x->tdict[c] != d || x->tcap[c] < d->length)
+		{
+			warp_int64	e;
+
+			if (x->tcap[c] < d->length)
+			{
+				x->tmap[c] = xalloc(x, sizeof(warp_int32) * (d->length > 0 ? d->length : 1));
+				if (x->tmap[c] == NULL)
+					return WARP_LOAD_UNSUPPORTED;
+				x->tcap[c] = d->length;
+			}
+			for (e = 0; e < d->length; e++)
+			{
+				warp_int64	len;
+				const warp_uint8 *p;
+
+				if (arrow_is_null(d, e))
+				{
+					x->tmap[c][e] = -2;	/* a NULL entry: the row is NULL */
+					continue;
+				}
+				p = arrow_get_bytes(d, e, &len);
+				x->tmap[c][e] = (warp_int32) text_match(x, cs, p, len);
+			}
+			x->tdict[c] = d;
+		}
+		map = x->tmap[c];
+		for (k = 0; k < n; k++)
+		{
+			int			i = sel[k];
+			warp_int64	row = x->vstart + i;
+			warp_int32	m;
+
+			nul[i] = arrow_is_null(a, row);
+			if (nul[i])
+				continue;
+			m = map[arrow_get_dict_index(a, row)];
+			nul[i] = m == -2;
+			out[i] = m;
+		}
+		return WARP_LOAD_OK;
+	}
+	for (k = 0; k < n; k++)
+	{
+		int			i = sel[k];
+		warp_int64	row = x->vstart + i;
+		warp_int64	len;
+		const warp_uint8 *p;
+
+		nul[i] = arrow_is_null(a, row);
+		if (nul[i])
+			continue;
+		p = arrow_get_bytes(a, row, &len);
+		out[i] = text_match(x, cs, p, len);
+	}
+	(void) bad;
+	return WARP_LOAD_OK;
+}
+
 static WarpLoadStatus
 load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 {
@@ -565,6 +679,8 @@ load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 
 	if (cs->decimal)
 		return load_decimal_column(x, c, sel, n, bad);
+	if (cs->text)
+		return load_text_column(x, c, sel, n, bad);
 	if (!warp_cpu_can_load(a->field, (WarpType) cs->type))
 		return WARP_LOAD_UNSUPPORTED;
 	if (a->field->has_dict)
@@ -1274,7 +1390,7 @@ plain_int_column(WarpCpu *x, int ni)
 	const ArrowArray *a;
 	const ArrowType *t;
 
-	if (nd->op != WN_COL || x->p->cols[nd->a].decimal)
+	if (nd->op != WN_COL || x->p->cols[nd->a].decimal || x->p->cols[nd->a].text)
 		return NULL;
 	a = &x->bcols[nd->a];
 	t = &a->field->type;
@@ -2069,8 +2185,13 @@ warp_cpu_run_batch(WarpCpu *x, const ArrowArray *cols, warp_int64 nrows,
 				   int *bad_col, warp_int64 *bad_row)
 {
 	warp_int64	start;
+	int			c;
 
 	*load_status = WARP_LOAD_OK;
+	/* a dictionary's matches hold for this batch only: another batch's
+	 * dictionary may sit at the same address once a file is closed */
+	for (c = 0; c < x->p->ncols; c++)
+		x->tdict[c] = NULL;
 	for (start = 0; start < nrows; start += WARP_VEC)
 	{
 		int			n = (int) (nrows - start < WARP_VEC ? nrows - start : WARP_VEC);

@@ -149,6 +149,21 @@ warp_program_validate(const WarpProgram *p)
 				return "unknown operation";
 		}
 	}
+	if (p->nstrings < 0 || p->nstrbytes < 0 ||
+		(p->nstrings > 0 && p->strings == NULL) || (p->nstrbytes > 0 && p->strbytes == NULL))
+		return "bad string table";
+	for (i = 0; i < p->nstrings; i++)
+		if (p->strings[i].off < 0 || p->strings[i].len < 0 ||
+			p->strings[i].off > p->nstrbytes - p->strings[i].len)
+			return "string outside the string table";
+	for (i = 0; i < p->ncols; i++)
+	{
+		const WarpColumnSpec *c = &p->cols[i];
+
+		if (c->text && (c->type != WT_INT8 || c->decimal || c->str_first < 0 ||
+						c->str_count < 0 || c->str_first > p->nstrings - c->str_count))
+			return "bad text column";
+	}
 	for (i = 0; i < p->nquals; i++)
 		if (!node_ok(p, p->quals[i], p->nnodes) || !is_boolish(p, p->quals[i]))
 			return "bad qual";

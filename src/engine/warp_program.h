@@ -28,7 +28,7 @@
 #include "warp_defs.h"
 
 /* version of this format; bump when a struct or an enum changes */
-#define WARP_PROGRAM_VERSION 3
+#define WARP_PROGRAM_VERSION 4
 
 typedef enum WarpType
 {
@@ -143,8 +143,25 @@ typedef struct WarpColumnSpec
 	 */
 	warp_uint8	decimal;
 	warp_uint8	scale;
+	/*
+	 * text = 1: a text column (Utf8, LargeUtf8 or a dictionary of them),
+	 * type WT_INT8, whose value is which of the program's strings
+	 * [str_first, str_first + str_count) it equals byte for byte (0 ..
+	 * str_count - 1), or -1 for none: enough for = and <> against constants
+	 * under a deterministic collation, which is all the builder lets it do.
+	 */
+	warp_uint8	text;
 	warp_int32	field;			/* field index in the file; set per file */
+	warp_int32	str_first;
+	warp_int32	str_count;
 } WarpColumnSpec;
+
+/* A text constant: bytes [off, off + len) of WarpProgram.strbytes. */
+typedef struct WarpString
+{
+	warp_int32	off;
+	warp_int32	len;
+} WarpString;
 
 /* A dimension the fact rows are probed against (inner equi-join). */
 /*
@@ -230,6 +247,10 @@ typedef struct WarpProgram
 	WarpGroupKey *keys;
 	warp_int32	naggs;
 	WarpAggSpec *aggs;
+	warp_int32	nstrings;		/* text constants (WarpColumnSpec.text) */
+	WarpString *strings;
+	warp_int32	nstrbytes;
+	warp_uint8 *strbytes;
 } WarpProgram;
 
 /*

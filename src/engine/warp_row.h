@@ -1503,8 +1503,8 @@ warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
 	if (p->naggs > WARP_ROW_MAX_AGGS)
 		return "too many aggregates for the row evaluator";
 	for (i = 0; i < p->ncols; i++)
-		if (p->cols[i].decimal)
-			return "numeric columns are read by the CPU driver only";
+		if (p->cols[i].decimal || p->cols[i].text)
+			return "numeric and text columns are read by the CPU driver only";
 	for (i = 0; i < p->nnodes; i++)
 		if (p->nodes[i].op == WN_DATETIME)
 			return "date_trunc, extract and date_part run on the CPU driver only";

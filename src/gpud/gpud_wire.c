@@ -34,6 +34,10 @@ gpud_put_program(GpudBuf *b, GpudJob *job, const WarpProgram *prog)
 	job->prog.joins = NULL;
 	job->prog.keys = NULL;
 	job->prog.aggs = NULL;
+	job->prog.strings = NULL;
+	job->prog.strbytes = NULL;
+	job->off_strings = gpud_buf_put(b, prog->strings, sizeof(WarpString) * prog->nstrings);
+	job->off_strbytes = gpud_buf_put(b, prog->strbytes, prog->nstrbytes);
 	job->off_cols = gpud_buf_put(b, prog->cols, sizeof(WarpColumnSpec) * prog->ncols);
 	job->off_nodes = gpud_buf_put(b, prog->nodes, sizeof(WarpNode) * prog->nnodes);
 	job->off_args = gpud_buf_put(b, prog->args, sizeof(warp_int32) * prog->nargs);
@@ -90,6 +94,8 @@ gpud_job_open(uint8_t *arena, uint64_t arena_size, uint64_t job_off,
 	ARR(joins, off_joins, prog->njoins, WarpJoinSpec);
 	ARR(keys, off_keys, prog->nkeys, WarpGroupKey);
 	ARR(aggs, off_aggs, prog->naggs, WarpAggSpec);
+	ARR(strings, off_strings, prog->nstrings, WarpString);
+	ARR(strbytes, off_strbytes, prog->nstrbytes, warp_uint8);
 #undef ARR
 	if ((bad = warp_program_validate(prog)) != NULL)
 		return bad;

@@ -33,7 +33,7 @@
 #include "warp_program.h"
 
 #define GPUD_MAGIC			0x44555047	/* "GPUD" */
-#define GPUD_VERSION		2
+#define GPUD_VERSION		3
 #define GPUD_SOCKET_NAME	"pg_warp_gpud.sock"	/* under $PGDATA */
 #define GPUD_STATUS_NAME	"pg_warp_gpud.status"
 
@@ -127,6 +127,8 @@ typedef struct GpudJob
 				off_joins,
 				off_keys,
 				off_aggs,
+				off_strings,
+				off_strbytes,
 				off_tables,		/* GpudTable[prog.njoins] */
 				off_files;		/* GpudFile[nfiles] */
 } GpudJob;

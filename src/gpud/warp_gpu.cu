@@ -622,6 +622,12 @@ upload_program(WarpGpu *g, const WarpProgram *p, char *why, size_t whylen)
 	dp.joins = (WarpJoinSpec *) (dev + off[4]);
 	dp.keys = (WarpGroupKey *) (dev + off[5]);
 	dp.aggs = (WarpAggSpec *) (dev + off[6]);
+	/* text constants: programs with text columns never reach the device
+	 * (warp_row_check) */
+	dp.nstrings = 0;
+	dp.strings = NULL;
+	dp.nstrbytes = 0;
+	dp.strbytes = NULL;
 	memcpy(host, &dp, sizeof(dp));
 	g->d_prog = (WarpProgram *) dev;
 	g->d_aggs = dp.aggs;

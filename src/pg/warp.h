@@ -60,6 +60,7 @@ typedef struct WarpBuilder
 	bool		fold_operands;	/* depth-2 operands of a qual's operator */
 	bool		numeric_root;	/* compiling a group key: extract() may be
 								 * its root (warp_compile_group_key) */
+	List	   *text_consts;	/* WarpTextConst: strings of text columns */
 	/* the program being built */
 	WarpNode   *nodes;
 	int			nnodes;
@@ -80,6 +81,8 @@ extern int	warp_compile_expr(WarpBuilder *b, Expr *expr);
 /* the same for a qual (a WHERE condition), whose operator's operands may
  * be stable expressions folded at executor start */
 extern int	warp_compile_qual(WarpBuilder *b, Expr *expr);
+/* the program's string table (text columns' constants), into p */
+extern void warp_builder_strings(WarpBuilder *b, WarpProgram *p);
 /* a group key expression: as warp_compile_expr, but extract() (numeric)
  * may be its root; warp_group_key_numeric_scale gives that numeric's scale */
 extern int	warp_compile_group_key(WarpBuilder *b, Expr *expr);

@@ -23,6 +23,7 @@
 #include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/pg_locale.h"
 #include "utils/date.h"
 #include "utils/timestamp.h"
 #include "utils/numeric.h"
@@ -554,6 +555,160 @@ compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 	return n;
 }
 
+/* one constant of a text column: its index k among the column's strings */
+typedef struct WarpTextConst
+{
+	int			col;
+	int			k;
+	int			len;
+	char	   *bytes;
+} WarpTextConst;
+
+static int
+text_const_index(WarpBuilder *b, int col, const char *bytes, int len)
+{
+	ListCell   *lc;
+	int			k = 0;
+	WarpTextConst *tc;
+
+	foreach(lc, b->text_consts)
+	{
+		tc = lfirst(lc);
+		if (tc->col != col)
+			continue;
+		if (tc->len == len && memcmp(tc->bytes, bytes, len) == 0)
+			return tc->k;
+		k++;
+	}
+	tc = palloc(sizeof(WarpTextConst));
+	tc->col = col;
+	tc->k = k;
+	tc->len = len;
+	tc->bytes = palloc(Max(len, 1));
+	memcpy(tc->bytes, bytes, len);
+	b->text_consts = lappend(b->text_consts, tc);
+	return k;
+}
+
+void
+warp_builder_strings(WarpBuilder *b, WarpProgram *p)
+{
+	ListCell   *lc;
+	int			n = list_length(b->text_consts),
+				bytes = 0,
+				c,
+				i = 0;
+
+	p->nstrings = n;
+	p->strings = palloc0(sizeof(WarpString) * Max(n, 1));
+	foreach(lc, b->text_consts)
+		bytes += ((WarpTextConst *) lfirst(lc))->len;
+	p->nstrbytes = bytes;
+	p->strbytes = palloc(Max(bytes, 1));
+	bytes = 0;
+	/* each column's strings together, in the order of their indexes */
+	for (c = 0; c < b->ncols; c++)
+	{
+		int			k;
+
+		b->cols[c].str_first = i;
+		b->cols[c].str_count = 0;
+		if (!b->cols[c].text)
+			continue;
+		for (k = 0;; k++)
+		{
+			WarpTextConst *tc = NULL;
+
+			foreach(lc, b->text_consts)
+			{
+				WarpTextConst *t = lfirst(lc);
+
+				if (t->col == c && t->k == k)
+					tc = t;
+			}
+			if (tc == NULL)
+				break;
+			p->strings[i].off = bytes;
+			p->strings[i].len = tc->len;
+			memcpy(p->strbytes + bytes, tc->bytes, tc->len);
+			bytes += tc->len;
+			i++;
+			b->cols[c].str_count++;
+		}
+	}
+}
+
+/*
+ * text = constant and text <> constant (IN lists arrive here one element
+ * at a time, from compile_saop) on a text or varchar column of the fact
+ * table, under a deterministic collation, where equality is byte
+ * equality: the column's value becomes which of its constants the row
+ * equals (warp_cpu.c, load_text_column), compared with the constant's
+ * index.  Returns -2 when the expression is not of this shape, -1 when
+ * refused.
+ */
+static int
+compile_text_cmp(WarpBuilder *b, OpExpr *op)
+{
+	Oid			fn = OidIsValid(op->opfuncid) ? op->opfuncid : get_opcode(op->opno);
+	Expr	   *l,
+			   *r,
+			   *col;
+	Const	   *c;
+	Var		   *v;
+	int			sub,
+				ci,
+				x,
+				k,
+				n;
+	bool		swapped;
+
+	if (fn == F_TEXTEQ)
+		sub = WARP_CMP_EQ;
+	else if (fn == F_TEXTNE)
+		sub = WARP_CMP_NE;
+	else
+		return -2;
+	if (list_length(op->args) != 2)
+		return -2;
+	l = linitial(op->args);
+	r = lsecond(op->args);
+	while (IsA(l, RelabelType))
+		l = ((RelabelType *) l)->arg;
+	while (IsA(r, RelabelType))
+		r = ((RelabelType *) r)->arg;
+	swapped = IsA(l, Const);
+	c = (Const *) (swapped ? l : r);
+	col = swapped ? r : l;
+	if (!IsA(c, Const) || !IsA(col, Var))
+		return -2;
+	v = (Var *) col;
+	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
+		return -2;
+	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
+		return refuse(b, "column of another relation or a system column");
+	if (!OidIsValid(op->inputcollid) || !get_collation_isdeterministic(op->inputcollid))
+		return refuse(b, "text comparison under a nondeterministic collation");
+	ci = column_index(b, v->varattno, WT_INT8);
+	b->cols[ci].text = 1;
+	x = add_node(b, WN_COL, WT_INT8);
+	b->nodes[x].a = ci;
+	k = add_node(b, WN_CONST, WT_INT8);
+	if (c->constisnull)
+		b->nodes[k].flags |= WARP_NODE_NULL;
+	else
+	{
+		text	   *t = DatumGetTextPP(c->constvalue);
+
+		b->nodes[k].ival = text_const_index(b, ci, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+	}
+	n = add_node(b, WN_CMP, WT_BOOL);
+	b->nodes[n].sub = (uint8) sub;
+	b->nodes[n].a = x;
+	b->nodes[n].b = k;
+	return n;
+}
+
 int
 warp_compile_group_key(WarpBuilder *b, Expr *expr)
 {
@@ -863,6 +1018,8 @@ compile_expr(WarpBuilder *b, Expr *expr)
 				if (op->opretset)
 					return refuse(b, "set-returning operator");
 				if ((n = compile_numeric_cmp(b, op)) != -2)
+					return n;
+				if ((n = compile_text_cmp(b, op)) != -2)
 					return n;
 				b->fold_operands = b->qual_root && b->depth == 1;
 				n = compile_operator(b, op->opno, op->opresulttype, op->args, false);

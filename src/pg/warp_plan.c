@@ -725,7 +725,9 @@ datetime_func_walker(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
-	if (IsA(node, Var) && ((Var *) node)->vartype == NUMERICOID)
+	if (IsA(node, Var) && (((Var *) node)->vartype == NUMERICOID ||
+						   ((Var *) node)->vartype == TEXTOID ||
+						   ((Var *) node)->vartype == VARCHAROID))
 		return true;
 	if (IsA(node, FuncExpr))
 	{

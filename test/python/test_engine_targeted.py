@@ -45,7 +45,7 @@ import pytest
 psycopg = pytest.importorskip("psycopg")
 from psycopg.types.string import TextLoader  # noqa: E402
 
-from pwhelpers import pg_dsn  # noqa: E402
+from pwhelpers import gpud_status, pg_dsn  # noqa: E402
 
 # plan choice only: the test tables are tiny (see the module docstring)
 SESSION_SETTINGS = [
@@ -1803,3 +1803,61 @@ def test_date_trunc_extract_date_part(mk):
           expect="error:0A000")
     check(s, "SELECT date_trunc('fortnight', ts), count(*) FROM f GROUP BY 1", offload=False,
           expect="error:22023")
+
+
+def test_text_equality(mk):
+    """text = constant, <> constant, IN and NOT IN lists (with NULL) on text
+    and varchar fact columns, plain Utf8 and dictionary-encoded, under
+    deterministic collations: equal to the heap; through pg_warp_gpud too
+    (whose CPU driver gets the constants over the wire).  Ordering
+    comparisons, LIKE and nondeterministic collations stay PostgreSQL's."""
+    import random
+    rnd = random.Random(11)
+    words = ["AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "REG AIR", "FOB", "", "\u00e9", "e\u0301",
+             "air", "AIR ", "\u540d\u524d"]
+    vals = [None if i % 23 == 0 else rnd.choice(words) for i in range(6000)]
+    tab = pa.table({
+        "id": pa.array(range(6000), pa.int32()),
+        "sm": pa.array(vals, pa.string()),
+        "sd": pa.array(vals, pa.string()).dictionary_encode(),
+        "lg": pa.array(vals, pa.large_string()),
+        "v": pa.array([i % 97 for i in range(6000)], pa.int32()),
+    })
+    cols = [("id", "int4"), ("sm", "text"), ("sd", "text"), ("lg", "text"), ("v", "int4")]
+    s = mk()
+    s.table("f", cols, arrow_table=tab, batch_rows=1700)
+    s.table("d", [("k", "int4"), ("n", "text")], [(k, "n%d" % (k % 5)) for k in range(97)],
+            arrow=False)
+    conds = ["sm = 'AIR'", "sd = 'AIR'", "lg = 'AIR'", "sm <> 'MAIL'", "sd <> 'MAIL'",
+             "sm = ''", "sd = ''", "sm = '\u00e9'", "sd = 'e\u0301'", "'TRUCK' = sm",
+             "sm IN ('AIR', 'REG AIR', '')", "sd NOT IN ('AIR', 'FOB')",
+             "sm IN ('AIR', NULL)", "sd NOT IN ('AIR', NULL)", "sm = 'NOPE'",
+             "sm = 'AIR' OR sd = 'SHIP'", "sm = 'AIR ' AND v > 10", "sm = 'AIR' COLLATE \"C\"",
+             "sd = '\u540d\u524d'", "NOT (sm = 'air')"]
+    for c in conds:
+        check(s, "SELECT v % 5, count(*), sum(v) FROM f WHERE " + c + " GROUP BY 1")
+    check(s, "SELECT count(*) FROM f WHERE sm = 'AIR'", expect=lambda r: r[0][0] > 100)
+    check(s, "SELECT d.n, count(*) FILTER (WHERE f.sd = 'RAIL'), sum(f.v) FROM f JOIN d ON f.v = d.k "
+             "WHERE f.sm <> 'SHIP' GROUP BY d.n", expect=nonempty)
+    # PostgreSQL's plan
+    check(s, "SELECT count(*) FROM f WHERE sm > 'M'", offload=False)
+    check(s, "SELECT count(*) FROM f WHERE sm LIKE 'A%'", offload=False)
+    check(s, "SELECT sm, count(*) FROM f GROUP BY sm", offload=False)
+    conn = s.conn
+    try:
+        conn.execute("CREATE COLLATION IF NOT EXISTS public.pgwarp_test_ci "
+                     "(provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
+        have_icu = True
+    except psycopg.Error:
+        have_icu = False
+    if have_icu:
+        check(s, "SELECT count(*) FROM f WHERE sm = 'air' COLLATE public.pgwarp_test_ci", offload=False,
+              expect=lambda r: r[0][0] > 0)
+    # through the daemon (its CPU driver in CI, given back by a GPU driver)
+    if gpud_status(conn) is not None:
+        conn.execute("SET pg_warp.mode = gpu")
+        try:
+            for c in conds[:6]:
+                check(s, "SELECT v % 5, count(*) FROM f WHERE " + c + " GROUP BY 1")
+        finally:
+            conn.execute("RESET pg_warp.mode")
