@@ -114,9 +114,13 @@ arrive(void *arg)
 
 TEST(first_come_first_served)
 {
-	/* a big one (80) queues first, then small ones (10) that would fit
-	 * beside the holder's 50 at once: they must wait behind the big one */
-	Arrival		a[4] = {{0, 80}, {1, 10}, {2, 10}, {3, 10}};
+	/* a big one (80) queues first, then small ones (30) that would fit
+	 * beside the holder's 50 at once: they must wait behind the big one.
+	 * (They do not fit beside the big one either, so the big one is also
+	 * the first to record itself: with 10s, a small one granted right after
+	 * the big one could record first on a loaded machine, which made this
+	 * test fail now and then although the grant order was right.) */
+	Arrival		a[4] = {{0, 80}, {1, 30}, {2, 30}, {3, 30}};
 	pthread_t	th[4];
 	int			i;
 

@@ -18,6 +18,7 @@ make_program(WarpProgram *p, WarpColumnSpec *cols, WarpNode *nodes, warp_int32 *
 {
 	memset(p, 0, sizeof(*p));
 	p->version = WARP_PROGRAM_VERSION;
+	memset(cols, 0, sizeof(WarpColumnSpec) * 2);
 	cols[0].type = WT_INT4;
 	cols[1].type = WT_INT8;
 	memset(nodes, 0, sizeof(WarpNode) * 4);
@@ -134,6 +135,11 @@ TEST(job_round_trip)
 
 	CHECK_MSG(bad == NULL, bad ? bad : "");
 	CHECK(job == JOB(a));
+	if (job == NULL)
+	{
+		free(a);
+		return;
+	}
 	CHECK(p.ncols == 2 && p.nnodes == 4 && p.naggs == 2 && p.njoins == 1);
 	CHECK(p.nodes[2].op == WN_CMP && p.nodes[1].ival == 5);
 	CHECK(p.aggs[1].kind == WA_SUM_INT && p.keys[0].kind == WG_DIM);
