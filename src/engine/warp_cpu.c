@@ -96,6 +96,11 @@ struct WarpCpu
 	warp_uint8 *knull;
 
 	WarpCpuCounters counters;
+
+	/* a float sum or average saw a value so large that the order of the
+	 * additions decides whether it overflows (warp_cpu_set_order_check) */
+	bool		order_check;
+	bool		order_risk;
 };
 
 static void *
@@ -1686,6 +1691,11 @@ accumulate(WarpCpu *x, int a, warp_int64 ne)
 				if (!ok[i])
 					continue;
 				s = &gs[eg[e]];
+				/* beyond these no order of fewer than 2^60 additions
+				 * overflows (float4: 2^64 * 2^60 < FLT_MAX) */
+				if (x->order_check && !isinf(fv[i]) &&
+					fabs(fv[i]) >= (ag->type == WT_FLOAT4 ? 0x1p64 : 0x1p960))
+					x->order_risk = true;
 				if (s->count == 0)
 					s->fval = fv[i];
 				else if (ag->type == WT_FLOAT4)
@@ -1716,6 +1726,9 @@ accumulate(WarpCpu *x, int a, warp_int64 ne)
 				s = &gs[eg[e]];
 				/* float8_accum, step for step */
 				v = fv[i];
+				/* Sxx squares: beyond 2^400 the order decides overflow */
+				if (x->order_check && !isinf(v) && fabs(v) >= 0x1p400)
+					x->order_risk = true;
 				N = (double) s->count + 1.0;
 				Sx = s->fval + v;
 				Sxx = s->fsxx;
@@ -2250,6 +2263,18 @@ const WarpAggState *
 warp_cpu_group_agg(const WarpCpu *x, warp_int64 g, int a)
 {
 	return &x->gagg[a][g];
+}
+
+void
+warp_cpu_set_order_check(WarpCpu *x, bool on)
+{
+	x->order_check = on;
+}
+
+bool
+warp_cpu_order_risk(const WarpCpu *x)
+{
+	return x->order_risk;
 }
 
 void

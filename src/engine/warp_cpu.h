@@ -92,6 +92,17 @@ extern const WarpAggState *warp_cpu_group_agg(const WarpCpu *cpu, warp_int64 g, 
 
 extern void warp_cpu_counters(const WarpCpu *cpu, WarpCpuCounters *c);
 
+/*
+ * With the check on, the driver notes when a float sum or average sees a
+ * finite value large enough (float4 sums >= 2^64, float8 sums >= 2^960,
+ * averages >= 2^400) that whether the additions overflow depends on their
+ * order.  A driver that is one of several threads, each summing part of
+ * the rows, then cannot promise PostgreSQL's row-order result: the caller
+ * runs the query again in one thread (warp_cpu_pool.h).
+ */
+extern void warp_cpu_set_order_check(WarpCpu *cpu, bool on);
+extern bool warp_cpu_order_risk(const WarpCpu *cpu);
+
 /* Whether an Arrow field can be loaded as the given engine type. */
 extern bool warp_cpu_can_load(const ArrowField *field, WarpType type);
 

@@ -217,6 +217,7 @@ warp_cpu_pool_run(WarpCpuPool *pool)
 				old;
 
 	pool->error = WARP_POOL_OK;
+	pool->order_risk = false;
 	pool->ncpus = 0;
 	pool->batches_read = 0;
 	pool->bytes_read = 0;
@@ -252,6 +253,9 @@ warp_cpu_pool_run(WarpCpuPool *pool)
 			return -1;
 		}
 		pool->cpus[i] = t->cpu;
+		/* several threads: the order of float additions differs from a
+		 * serial scan's (warp_cpu_set_order_check) */
+		warp_cpu_set_order_check(t->cpu, nthreads > 1);
 	}
 	pool->ncpus = nthreads;
 
@@ -304,6 +308,8 @@ warp_cpu_pool_run(WarpCpuPool *pool)
 		pool->counters.rows_filtered += c.rows_filtered;
 		pool->counters.rows_joined += c.rows_joined;
 		pool->batches_read += pool->threads[i].batches_read;
+		if (warp_cpu_order_risk(pool->cpus[i]))
+			pool->order_risk = true;
 	}
 	return pool->error == WARP_POOL_OK ? 0 : -1;
 }

@@ -88,6 +88,9 @@ typedef struct WarpCpuPool
 	uint64_t	batches_read;
 	uint64_t	bytes_read;
 	WarpCpuCounters counters;	/* summed over the drivers */
+	bool		order_risk;		/* a float sum saw a value whose overflow
+								 * depends on the order of the rows: run
+								 * the query again in one thread */
 
 	/* internal */
 	struct WarpPoolThread *threads;

@@ -714,6 +714,22 @@ run_cpu_threads(WarpScanState *ws)
 	arrow_scan_counting_reads(ss, true);
 
 	CHECK_FOR_INTERRUPTS();
+	if (pool->order_risk)
+	{
+		/*
+		 * A float sum met values so large that whether it overflows depends
+		 * on the order of the additions, which the threads changed: run the
+		 * query again in one thread, in PostgreSQL's row order (this
+		 * includes an overflow error the threads may have raised).
+		 */
+		warp_cpu_pool_free(pool);
+		ws->pool = NULL;
+		pg_atomic_write_u64(&ss->shared->batches_skipped, 0);	/* counted again */
+		strlcpy(ws->fallback, "float sums re-run in row order (values near the overflow range)",
+				sizeof(ws->fallback));
+		run_cpu_serial(ws);
+		return;
+	}
 	pg_atomic_fetch_add_u64(&ss->shared->batches_read, pool->batches_read);
 	pg_atomic_fetch_add_u64(&ss->shared->bytes_read, pool->bytes_read);
 	switch (pool->error)

@@ -1861,3 +1861,27 @@ def test_text_equality(mk):
                 check(s, "SELECT v % 5, count(*) FROM f WHERE " + c + " GROUP BY 1")
         finally:
             conn.execute("RESET pg_warp.mode")
+
+
+def test_threads_float_order(mk):
+    """Whether a float sum overflows depends on the order of the additions
+    when values come near the top of the range: PostgreSQL adds in row
+    order, the engine's threads each add a part.  Such values make the
+    engine re-run the query in one thread, so the answer (here NaN: a NaN
+    comes before the two huge values meet) and the errors stay
+    PostgreSQL's."""
+    rows = [(0, 1e308, 1e300), (1, NAN, NAN)] + [(2 + i, 1e308 if i % 2 == 0 else 1.0, 1e300)
+                                                  for i in range(40)]
+    s = mk()
+    s.table("f", [("id", "int4"), ("x", "float8"), ("y", "float8")], rows, batch_rows=2)
+    conn = s.conn
+    conn.execute("SET pg_warp.cpu_threads = 4")
+    try:
+        check(s, "SELECT sum(x), avg(y) FROM f", expect=lambda r: math.isnan(r[0][0]))
+        check(s, "SELECT sum(x) FROM f WHERE id > 1", expect="error:22003")
+        check(s, "SELECT id % 3, sum(x), count(*) FROM f GROUP BY 1")
+        set_side(conn, s.w, True)
+        lines = [r[0] for r in run(conn, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT sum(x) FROM f")[1]]
+        assert any("Fallback: float sums re-run in row order" in l for l in lines), lines
+    finally:
+        conn.execute("RESET pg_warp.cpu_threads")
