@@ -483,29 +483,27 @@ bool		arrow_column_range_loadable(const ArrowFile *file,
 /*
  * Cutting big batches into parts (morsels) of rows for scans: a batch is
  * cut into `parts` parts only if its body has at least ARROW_PART_MIN_BODY
- * bytes (decided from the footer, without its metadata), it has more than
- * ARROW_PART_MIN_ROWS rows and every column read is range-loadable; parts
- * are multiples of 64 rows and at least ARROW_PART_MIN_ROWS long, so a
- * batch may have fewer non-empty parts.  arrow_part_rows: the rows of part
- * `part`; false when that part is empty.
+ * bytes (decided from the footer, so the other parts of a small batch are
+ * known empty without its metadata), it has more than ARROW_PART_MIN_ROWS
+ * rows and every column read is range-loadable; parts are multiples of 64
+ * rows and at least ARROW_PART_MIN_ROWS long, so a batch may have fewer
+ * non-empty parts.  A batch not cut is read whole by its part 0.
  */
 #define ARROW_PART_MIN_ROWS 16384
 #define ARROW_PART_MIN_BODY (1024 * 1024)
 
-static inline bool
-arrow_part_rows(int64_t batch_rows, int part, int parts, int64_t *first, int64_t *nrows)
-{
-	int64_t		per = (batch_rows + parts - 1) / parts;
+/* Whether part `part` of batch can have rows at all (from the footer). */
+bool		arrow_part_may_have_rows(const ArrowFile *file, int batch, int part);
 
-	per = (per + 63) & ~(int64_t) 63;
-	if (per < ARROW_PART_MIN_ROWS)
-		per = ARROW_PART_MIN_ROWS;
-	*first = per * part;
-	if (*first >= batch_rows)
-		return false;
-	*nrows = batch_rows - *first < per ? batch_rows - *first : per;
-	return true;
-}
+/*
+ * The rows of part `part` of `parts` of a batch whose metadata is read:
+ * [*first, *first + *nrows), and *split = whether the batch is cut (false:
+ * load it whole).  fields: the nfields columns read (negative ones are
+ * ignored).  False when this part has no rows.
+ */
+bool		arrow_batch_part(const ArrowFile *file, int batch, const ArrowBatchMeta *meta,
+							 const int *fields, int nfields, int part, int parts,
+							 int64_t *first, int64_t *nrows, bool *split);
 
 /* Convenience: meta + all columns of batch i.  cols has schema.n_fields
  * entries allocated from arena. */

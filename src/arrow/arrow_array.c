@@ -997,6 +997,40 @@ arrow_column_range_loadable(const ArrowFile *file, const ArrowBatchMeta *meta, i
 	}
 }
 
+bool
+arrow_part_may_have_rows(const ArrowFile *file, int batch, int part)
+{
+	return part == 0 || file->batches[batch].body_len >= ARROW_PART_MIN_BODY;
+}
+
+bool
+arrow_batch_part(const ArrowFile *file, int batch, const ArrowBatchMeta *meta,
+				 const int *fields, int nfields, int part, int parts,
+				 int64_t *first, int64_t *nrows, bool *split)
+{
+	int64_t		per;
+	int			c;
+
+	*first = 0;
+	*nrows = meta->length;
+	*split = parts > 1 && meta->length > ARROW_PART_MIN_ROWS &&
+		file->batches[batch].body_len >= ARROW_PART_MIN_BODY;
+	for (c = 0; *split && c < nfields; c++)
+		if (fields[c] >= 0 && !arrow_column_range_loadable(file, meta, fields[c]))
+			*split = false;
+	if (!*split)
+		return part == 0;
+	per = (meta->length + parts - 1) / parts;
+	per = (per + 63) & ~(int64_t) 63;
+	if (per < ARROW_PART_MIN_ROWS)
+		per = ARROW_PART_MIN_ROWS;
+	*first = per * part;
+	if (*first >= meta->length)
+		return false;
+	*nrows = meta->length - *first < per ? meta->length - *first : per;
+	return true;
+}
+
 /*
  * Bytes [first, first + len) of buffer idx, after checking that the buffer
  * holds the need bytes the whole batch's array requires.

@@ -1177,10 +1177,6 @@ eval_choice(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int 
 	return WARP_OK;
 }
 
-_Static_assert(WARP_DT_FIELD_COUNT == 19, "warp_program.c checks fields < 19");
-_Static_assert(WARP_DT_MILLISECONDS == 1 && WARP_DT_SECOND == 2 && WARP_DT_EPOCH == 17,
-			   "warp_dt_extract_scale's field numbers");
-
 /* v / 10^scale as the nearest double, as numeric_float8 rounds it */
 static double
 scaled_to_double(warp_int64 v, int scale)

@@ -136,7 +136,7 @@ run_unit(WarpPoolThread *t, uint64_t u)
 		return;
 	}
 	/* a small batch is one unit (its part 0); decided without reading it */
-	if (part != 0 && file->batches[pb->batch].body_len < ARROW_PART_MIN_BODY)
+	if (!arrow_part_may_have_rows(file, pb->batch, part))
 		return;
 	arrow_arena_init(&arena, &t->bufs.alloc);
 	if (arrow_read_batch_meta(file, pb->batch, &arena, &meta, &err) != 0)
@@ -145,13 +145,8 @@ run_unit(WarpPoolThread *t, uint64_t u)
 		arrow_arena_free_all(&arena);
 		return;
 	}
-	n = meta.length;
-	split = parts > 1 && meta.length > ARROW_PART_MIN_ROWS &&
-		file->batches[pb->batch].body_len >= ARROW_PART_MIN_BODY;
-	for (c = 0; split && c < pool->prog->ncols; c++)
-		if (!arrow_column_range_loadable(file, &meta, pf->fields[c]))
-			split = false;
-	if (split ? !arrow_part_rows(meta.length, part, parts, &first, &n) : part != 0)
+	if (!arrow_batch_part(file, pb->batch, &meta, pf->fields, pool->prog->ncols, part, parts,
+						  &first, &n, &split))
 	{
 		arrow_arena_free_all(&arena);
 		return;					/* an empty part, or loaded whole by part 0 */

@@ -566,6 +566,21 @@ warp_timestamp_extract(WarpDtField field, warp_int64 ts, WarpNumeric *res)
 	return WARP_OK;
 }
 
+/*
+ * Display scale of extract(field FROM a timestamp or date) as PostgreSQL 14+
+ * returns it (numeric): second and epoch of a timestamp carry microseconds,
+ * milliseconds three decimals, every other field is an integer.
+ */
+WARP_FN int
+warp_dt_extract_scale(WarpDtField field, bool is_timestamp)
+{
+	if (field == WARP_DT_MILLISECONDS)
+		return 3;
+	if (field == WARP_DT_SECOND || (field == WARP_DT_EPOCH && is_timestamp))
+		return 6;
+	return 0;
+}
+
 /* ---------- date_trunc ---------- */
 
 WARP_FN bool

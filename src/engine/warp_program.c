@@ -12,6 +12,7 @@
  *-------------------------------------------------------------------------
  */
 #include "warp_program.h"
+#include "warp_ops_datetime.h"
 
 #define KIND_FLOAT(p, n) WARP_TYPE_IS_FLOAT((p)->nodes[(n)].type)
 
@@ -137,7 +138,7 @@ warp_program_validate(const WarpProgram *p)
 					if (!node_ok(p, nd->a, i))
 						return "argument index out of range";
 					at = (WarpType) p->nodes[nd->a].type;
-					if (nd->sub >= 19 || (at != WT_DATE && at != WT_TIMESTAMP))
+					if (nd->sub >= WARP_DT_FIELD_COUNT || (at != WT_DATE && at != WT_TIMESTAMP))
 						return "bad date/time field or argument";
 					if (f == WARP_DT_TRUNC ? nd->type != WT_TIMESTAMP || at != WT_TIMESTAMP :
 						f == WARP_DT_EXTRACT ? nd->type != WT_INT8 :

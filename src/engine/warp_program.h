@@ -67,33 +67,18 @@ typedef enum WarpOp
 	WN_COALESCE,				/* n-ary: first non-NULL */
 	WN_NULLIF,					/* NULLIF(a, b): NULL when a = b */
 	WN_DATETIME					/* a date or timestamp a, .sub = WarpDtField
-								 * (warp_ops_datetime.h), .flags one of:
+								 * (< WARP_DT_FIELD_COUNT), .flags one of:
 								 * WARP_DT_TRUNC: date_trunc(field, a), a
 								 * timestamp; WARP_DT_EXTRACT: extract(field
 								 * FROM a), numeric as its unscaled int8 at
-								 * warp_dt_extract_scale(); WARP_DT_PART:
+								 * warp_dt_extract_scale() in
+								 * warp_ops_datetime.h; WARP_DT_PART:
 								 * date_part(field, a), float8 */
 } WarpOp;
 
 #define WARP_DT_TRUNC		0x02
 #define WARP_DT_EXTRACT		0x04
 #define WARP_DT_PART		0x08
-
-/*
- * Display scale of extract(field FROM a timestamp or date) as PostgreSQL 14+
- * returns it (numeric): second and epoch of a timestamp carry microseconds,
- * milliseconds three decimals, every other field is an integer.  field is
- * a WarpDtField: 0 microseconds, 1 milliseconds, 2 second, 17 epoch.
- */
-static inline int
-warp_dt_extract_scale(int field, bool is_timestamp)
-{
-	if (field == 1)
-		return 3;
-	if (field == 2 || (field == 17 && is_timestamp))
-		return 6;
-	return 0;
-}
 
 enum
 {

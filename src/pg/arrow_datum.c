@@ -122,12 +122,12 @@ plan_scalar(ArrowDatumConv *conv, const ArrowType *t, Oid typid, int32 typmod)
 				return "only 128-bit decimals are supported";
 			if (typid != NUMERICOID)
 				return "decimals map to numeric";
-			if (typmod >= 0)
 			{
-				int			p = ((typmod - VARHDRSZ) >> 16) & 0xffff;
-				int			s = (((typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024;
+				int			p,
+							s;
 
-				if (s != t->dec_scale || p - s < t->dec_precision - t->dec_scale)
+				if (pgwarp_numeric_typmod(typmod, &p, &s) &&
+					(s != t->dec_scale || p - s < t->dec_precision - t->dec_scale))
 					return "the declared numeric precision or scale cannot hold the file's decimal values exactly";
 			}
 			conv->op = CONV_DECIMAL;

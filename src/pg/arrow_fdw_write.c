@@ -114,10 +114,10 @@ field_for_column(ArrowField *f, Form_pg_attribute att)
 			break;
 		case NUMERICOID:
 			{
-				int			p = ((typmod - VARHDRSZ) >> 16) & 0xffff;
-				int			s = (((typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024;
+				int			p = 0,
+							s = 0;
 
-				if (typmod < 0 || p > 38)
+				if (!pgwarp_numeric_typmod(typmod, &p, &s) || p > 38)
 					ereport(ERROR,
 							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 							 errmsg("column \"%s\": a new Arrow file needs numeric(p,s) with p <= 38", name),

@@ -342,7 +342,7 @@ arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext, bool row_filter
 			continue;
 		}
 
-		if (part != 0 && sf->file.batches[b].body_len < ARROW_PART_MIN_BODY)
+		if (!arrow_part_may_have_rows(&sf->file, (int) b, part))
 			continue;			/* small: loaded whole by part 0 */
 
 		MemoryContextReset(ss->batch_cxt);
@@ -372,26 +372,13 @@ arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext, bool row_filter
 			continue;
 		}
 
-		/* this unit's rows */
-		nrows = meta.length;
-		split = parts > 1 && meta.length > ARROW_PART_MIN_ROWS &&
-			sf->file.batches[b].body_len >= ARROW_PART_MIN_BODY;
-		for (a = 0; split && a < ss->natts; a++)
-			if (sf->field_of_attr[a] >= 0 &&
-				!arrow_column_range_loadable(&sf->file, &meta, sf->field_of_attr[a]))
-				split = false;
-		if (split)
-		{
-			if (!arrow_part_rows(meta.length, part, parts, &first, &nrows))
-			{
-				MemoryContextSwitchTo(old);
-				continue;		/* a small batch has fewer parts */
-			}
-		}
-		else if (part != 0)
+		/* this unit's rows: none when the batch has fewer parts, or is read
+		 * whole by its part 0 */
+		if (!arrow_batch_part(&sf->file, (int) b, &meta, sf->field_of_attr, ss->natts,
+							  part, parts, &first, &nrows, &split))
 		{
 			MemoryContextSwitchTo(old);
-			continue;			/* loaded whole by part 0 */
+			continue;
 		}
 
 		for (a = 0; a < ss->natts; a++)

@@ -21,6 +21,18 @@ extern int	pgwarp_mode;
 
 extern void pgwarp_define_gucs(void);
 
+/* precision and scale of a numeric typmod (scale may be negative since
+ * PostgreSQL 15); false for an unconstrained numeric (typmod -1) */
+static inline bool
+pgwarp_numeric_typmod(int32 typmod, int *precision, int *scale)
+{
+	if (typmod < (int32) VARHDRSZ)
+		return false;
+	*precision = ((typmod - VARHDRSZ) >> 16) & 0xffff;
+	*scale = (((typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024;
+	return true;
+}
+
 /* arrow_pg.c: the Arrow library inside a backend */
 extern const ArrowAllocator *pgwarp_arrow_allocator(void);
 extern void pgwarp_arrow_open_file(ArrowFile *file, const char *path, int *fd_out);

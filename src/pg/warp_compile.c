@@ -31,6 +31,7 @@
 #include "utils/datetime.h"
 #include "parser/scansup.h"
 
+#include "pg_warp.h"
 #include "warp.h"
 #include "warp_ops_datetime.h"
 
@@ -200,10 +201,8 @@ warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale)
 		return refuse(b, "numeric expression (only a numeric column is read)");
 	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
 		return refuse(b, "column of another relation or a system column");
-	if (v->vartypmod < (int32) VARHDRSZ)
+	if (!pgwarp_numeric_typmod(v->vartypmod, &p, &s))
 		return refuse(b, "numeric column without a declared precision and scale");
-	p = ((v->vartypmod - VARHDRSZ) >> 16) & 0xffff;
-	s = (((v->vartypmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024;
 	if (p > 18 || s < 0 || s > p)
 		return refuse(b, "numeric column of more than 18 digits or a negative scale");
 	c = column_index(b, v->varattno, WT_INT8);
@@ -524,9 +523,13 @@ compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 	num = DatumGetNumeric(c->constvalue);
 	if (numeric_is_nan(num) || numeric_is_inf(num))
 		return refuse(b, "comparison with a NaN or infinite numeric");
-	scaled = numeric_mul_opt_error(num, int64_to_numeric(1), NULL);
-	for (k = 0; k < scale; k++)
-		scaled = numeric_mul_opt_error(scaled, int64_to_numeric(10), NULL);
+	{
+		int64		p10 = 1;
+
+		for (k = 0; k < scale; k++)
+			p10 *= 10;			/* scale <= 18 */
+		scaled = numeric_mul_opt_error(num, int64_to_numeric(p10), NULL);
+	}
 	fl = DatumGetNumeric(DirectFunctionCall1(numeric_floor, NumericGetDatum(scaled)));
 	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(DirectFunctionCall1(numeric_abs, NumericGetDatum(fl))),
 										  NumericGetDatum(int64_to_numeric(INT64CONST(1000000000000000000))))) >= 0)
@@ -735,7 +738,7 @@ warp_group_key_numeric_scale(Expr *expr)
 		!IsA(linitial(fe->args), Const) ||
 		(field = datetime_field((Const *) linitial(fe->args))) < 0)
 		return -1;
-	return warp_dt_extract_scale(field, fe->funcid == F_EXTRACT_TEXT_TIMESTAMP);
+	return warp_dt_extract_scale((WarpDtField) field, fe->funcid == F_EXTRACT_TEXT_TIMESTAMP);
 }
 
 static int

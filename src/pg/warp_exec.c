@@ -1013,9 +1013,12 @@ int8_sum_state(int64 n, warp_int128 sum)
 static int
 numeric_arg_scale(List *ai)
 {
-	Var		   *v = (Var *) lsecond(ai);
+	int			p,
+				s;
 
-	return (((v->vartypmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024;
+	if (!pgwarp_numeric_typmod(((Var *) lsecond(ai))->vartypmod, &p, &s))
+		elog(ERROR, "pg_warp: numeric aggregate argument without a scale");
+	return s;
 }
 
 /*

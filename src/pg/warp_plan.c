@@ -718,10 +718,10 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
  * row evaluator's limits run on the CPU driver, which under mode auto is
  * better done by a (parallel) plan in the backends than in the daemon.
  */
-/* date_trunc, date_part or extract, or a numeric column, anywhere: the
- * CPU driver's only (warp_row_check) */
+/* what only the CPU driver computes (warp_row_check): date_trunc,
+ * date_part, extract, or a numeric or text column, anywhere */
 static bool
-datetime_func_walker(Node *node, void *context)
+cpu_only_walker(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
@@ -737,7 +737,7 @@ datetime_func_walker(Node *node, void *context)
 			f == F_EXTRACT_TEXT_DATE || f == F_EXTRACT_TEXT_TIMESTAMP)
 			return true;
 	}
-	return expression_tree_walker(node, datetime_func_walker, context);
+	return expression_tree_walker(node, cpu_only_walker, context);
 }
 
 static bool
@@ -749,8 +749,8 @@ gpu_can_run(StarInfo *si)
 		list_length(si->key_info) > WARP_ROW_MAX_KEYS ||
 		list_length(si->agg_info) > WARP_ROW_MAX_AGGS)
 		return false;
-	if (datetime_func_walker((Node *) si->quals, NULL) ||
-		datetime_func_walker((Node *) si->fact_exprs, NULL))
+	if (cpu_only_walker((Node *) si->quals, NULL) ||
+		cpu_only_walker((Node *) si->fact_exprs, NULL))
 		return false;
 	foreach(lc, si->agg_info)
 	{
