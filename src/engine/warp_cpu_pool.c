@@ -258,6 +258,8 @@ warp_cpu_pool_run(WarpCpuPool *pool)
 	{
 		WarpPoolFile *pf = &pool->files[f];
 
+		if (pf->file == NULL)
+			continue;			/* a file with nothing to read (no unit names it) */
 		pthread_mutex_init(&pf->dict_lock, NULL);
 		pf->pool = pool;
 		pf->inner_read = pf->file->src.read;
@@ -290,6 +292,8 @@ warp_cpu_pool_run(WarpCpuPool *pool)
 	{
 		WarpPoolFile *pf = &pool->files[f];
 
+		if (pf->file == NULL)
+			continue;
 		pf->file->src.read = pf->inner_read;
 		pf->file->src.ctx = pf->inner_ctx;
 		pthread_mutex_destroy(&pf->dict_lock);

@@ -34,7 +34,8 @@
 /* One file of the scan. */
 typedef struct WarpPoolFile
 {
-	ArrowFile  *file;			/* open; shared by the threads */
+	ArrowFile  *file;			/* open and shared by the threads, or NULL for
+								 * a file no batch of the list is in */
 	const int  *fields;			/* per program column: field of the file */
 	/* the pool's: */
 	pthread_mutex_t dict_lock;

@@ -528,6 +528,52 @@ TEST(interrupt_stops_the_pool)
 	close_file(&o);
 }
 
+/* A file of the scan with nothing to read (an empty writable table's file):
+ * its slot has no ArrowFile and no unit names it. */
+TEST(file_without_batches)
+{
+	Prog		g;
+	Opened		o;
+	Groups		want,
+				got;
+	WarpLoadStatus ls;
+	int			bb,
+				b,
+				i;
+	warp_int64	br;
+	WarpPoolFile pf[2];
+	WarpPoolBatch batches[8];
+	WarpCpuPool pool;
+
+	if (open_file(&o, path_of("plain.arrow")) < 0)
+		return;
+	make_prog(&g, 0);
+	CHECK(run_single(&o, &g.p, &want, &ls, &bb, &br) == WARP_OK);
+	memset(pf, 0, sizeof(pf));
+	pf[1].file = &o.file;
+	pf[1].fields = fields;
+	for (b = 0; b < o.file.n_batches; b++)
+	{
+		batches[b].file = 1;
+		batches[b].batch = b;
+	}
+	memset(&pool, 0, sizeof(pool));
+	pool.prog = &g.p;
+	pool.nfiles = 2;
+	pool.files = pf;
+	pool.nbatches = o.file.n_batches;
+	pool.batches = batches;
+	pool.nthreads = 3;
+	pool.parts = 8;
+	CHECK(warp_cpu_pool_run(&pool) == 0);
+	memset(&got, 0, sizeof(got));
+	for (i = 0; i < pool.ncpus; i++)
+		add_groups(&got, pool.cpus[i]);
+	CHECK(memcmp(&want, &got, sizeof(want)) == 0);
+	warp_cpu_pool_free(&pool);
+	close_file(&o);
+}
+
 int
 main(void)
 {
@@ -540,6 +586,7 @@ main(void)
 	RUN(earliest_error_wins);
 	RUN(load_error_names_batch_row);
 	RUN(interrupt_stops_the_pool);
+	RUN(file_without_batches);
 	{
 		static const char *const names[] = {"plain.arrow", "lz4.arrow", "err1.arrow",
 		"err2.arrow", "err3.arrow", "date.arrow"};
