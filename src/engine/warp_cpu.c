@@ -29,6 +29,7 @@
 #include "warp_ops_float.h"
 #include "warp_ops_int.h"
 #include "warp_ops_datetime.h"
+#include "warp_ops_text.h"
 
 /* direct-address group table when the product of payload counts is small */
 #define DIRECT_GROUPS_MAX (1 << 22)
@@ -566,11 +567,25 @@ load_decimal_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 	return WARP_LOAD_OK;
 }
 
-/* which of column c's strings equals bytes [p, p + len), or -1 */
+/*
+ * A text column's value for bytes [p, p + len): which of its strings they
+ * equal, or -1 (WARP_TEXT_EQ); whether they match its LIKE pattern
+ * (WARP_TEXT_LIKE, whose pattern the program's validation checked).
+ */
 static inline warp_int64
 text_match(const WarpCpu *x, const WarpColumnSpec *cs, const warp_uint8 *p, warp_int64 len)
 {
 	int			k;
+
+	if (cs->text == WARP_TEXT_LIKE)
+	{
+		const WarpString *s = &x->p->strings[cs->str_first];
+		bool		m = false;
+
+		if (warp_text_like(p, (warp_int32) len, x->p->strbytes + s->off, s->len, &m) != WARP_OK)
+			m = false;			/* unreachable: warp_like_pattern_ok */
+		return m ? 1 : 0;
+	}
 
 	for (k = 0; k < cs->str_count; k++)
 	{
@@ -603,7 +618,8 @@ load_text_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 	warp_int64 *out = x->ci[c];
 	int			k;
 
-	if (cs->type != WT_INT8 || !is_utf8_type(&a->field->type))
+	if (cs->type != (cs->text == WARP_TEXT_LIKE ? WT_BOOL : WT_INT8) ||
+		!is_utf8_type(&a->field->type))
 		return WARP_LOAD_UNSUPPORTED;
 	if (a->field->has_dict)
 	{
@@ -634,6 +650,8 @@ load_text_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 					continue;
 				}
 				p = arrow_get_bytes(d, e, &len);
+				if (len > WARP_INT32_MAX)
+					return WARP_LOAD_UNSUPPORTED;
 				x->tmap[c][e] = (warp_int32) text_match(x, cs, p, len);
 			}
 			x->tdict[c] = d;
@@ -665,9 +683,13 @@ load_text_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 		if (nul[i])
 			continue;
 		p = arrow_get_bytes(a, row, &len);
+		if (len > WARP_INT32_MAX)
+		{
+			*bad = i;
+			return WARP_LOAD_UNSUPPORTED;
+		}
 		out[i] = text_match(x, cs, p, len);
 	}
-	(void) bad;
 	return WARP_LOAD_OK;
 }
 

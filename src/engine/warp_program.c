@@ -13,6 +13,7 @@
  */
 #include "warp_program.h"
 #include "warp_ops_datetime.h"
+#include "warp_ops_text.h"
 
 #define KIND_FLOAT(p, n) WARP_TYPE_IS_FLOAT((p)->nodes[(n)].type)
 
@@ -161,8 +162,17 @@ warp_program_validate(const WarpProgram *p)
 	{
 		const WarpColumnSpec *c = &p->cols[i];
 
-		if (c->text && (c->type != WT_INT8 || c->decimal || c->str_first < 0 ||
-						c->str_count < 0 || c->str_first > p->nstrings - c->str_count))
+		if (c->text && (c->decimal || c->str_first < 0 || c->str_count < 0 ||
+						c->str_first > p->nstrings - c->str_count))
+			return "bad text column";
+		if (c->text == WARP_TEXT_EQ && c->type != WT_INT8)
+			return "bad text column";
+		if (c->text == WARP_TEXT_LIKE &&
+			(c->type != WT_BOOL || c->str_count != 1 ||
+			 !warp_like_pattern_ok(p->strbytes + p->strings[c->str_first].off,
+								   p->strings[c->str_first].len)))
+			return "bad LIKE column";
+		if (c->text > WARP_TEXT_LIKE)
 			return "bad text column";
 	}
 	for (i = 0; i < p->nquals; i++)

@@ -28,7 +28,7 @@
 #include "warp_defs.h"
 
 /* version of this format; bump when a struct or an enum changes */
-#define WARP_PROGRAM_VERSION 4
+#define WARP_PROGRAM_VERSION 5
 
 typedef enum WarpType
 {
@@ -129,17 +129,25 @@ typedef struct WarpColumnSpec
 	warp_uint8	decimal;
 	warp_uint8	scale;
 	/*
-	 * text = 1: a text column (Utf8, LargeUtf8 or a dictionary of them),
-	 * type WT_INT8, whose value is which of the program's strings
+	 * text = WARP_TEXT_EQ: a text column (Utf8, LargeUtf8 or a dictionary of
+	 * them), type WT_INT8, whose value is which of the program's strings
 	 * [str_first, str_first + str_count) it equals byte for byte (0 ..
 	 * str_count - 1), or -1 for none: enough for = and <> against constants
 	 * under a deterministic collation, which is all the builder lets it do.
+	 *
+	 * text = WARP_TEXT_LIKE: such a column read as WT_BOOL, whether the row
+	 * matches the LIKE pattern strings[str_first] (str_count = 1; UTF-8,
+	 * default escape, warp_text_like; a pattern ending in an unpaired escape
+	 * is invalid).  One program column per attribute and pattern.
 	 */
 	warp_uint8	text;
 	warp_int32	field;			/* field index in the file; set per file */
 	warp_int32	str_first;
 	warp_int32	str_count;
 } WarpColumnSpec;
+
+#define WARP_TEXT_EQ	1
+#define WARP_TEXT_LIKE	2
 
 /* A text constant: bytes [off, off + len) of WarpProgram.strbytes. */
 typedef struct WarpString

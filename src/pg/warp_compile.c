@@ -16,6 +16,7 @@
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
@@ -34,6 +35,7 @@
 #include "pg_warp.h"
 #include "warp.h"
 #include "warp_ops_datetime.h"
+#include "warp_ops_text.h"
 
 bool
 warp_type_of(Oid typid, WarpType *t)
@@ -162,13 +164,8 @@ add_arg(WarpBuilder *b, int node)
 }
 
 static int
-column_index(WarpBuilder *b, AttrNumber attno, WarpType t)
+new_column(WarpBuilder *b, AttrNumber attno, WarpType t)
 {
-	int			c;
-
-	for (c = 0; c < b->ncols; c++)
-		if (b->col_attno[c] == attno)
-			return c;
 	if (b->ncols == b->cols_cap)
 	{
 		b->cols_cap *= 2;
@@ -176,9 +173,26 @@ column_index(WarpBuilder *b, AttrNumber attno, WarpType t)
 		b->cols = repalloc(b->cols, sizeof(WarpColumnSpec) * b->cols_cap);
 	}
 	b->col_attno[b->ncols] = attno;
+	memset(&b->cols[b->ncols], 0, sizeof(WarpColumnSpec));
 	b->cols[b->ncols].type = t;
 	b->cols[b->ncols].field = -1;
 	return b->ncols++;
+}
+
+/*
+ * The program's column for attribute attno (one per attribute, whatever
+ * reads it), created on first use.  LIKE columns (one per attribute and
+ * pattern) are not found here: see like_column_index.
+ */
+static int
+column_index(WarpBuilder *b, AttrNumber attno, WarpType t)
+{
+	int			c;
+
+	for (c = 0; c < b->ncols; c++)
+		if (b->col_attno[c] == attno && b->cols[c].text != WARP_TEXT_LIKE)
+			return c;
+	return new_column(b, attno, t);
 }
 
 /*
@@ -693,7 +707,7 @@ compile_text_cmp(WarpBuilder *b, OpExpr *op)
 	if (!OidIsValid(op->inputcollid) || !get_collation_isdeterministic(op->inputcollid))
 		return refuse(b, "text comparison under a nondeterministic collation");
 	ci = column_index(b, v->varattno, WT_INT8);
-	b->cols[ci].text = 1;
+	b->cols[ci].text = WARP_TEXT_EQ;
 	x = add_node(b, WN_COL, WT_INT8);
 	b->nodes[x].a = ci;
 	k = add_node(b, WN_CONST, WT_INT8);
@@ -709,6 +723,99 @@ compile_text_cmp(WarpBuilder *b, OpExpr *op)
 	b->nodes[n].sub = (uint8) sub;
 	b->nodes[n].a = x;
 	b->nodes[n].b = k;
+	return n;
+}
+
+/*
+ * text LIKE constant and NOT LIKE on a text or varchar column of the fact
+ * table, in a UTF-8 database under a deterministic collation (where
+ * PostgreSQL's LIKE compares bytes and '_' takes one character): the
+ * column is read as a boolean column of its own, whether the row matches
+ * the pattern (warp_cpu.c, load_text_column, with warp_text_like).  A
+ * pattern that ends in an unpaired escape character, which PostgreSQL
+ * rejects only when a match gets that far, stays with PostgreSQL.
+ * Returns -2 when the expression is not of this shape, -1 when refused.
+ */
+static int
+compile_text_like(WarpBuilder *b, OpExpr *op)
+{
+	Oid			fn = OidIsValid(op->opfuncid) ? op->opfuncid : get_opcode(op->opno);
+	Expr	   *col,
+			   *pat;
+	Const	   *c;
+	Var		   *v;
+	text	   *t;
+	const char *pb;
+	int			plen,
+				i,
+				ci,
+				n;
+
+	if ((fn != F_TEXTLIKE && fn != F_TEXTNLIKE) || list_length(op->args) != 2)
+		return -2;
+	col = linitial(op->args);
+	pat = lsecond(op->args);
+	while (IsA(col, RelabelType))
+		col = ((RelabelType *) col)->arg;
+	while (IsA(pat, RelabelType))
+		pat = ((RelabelType *) pat)->arg;
+	if (!IsA(col, Var) || !IsA(pat, Const))
+		return refuse(b, "LIKE other than a column with a constant pattern");
+	v = (Var *) col;
+	c = (Const *) pat;
+	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
+		return refuse(b, "LIKE on a type other than text or varchar");
+	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
+		return refuse(b, "column of another relation or a system column");
+	if (!OidIsValid(op->inputcollid) || !get_collation_isdeterministic(op->inputcollid))
+		return refuse(b, "LIKE under a nondeterministic collation");
+	if (GetDatabaseEncoding() != PG_UTF8)
+		return refuse(b, "LIKE in a database whose encoding is not UTF8");
+	if (c->constisnull)
+	{
+		n = add_node(b, WN_CONST, WT_BOOL);
+		b->nodes[n].flags |= WARP_NODE_NULL;
+		return n;
+	}
+	t = DatumGetTextPP(c->constvalue);
+	pb = VARDATA_ANY(t);
+	plen = VARSIZE_ANY_EXHDR(t);
+	if (!warp_like_pattern_ok((const uint8 *) pb, plen))
+		return refuse(b, "LIKE pattern ending in the escape character");
+	/* one column per attribute and pattern */
+	for (ci = 0; ci < b->ncols; ci++)
+	{
+		ListCell   *lc;
+
+		if (b->col_attno[ci] != v->varattno || b->cols[ci].text != WARP_TEXT_LIKE)
+			continue;
+		foreach(lc, b->text_consts)
+		{
+			WarpTextConst *tc = lfirst(lc);
+
+			if (tc->col == ci && tc->len == plen && memcmp(tc->bytes, pb, plen) == 0)
+				break;
+		}
+		if (lc != NULL)
+			break;
+	}
+	if (ci == b->ncols)
+	{
+		ci = new_column(b, v->varattno, WT_BOOL);
+		b->cols[ci].text = WARP_TEXT_LIKE;
+		i = text_const_index(b, ci, pb, plen);
+		Assert(i == 0);
+		(void) i;
+	}
+	n = add_node(b, WN_COL, WT_BOOL);
+	b->nodes[n].a = ci;
+	if (fn == F_TEXTNLIKE)
+	{
+		int			x = add_node(b, WN_NOT, WT_BOOL);
+
+		b->nodes[x].a = n;
+		n = x;
+	}
 	return n;
 }
 
@@ -1023,6 +1130,8 @@ compile_expr(WarpBuilder *b, Expr *expr)
 				if ((n = compile_numeric_cmp(b, op)) != -2)
 					return n;
 				if ((n = compile_text_cmp(b, op)) != -2)
+					return n;
+				if ((n = compile_text_like(b, op)) != -2)
 					return n;
 				b->fold_operands = b->qual_root && b->depth == 1;
 				n = compile_operator(b, op->opno, op->opresulttype, op->args, false);

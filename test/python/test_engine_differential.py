@@ -15,7 +15,7 @@ PostgreSQL's), 0-3 group keys from dimension or fact
 columns and fact expressions (date_trunc, extract among them), 1-4
 aggregates of the kinds the engine computes (numeric columns included),
 comparisons of numeric and text columns with constants (text: =, <>,
-IN, NOT IN), date_part in float
+IN, NOT IN, [NOT] LIKE), date_part in float
 expressions, FILTER, HAVING, ORDER BY all keys + LIMIT) each run
   * on the Arrow tables with pg_warp on, and
   * on the heap tables with pg_warp.enabled = off (the oracle).
@@ -198,6 +198,7 @@ JOINS = {
 
 # fact text values: equality is byte equality (deterministic collation)
 TEXTS = ["AIR", "MAIL", "SHIP", "", "air", "AIR ", "\u00e9", "e\u0301", "\u540d"]
+LIKE_PATTERNS = ["A%", "%A%", "_", "__", "%IR", "%I_", "e_", "", "%", "_%_", "%\u0301", "a__"]
 
 TRUNC_UNITS = ["microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month",
                "quarter", "year", "decade", "century", "millennium"]
@@ -375,8 +376,10 @@ class Gen:
             if r < 0.84:
                 lit = lambda: "'%s'" % self.pick(*TEXTS + ["NOPE"])
                 k = self.rng.random()
-                if k < 0.5:
+                if k < 0.4:
                     return "f.tx %s %s" % (self.pick("=", "<>"), lit())
+                if k < 0.6:
+                    return "f.tx %sLIKE '%s'" % (self.pick("", "NOT "), self.pick(*LIKE_PATTERNS))
                 vals = [lit() for _ in range(self.rng.randint(1, 3))] + (["NULL"] if self.chance(0.2) else [])
                 return "f.tx %sIN (%s)" % (self.pick("", "NOT "), ", ".join(vals))
             if r < 0.90:

@@ -66,7 +66,7 @@ PA_TYPE = {
     "float4": pa.float32(), "float8": pa.float64(),
     "date": pa.date32(), "timestamp": pa.timestamp("us"),
     "timestamptz": pa.timestamp("us", tz="UTC"),
-    "bool": pa.bool_(), "text": pa.string(),
+    "bool": pa.bool_(), "text": pa.string(), "varchar(20)": pa.string(),
 }
 
 NAN = float("nan")
@@ -1810,7 +1810,7 @@ def test_text_equality(mk):
     and varchar fact columns, plain Utf8 and dictionary-encoded, under
     deterministic collations: equal to the heap; through pg_warp_gpud too
     (whose CPU driver gets the constants over the wire).  Ordering
-    comparisons, LIKE and nondeterministic collations stay PostgreSQL's."""
+    comparisons and nondeterministic collations stay PostgreSQL's."""
     import random
     rnd = random.Random(11)
     words = ["AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "REG AIR", "FOB", "", "\u00e9", "e\u0301",
@@ -1841,7 +1841,6 @@ def test_text_equality(mk):
              "WHERE f.sm <> 'SHIP' GROUP BY d.n", expect=nonempty)
     # PostgreSQL's plan
     check(s, "SELECT count(*) FROM f WHERE sm > 'M'", offload=False)
-    check(s, "SELECT count(*) FROM f WHERE sm LIKE 'A%'", offload=False)
     check(s, "SELECT sm, count(*) FROM f GROUP BY sm", offload=False)
     conn = s.conn
     try:
@@ -1861,6 +1860,51 @@ def test_text_equality(mk):
                 check(s, "SELECT v % 5, count(*) FROM f WHERE " + c + " GROUP BY 1")
         finally:
             conn.execute("RESET pg_warp.mode")
+
+
+def test_text_like(mk):
+    """text LIKE constant and NOT LIKE on text and varchar fact columns
+    (plain Utf8, large, dictionary-encoded), in a UTF-8 database: '_' takes
+    one character (a multibyte one too), '%' any run, '\\' escapes, ESCAPE
+    clauses, NULL values, several patterns on one column beside
+    = on it; equal to the heap, offloaded (the pattern is a column of its
+    own).  A pattern ending in the escape character, ILIKE and patterns that
+    are not constants stay PostgreSQL's."""
+    import random
+    rnd = random.Random(12)
+    words = ["AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "REG AIR", "FOB", "", "\u00e9", "e\u0301",
+             "air", "AIR ", "\u540d\u524d", "50%", "a_b", "a\\b", "%", "_", "xAIRy"]
+    vals = [None if i % 23 == 0 else rnd.choice(words) for i in range(6000)]
+    tab = pa.table({
+        "id": pa.array(range(6000), pa.int32()),
+        "sm": pa.array(vals, pa.string()),
+        "sd": pa.array(vals, pa.string()).dictionary_encode(),
+        "lg": pa.array(vals, pa.large_string()),
+        "v": pa.array([i % 97 for i in range(6000)], pa.int32()),
+    })
+    cols = [("id", "int4"), ("sm", "text"), ("sd", "varchar(20)"), ("lg", "text"), ("v", "int4")]
+    s = mk()
+    s.table("f", cols, arrow_table=tab, batch_rows=1700)
+    conds = ["sm LIKE 'A%'", "sd LIKE 'A%'", "lg LIKE 'A%'", "sm LIKE '%AIR%'", "sd LIKE '%AIR'",
+             "sm LIKE '_IR'", "sd LIKE '_'", "sm LIKE 'e_'", "sd LIKE '__'", "sm LIKE ''",
+             "sd LIKE '%'", "sm LIKE '%%'", "sm LIKE '_%_'", "sm NOT LIKE 'A%'", "sd NOT LIKE '%a%'",
+             "sm LIKE '%\\%'", "sd LIKE '50\\%'", "sm LIKE 'a\\_b'", "sm LIKE 'a\\\\b'",
+             "sd LIKE 'a#_b' ESCAPE '#'", "sm LIKE '%#%' ESCAPE '#'",
+             "sm LIKE 'A%' AND sm LIKE '%R' AND sm <> 'AIR'", "sm LIKE 'A%' OR sd LIKE '%\u540d%'",
+             "sm ~~ 'M%'", "sd !~~ 'M%'", "sm LIKE '\u540d_'", "lg LIKE '%\u0301'",
+             "NOT (sm LIKE 'x%')", "sm LIKE 'A%' COLLATE \"C\""]
+    for c in conds:
+        check(s, "SELECT v % 5, count(*), sum(v) FROM f WHERE " + c + " GROUP BY 1")
+    check(s, "SELECT count(*) FROM f WHERE sm LIKE '%AIR%'", expect=lambda r: r[0][0] > 300)
+    check(s, "SELECT v % 3, count(*) FILTER (WHERE sd LIKE 'R%'), count(*) FILTER (WHERE sd LIKE '%L') "
+             "FROM f GROUP BY 1", expect=nonempty)
+    check(s, "SELECT count(*), count(*) FILTER (WHERE sm LIKE '_') FROM f WHERE sm LIKE '%'",
+          expect=lambda r: r[0][0] > 0)
+    # PostgreSQL's plan
+    check(s, "SELECT count(*) FROM f WHERE sm LIKE 'zz\\'", offload=False)
+    check(s, "SELECT count(*) FROM f WHERE sm LIKE 'A\\'", offload=False, expect="error:22025")
+    check(s, "SELECT count(*) FROM f WHERE sm ILIKE 'a%'", offload=False)
+    check(s, "SELECT count(*) FROM f WHERE sm LIKE sd", offload=False)
 
 
 def test_threads_float_order(mk):
