@@ -34,6 +34,25 @@
 /* direct-address group table when the product of payload counts is small */
 #define DIRECT_GROUPS_MAX (1 << 22)
 
+/*
+ * A text group-key column's distinct strings, numbered in order of first
+ * appearance: string id is bytes [off[id], off[id + 1]) of bytes; slot is
+ * an open-addressing table of ids by hash.  Ids are this driver's own (each
+ * thread has its own), which is why its groups go back to PostgreSQL with
+ * their strings (warp_cpu_key_text), never with ids.
+ */
+typedef struct WarpIntern
+{
+	warp_uint8 *bytes;
+	warp_int64	nbytes,
+				bcap;
+	warp_int64 *off;
+	warp_int64	n,
+				ncap;
+	warp_int32 *slot;
+	warp_uint64 mask;
+} WarpIntern;
+
 struct WarpCpu
 {
 	const WarpProgram *p;
@@ -65,6 +84,8 @@ struct WarpCpu
 	const ArrowArray **tdict;
 	warp_int32 **tmap;
 	warp_int64 *tcap;
+	/* text group-key columns (WARP_TEXT_KEY): their distinct strings */
+	WarpIntern *intern;
 
 	/* main selection and joined rows */
 	warp_uint16 *sel;
@@ -261,6 +282,7 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	x->tdict = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
 	x->tmap = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
 	x->tcap = xalloc0(x, sizeof(warp_int64) * (prog->ncols + 1));
+	x->intern = xalloc0(x, sizeof(WarpIntern) * (prog->ncols + 1));
 	x->sel = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
 	x->usel = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
 	x->mark = xalloc(x, WARP_VEC);
@@ -272,7 +294,7 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	x->knull = xalloc(x, prog->nkeys + 1);
 	x->stride = xalloc(x, sizeof(warp_int64) * (prog->nkeys + 1));
 	if (!x->tables || !x->iv || !x->fv || !x->nv || !x->selA || !x->selB ||
-		!x->ci || !x->cf || !x->cn || !x->tdict || !x->tmap || !x->tcap ||
+		!x->ci || !x->cf || !x->cn || !x->tdict || !x->tmap || !x->tcap || !x->intern ||
 		!x->sel || !x->usel || !x->mark || !x->hidx || !x->hrow ||
 		!x->ok || !x->gagg || !x->kbuf || !x->knull || !x->stride)
 		return NULL;
@@ -567,13 +589,103 @@ load_decimal_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 	return WARP_LOAD_OK;
 }
 
+
+static bool
+intern_rehash(WarpCpu *x, WarpIntern *t)
+{
+	warp_uint64 cap = t->slot ? (t->mask + 1) * 2 : 256;
+	warp_int32 *slot = xalloc(x, sizeof(warp_int32) * cap);
+	warp_int64	id;
+
+	if (slot == NULL)
+		return false;
+	memset(slot, 0xff, sizeof(warp_int32) * cap);
+	for (id = 0; id < t->n; id++)
+	{
+		warp_uint64 h = warp_hash_bytes(t->bytes + t->off[id],
+										(warp_int32) (t->off[id + 1] - t->off[id])) & (cap - 1);
+
+		while (slot[h] >= 0)
+			h = (h + 1) & (cap - 1);
+		slot[h] = (warp_int32) id;
+	}
+	t->slot = slot;
+	t->mask = cap - 1;
+	return true;
+}
+
+/* the id of bytes [p, p + len) in column c's strings, added if new; -1: no memory */
+static warp_int64
+intern_id(WarpCpu *x, int c, const warp_uint8 *p, warp_int32 len)
+{
+	WarpIntern *t = &x->intern[c];
+	warp_uint64 h;
+
+	if (t->slot == NULL)
+	{
+		t->ncap = 64;
+		t->off = xalloc(x, sizeof(warp_int64) * (t->ncap + 1));
+		if (t->off == NULL || !intern_rehash(x, t))
+			return -1;
+		t->off[0] = 0;
+	}
+	h = warp_hash_bytes(p, len) & t->mask;
+	for (;;)
+	{
+		warp_int32	id = t->slot[h];
+
+		if (id < 0)
+			break;
+		if (t->off[id + 1] - t->off[id] == len &&
+			(len == 0 || memcmp(t->bytes + t->off[id], p, (size_t) len) == 0))
+			return id;
+		h = (h + 1) & t->mask;
+	}
+	if (t->n >= WARP_INT32_MAX - 2)
+		return -1;
+	if (t->n == t->ncap)
+	{
+		warp_int64 *off = xalloc(x, sizeof(warp_int64) * (t->ncap * 2 + 1));
+
+		if (off == NULL)
+			return -1;
+		memcpy(off, t->off, sizeof(warp_int64) * (t->n + 1));
+		t->off = off;
+		t->ncap *= 2;
+	}
+	if (t->nbytes + len > t->bcap)
+	{
+		warp_int64	cap = t->bcap ? t->bcap : 4096;
+		warp_uint8 *b;
+
+		while (cap < t->nbytes + len)
+			cap *= 2;
+		b = xalloc(x, (size_t) cap);
+		if (b == NULL)
+			return -1;
+		if (t->nbytes)
+			memcpy(b, t->bytes, (size_t) t->nbytes);
+		t->bytes = b;
+		t->bcap = cap;
+	}
+	if (len)
+		memcpy(t->bytes + t->nbytes, p, (size_t) len);
+	t->nbytes += len;
+	t->slot[h] = (warp_int32) t->n;
+	t->n++;
+	t->off[t->n] = t->nbytes;
+	if ((warp_uint64) t->n * 2 > t->mask && !intern_rehash(x, t))
+		return -1;
+	return t->n - 1;
+}
+
 /*
  * A text column's value for bytes [p, p + len): which of its strings they
  * equal, or -1 (WARP_TEXT_EQ); whether they match its LIKE pattern
  * (WARP_TEXT_LIKE, whose pattern the program's validation checked).
  */
 static inline warp_int64
-text_match(const WarpCpu *x, const WarpColumnSpec *cs, const warp_uint8 *p, warp_int64 len)
+text_match(WarpCpu *x, const WarpColumnSpec *cs, const warp_uint8 *p, warp_int64 len)
 {
 	int			k;
 
@@ -586,6 +698,8 @@ text_match(const WarpCpu *x, const WarpColumnSpec *cs, const warp_uint8 *p, warp
 			m = false;			/* unreachable: warp_like_pattern_ok */
 		return m ? 1 : 0;
 	}
+	if (cs->text == WARP_TEXT_KEY)
+		return intern_id(x, (int) (cs - x->p->cols), p, (warp_int32) len);
 
 	for (k = 0; k < cs->str_count; k++)
 	{
@@ -653,6 +767,8 @@ load_text_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 				if (len > WARP_INT32_MAX)
 					return WARP_LOAD_UNSUPPORTED;
 				x->tmap[c][e] = (warp_int32) text_match(x, cs, p, len);
+				if (x->tmap[c][e] < 0 && cs->text == WARP_TEXT_KEY)
+					return WARP_LOAD_NO_MEMORY;
 			}
 			x->tdict[c] = d;
 		}
@@ -689,6 +805,8 @@ load_text_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 			return WARP_LOAD_UNSUPPORTED;
 		}
 		out[i] = text_match(x, cs, p, len);
+		if (out[i] < 0 && cs->text == WARP_TEXT_KEY)
+			return WARP_LOAD_NO_MEMORY;
 	}
 	return WARP_LOAD_OK;
 }
@@ -1273,6 +1391,8 @@ eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 				int			bad = 0;
 
 				x->load_status = load_column(x, nd->a, sel, n, &bad);
+				if (x->load_status == WARP_LOAD_NO_MEMORY)
+					return WARP_ERR_OUT_OF_MEMORY;
 				if (x->load_status != WARP_LOAD_OK)
 				{
 					x->bad_col = nd->a;
@@ -2275,6 +2395,18 @@ warp_cpu_group_key(const WarpCpu *x, warp_int64 g, int k, bool *isnull)
 {
 	*isnull = x->gnull[g * x->p->nkeys + k] != 0;
 	return x->gkey[g * x->p->nkeys + k];
+}
+
+const warp_uint8 *
+warp_cpu_key_text(const WarpCpu *x, int col, warp_int64 id, warp_int64 *len)
+{
+	const WarpIntern *t = &x->intern[col];
+
+	if (col < 0 || col >= x->p->ncols || x->p->cols[col].text != WARP_TEXT_KEY ||
+		id < 0 || id >= t->n)
+		return NULL;
+	*len = t->off[id + 1] - t->off[id];
+	return t->bytes + t->off[id];
 }
 
 const WarpAggState *

@@ -63,7 +63,8 @@ typedef enum WarpLoadStatus
 {
 	WARP_LOAD_OK = 0,
 	WARP_LOAD_UNSUPPORTED,		/* Arrow type cannot be read as declared */
-	WARP_LOAD_RANGE				/* value out of range of the declared type */
+	WARP_LOAD_RANGE,			/* value out of range of the declared type */
+	WARP_LOAD_NO_MEMORY			/* internal: reported as WARP_ERR_OUT_OF_MEMORY */
 } WarpLoadStatus;
 
 /*
@@ -89,6 +90,12 @@ extern warp_int64 warp_cpu_ngroups(const WarpCpu *cpu);
 /* key k of group g: value (int64 or double bits) and NULL flag */
 extern warp_int64 warp_cpu_group_key(const WarpCpu *cpu, warp_int64 g, int k, bool *isnull);
 extern const WarpAggState *warp_cpu_group_agg(const WarpCpu *cpu, warp_int64 g, int a);
+/*
+ * The string a text group key's value id stands for (a WARP_TEXT_KEY
+ * column col of this driver's program); NULL if there is no such string.
+ */
+extern const warp_uint8 *warp_cpu_key_text(const WarpCpu *cpu, int col, warp_int64 id,
+										   warp_int64 *len);
 
 extern void warp_cpu_counters(const WarpCpu *cpu, WarpCpuCounters *c);
 

@@ -165,14 +165,14 @@ warp_program_validate(const WarpProgram *p)
 		if (c->text && (c->decimal || c->str_first < 0 || c->str_count < 0 ||
 						c->str_first > p->nstrings - c->str_count))
 			return "bad text column";
-		if (c->text == WARP_TEXT_EQ && c->type != WT_INT8)
+		if ((c->text == WARP_TEXT_EQ || c->text == WARP_TEXT_KEY) && c->type != WT_INT8)
 			return "bad text column";
 		if (c->text == WARP_TEXT_LIKE &&
 			(c->type != WT_BOOL || c->str_count != 1 ||
 			 !warp_like_pattern_ok(p->strbytes + p->strings[c->str_first].off,
 								   p->strings[c->str_first].len)))
 			return "bad LIKE column";
-		if (c->text > WARP_TEXT_LIKE)
+		if (c->text > WARP_TEXT_KEY)
 			return "bad text column";
 	}
 	for (i = 0; i < p->nquals; i++)

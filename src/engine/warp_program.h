@@ -139,6 +139,11 @@ typedef struct WarpColumnSpec
 	 * matches the LIKE pattern strings[str_first] (str_count = 1; UTF-8,
 	 * default escape, warp_text_like; a pattern ending in an unpaired escape
 	 * is invalid).  One program column per attribute and pattern.
+	 *
+	 * text = WARP_TEXT_KEY: such a column read as WT_INT8, an id of the
+	 * row's string among the distinct strings the driver has met (byte
+	 * equality, as under a deterministic collation): a group key, whose
+	 * strings the driver gives back with its groups (str_count = 0).
 	 */
 	warp_uint8	text;
 	warp_int32	field;			/* field index in the file; set per file */
@@ -148,6 +153,7 @@ typedef struct WarpColumnSpec
 
 #define WARP_TEXT_EQ	1
 #define WARP_TEXT_LIKE	2
+#define WARP_TEXT_KEY	3
 
 /* A text constant: bytes [off, off + len) of WarpProgram.strbytes. */
 typedef struct WarpString

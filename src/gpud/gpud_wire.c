@@ -99,6 +99,9 @@ gpud_job_open(uint8_t *arena, uint64_t arena_size, uint64_t job_off,
 #undef ARR
 	if ((bad = warp_program_validate(prog)) != NULL)
 		return bad;
+	for (i = 0; i < prog->ncols; i++)
+		if (prog->cols[i].text == WARP_TEXT_KEY)
+			return "text group keys are computed in the backend only";	/* ids, not strings, would go back */
 	if (job->nfiles < 0 ||
 		array_at(arena, arena_size, job->off_files, job->nfiles, sizeof(GpudFile)) == NULL)
 		return "file list outside the arena";

@@ -87,6 +87,7 @@ extern void warp_builder_strings(WarpBuilder *b, WarpProgram *p);
  * may be its root; warp_group_key_numeric_scale gives that numeric's scale */
 extern int	warp_compile_group_key(WarpBuilder *b, Expr *expr);
 extern int	warp_group_key_numeric_scale(Expr *expr);
+extern int	warp_group_key_text_column(const WarpProgram *p, int node);
 /* a numeric(p <= 18, s) column as an aggregate argument (unscaled int8) */
 extern int	warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale);
 /* engine type of a PostgreSQL type; false if the engine has none */

@@ -182,7 +182,8 @@ new_column(WarpBuilder *b, AttrNumber attno, WarpType t)
 /*
  * The program's column for attribute attno (one per attribute, whatever
  * reads it), created on first use.  LIKE columns (one per attribute and
- * pattern) are not found here: see like_column_index.
+ * pattern, compile_text_like) and text group-key columns (compile_text_key)
+ * are not found here.
  */
 static int
 column_index(WarpBuilder *b, AttrNumber attno, WarpType t)
@@ -190,7 +191,8 @@ column_index(WarpBuilder *b, AttrNumber attno, WarpType t)
 	int			c;
 
 	for (c = 0; c < b->ncols; c++)
-		if (b->col_attno[c] == attno && b->cols[c].text != WARP_TEXT_LIKE)
+		if (b->col_attno[c] == attno && b->cols[c].text != WARP_TEXT_LIKE &&
+			b->cols[c].text != WARP_TEXT_KEY)
 			return c;
 	return new_column(b, attno, t);
 }
@@ -819,12 +821,59 @@ compile_text_like(WarpBuilder *b, OpExpr *op)
 	return n;
 }
 
+/*
+ * A text or varchar column of the fact table as a group key, grouped under
+ * a deterministic collation (byte equality): a WARP_TEXT_KEY column, whose
+ * value is the string's id in the driver (one column per attribute).
+ */
+static int
+compile_text_key(WarpBuilder *b, Var *v, Oid collation)
+{
+	int			ci,
+				n;
+
+	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
+		return refuse(b, "column of another relation or a system column");
+	if (!OidIsValid(collation) || !get_collation_isdeterministic(collation))
+		return refuse(b, "text group key under a nondeterministic collation");
+	for (ci = 0; ci < b->ncols; ci++)
+		if (b->col_attno[ci] == v->varattno && b->cols[ci].text == WARP_TEXT_KEY)
+			break;
+	if (ci == b->ncols)
+	{
+		ci = new_column(b, v->varattno, WT_INT8);
+		b->cols[ci].text = WARP_TEXT_KEY;
+	}
+	n = add_node(b, WN_COL, WT_INT8);
+	b->nodes[n].a = ci;
+	return n;
+}
+
+/* the column a text group key reads (warp_cpu_key_text), or -1 */
+int
+warp_group_key_text_column(const WarpProgram *p, int node)
+{
+	const WarpNode *nd;
+
+	if (node < 0 || node >= p->nnodes)
+		return -1;
+	nd = &p->nodes[node];
+	if (nd->op != WN_COL || p->cols[nd->a].text != WARP_TEXT_KEY)
+		return -1;
+	return nd->a;
+}
+
 int
 warp_compile_group_key(WarpBuilder *b, Expr *expr)
 {
 	int			n,
 				depth = b->depth;
+	Expr	   *e = expr;
 
+	while (IsA(e, RelabelType))
+		e = ((RelabelType *) e)->arg;
+	if (IsA(e, Var) && (((Var *) e)->vartype == TEXTOID || ((Var *) e)->vartype == VARCHAROID))
+		return compile_text_key(b, (Var *) e, exprCollation((Node *) expr));
 	b->numeric_root = true;
 	b->depth = 0;
 	n = warp_compile_expr(b, expr);

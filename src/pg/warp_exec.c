@@ -937,6 +937,30 @@ pool_group(WarpScanState *ws, int64 *g)
 	return ws->pool->cpus[ws->emit_cpu];
 }
 
+/*
+ * Group g's text key k, whose value is an id in the driver that made the
+ * group (threads and the single driver only: the planner keeps programs
+ * with text columns away from the daemon).
+ */
+static Datum
+group_key_text(WarpScanState *ws, int64 g, int k, int64 id)
+{
+	WarpCpu    *cpu = ws->cpu;
+	int			col = warp_group_key_text_column(&ws->prog, ws->prog.keys[k].node);
+	const uint8 *p = NULL;
+	int64		len = 0;
+
+	if (!ws->gres)
+	{
+		if (ws->pool)
+			cpu = pool_group(ws, &g);
+		p = warp_cpu_key_text(cpu, col, id, &len);
+	}
+	if (p == NULL)
+		elog(ERROR, "pg_warp: text group key %d has no string", k);
+	return PointerGetDatum(cstring_to_text_with_len((const char *) p, (int) len));
+}
+
 /* group g's key k and aggregate a's state, from whichever driver ran */
 static int64
 group_key(WarpScanState *ws, int64 g, int k, bool *isnull)
@@ -1212,6 +1236,8 @@ warp_next(ScanState *node)
 				slot->tts_isnull[i] = isnull;
 				if (isnull)
 					slot->tts_values[i] = (Datum) 0;
+				else if (warp_group_key_text_column(&ws->prog, ws->prog.keys[m].node) >= 0)
+					slot->tts_values[i] = group_key_text(ws, g, m, v);
 				else if (exprType((Node *) ke) == NUMERICOID)
 					/* extract(): its unscaled value at the field's scale */
 					slot->tts_values[i] =

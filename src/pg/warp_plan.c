@@ -633,10 +633,23 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 												PVC_INCLUDE_AGGREGATES |
 												PVC_RECURSE_WINDOWFUNCS |
 												PVC_INCLUDE_PLACEHOLDERS));
-	foreach(lc, non_group)
+	/*
+	 * A column that is itself a group key may appear in other expressions
+	 * (ORDER BY k COLLATE "C", k::text): PostgreSQL's Finalize computes
+	 * them from the key's column, which the partial target carries.
+	 */
 	{
-		if (!IsA(lfirst(lc), Aggref))
-			return not_offloaded("a column outside the GROUP BY and aggregates");
+		List	   *rest = NIL;
+
+		foreach(lc, non_group)
+		{
+			if (IsA(lfirst(lc), Var) && list_member(pt->exprs, lfirst(lc)))
+				continue;
+			if (!IsA(lfirst(lc), Aggref))
+				return not_offloaded("a column outside the GROUP BY and aggregates");
+			rest = lappend(rest, lfirst(lc));
+		}
+		non_group = rest;
 	}
 	if (wants_two_level(non_group))
 	{

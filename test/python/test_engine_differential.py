@@ -12,7 +12,8 @@ Then thousands of random queries (filters that are random expression trees
 over fact columns, 0-3 joins (inner; left, with dimension quals in ON or in
 WHERE; semi as EXISTS or IN; anti as NOT EXISTS; NOT IN, which stays
 PostgreSQL's), 0-3 group keys from dimension or fact
-columns and fact expressions (date_trunc, extract among them), 1-4
+columns and fact expressions (date_trunc, extract, a text column among
+them), 1-4
 aggregates of the kinds the engine computes (numeric columns included),
 comparisons of numeric and text columns with constants (text: =, <>,
 IN, NOT IN, [NOT] LIKE), date_part in float
@@ -531,6 +532,7 @@ class Gen:
             lambda: "date_trunc('%s', f.ts)" % self.pick(*TRUNC_UNITS),
             lambda: "extract(%s FROM f.ts)" % self.pick(*TS_UNITS),
             lambda: "extract(%s FROM f.d)" % self.pick(*DATE_UNITS),
+            lambda: "f.tx",
         )()
 
     def query(self):
