@@ -64,6 +64,7 @@ struct WarpCpu
 	warp_int64 **iv;
 	double	  **fv;
 	warp_uint8 **nv;
+	warp_int128 **qv;			/* numeric nodes: unscaled values */
 	warp_uint16 **selA;
 	warp_uint16 **selB;
 
@@ -274,6 +275,7 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	x->iv = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
 	x->fv = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
 	x->nv = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
+	x->qv = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
 	x->selA = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
 	x->selB = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
 	x->ci = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
@@ -294,7 +296,7 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	x->knull = xalloc(x, prog->nkeys + 1);
 	x->stride = xalloc(x, sizeof(warp_int64) * (prog->nkeys + 1));
 	if (!x->tables || !x->iv || !x->fv || !x->nv || !x->selA || !x->selB ||
-		!x->ci || !x->cf || !x->cn || !x->tdict || !x->tmap || !x->tcap || !x->intern ||
+		!x->ci || !x->cf || !x->cn || !x->qv || !x->tdict || !x->tmap || !x->tcap || !x->intern ||
 		!x->sel || !x->usel || !x->mark || !x->hidx || !x->hrow ||
 		!x->ok || !x->gagg || !x->kbuf || !x->knull || !x->stride)
 		return NULL;
@@ -353,6 +355,15 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 		x->selB[ni] = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
 		if (!x->selA[ni] || !x->selB[ni])
 			return NULL;
+		if (nd->type == WT_NUMERIC)
+		{
+			/* the allocator promises 8-byte alignment; int128 wants 16 */
+			char	   *q = xalloc(x, sizeof(warp_int128) * WARP_VEC + 16);
+
+			if (!q)
+				return NULL;
+			x->qv[ni] = (warp_int128 *) (((uintptr_t) q + 15) & ~(uintptr_t) 15);
+		}
 		if (nd->op == WN_CONST)
 		{
 			int			i;
@@ -362,6 +373,8 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 				x->nv[ni][i] = (nd->flags & WARP_NODE_NULL) ? 1 : 0;
 				if (WARP_TYPE_IS_FLOAT(nd->type))
 					x->fv[ni][i] = nd->fval;
+				else if (nd->type == WT_NUMERIC)
+					x->qv[ni][i] = nd->ival;
 				else
 					x->iv[ni][i] = nd->ival;
 			}
@@ -442,6 +455,8 @@ warp_cpu_can_load(const ArrowField *f, WarpType type)
 			return t->id == ARROW_TYPE_FLOAT && t->precision != ARROW_PRECISION_DOUBLE;
 		case WT_FLOAT8:
 			return t->id == ARROW_TYPE_FLOAT;
+		case WT_NUMERIC:
+			return false;		/* decimal columns load as WT_INT8 */
 	}
 	return false;
 }
@@ -542,10 +557,17 @@ load_decimal_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 	warp_uint8 *nul = x->cn[c];
 	warp_int64 *out = x->ci[c];
 	warp_int64	mult = 1;
+	warp_int64	limit = 0;		/* 10^precision, or 0: unchecked */
 	int			k;
 
-	if (a->field->has_dict || cs->type != WT_INT8 || cs->scale > 18)
+	if (a->field->has_dict || cs->type != WT_INT8 || cs->scale > 18 || cs->precision > 18)
 		return WARP_LOAD_UNSUPPORTED;
+	if (cs->precision > 0)
+	{
+		limit = 1;
+		for (k = 0; k < cs->precision; k++)
+			limit *= 10;
+	}
 	if (t->id == ARROW_TYPE_DECIMAL)
 	{
 		if (t->bit_width != 128 || t->dec_scale != cs->scale || a->values == NULL)
@@ -584,6 +606,12 @@ load_decimal_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 		{
 			*bad = i;
 			return WARP_LOAD_UNSUPPORTED;
+		}
+		/* more digits than declared: numeric expressions' bounds rest on it */
+		if (limit && (out[i] >= limit || out[i] <= -limit))
+		{
+			*bad = i;
+			return WARP_LOAD_PRECISION;
 		}
 	}
 	return WARP_LOAD_OK;
@@ -972,6 +1000,81 @@ copy_value(WarpCpu *x, int dst, int src, int i)
 		default: ARITH_LOOP(T, IN, PFX##_mod); break; \
 	}
 
+/*
+ * Numeric nodes: int128 unscaled values at the nodes' scales, with
+ * warp_ops_numeric.h's exact operations.  The builder bounds every value
+ * below 10^38 from the columns' precisions, so WARP_ERR_NUMERIC_OVERFLOW
+ * cannot arise from valid data; should it, it is reported, never wrapped.
+ */
+static WarpStatus
+eval_numeric_arith(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
+{
+	const warp_uint8 *an = x->nv[nd->a],
+			   *bn = x->nv[nd->b];
+	const warp_int128 *qa = x->qv[nd->a],
+			   *qb = x->qv[nd->b];
+	warp_uint8 *rn = x->nv[ni];
+	warp_int128 *out = x->qv[ni];
+	int			sa = x->p->nodes[nd->a].scale,
+				sb = x->p->nodes[nd->b].scale;
+	int			k;
+
+	for (k = 0; k < n; k++)
+	{
+		int			i = sel[k];
+		WarpNumeric r;
+		WarpStatus	st;
+
+		rn[i] = an[i] | bn[i];
+		if (rn[i])
+			continue;
+		if (nd->sub == WARP_ARITH_MUL)
+			st = warp_numeric_mul(warp_numeric_make(qa[i], sa), warp_numeric_make(qb[i], sb), &r);
+		else if (nd->sub == WARP_ARITH_ADD)
+			st = warp_numeric_add(warp_numeric_make(qa[i], sa), warp_numeric_make(qb[i], sb), &r);
+		else
+			st = warp_numeric_sub(warp_numeric_make(qa[i], sa), warp_numeric_make(qb[i], sb), &r);
+		if (warp_unlikely(st != WARP_OK))
+			return st;
+		out[i] = r.value;
+	}
+	return WARP_OK;
+}
+
+static void
+eval_numeric_cmp(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
+{
+	const warp_uint8 *an = x->nv[nd->a],
+			   *bn = x->nv[nd->b];
+	const warp_int128 *qa = x->qv[nd->a],
+			   *qb = x->qv[nd->b];
+	int			sa = x->p->nodes[nd->a].scale,
+				sb = x->p->nodes[nd->b].scale;
+	warp_uint8 *rn = x->nv[ni];
+	warp_int64 *out = x->iv[ni];
+	int			k;
+
+	for (k = 0; k < n; k++)
+	{
+		int			i = sel[k];
+		int			c;
+
+		rn[i] = an[i] | bn[i];
+		if (rn[i])
+			continue;
+		c = warp_numeric_cmp(warp_numeric_make(qa[i], sa), warp_numeric_make(qb[i], sb));
+		switch (nd->sub)
+		{
+			case WARP_CMP_EQ: out[i] = c == 0; break;
+			case WARP_CMP_NE: out[i] = c != 0; break;
+			case WARP_CMP_LT: out[i] = c < 0; break;
+			case WARP_CMP_LE: out[i] = c <= 0; break;
+			case WARP_CMP_GT: out[i] = c > 0; break;
+			default: out[i] = c >= 0; break;
+		}
+	}
+}
+
 /* float types have no % */
 #define warp_float8_mod warp_float8_div
 #define warp_float4_mod warp_float4_div
@@ -990,6 +1093,8 @@ eval_arith(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n
 		return st;
 	an = x->nv[nd->a];
 	bn = x->nv[nd->b];
+	if (nd->type == WT_NUMERIC)
+		return eval_numeric_arith(x, nd, ni, sel, n);
 	if (WARP_TYPE_IS_FLOAT(nd->type))
 	{
 		const double *fa = x->fv[nd->a],
@@ -1032,6 +1137,11 @@ eval_cmp(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
 		return st;
 	an = x->nv[nd->a];
 	bn = x->nv[nd->b];
+	if (x->p->nodes[nd->a].type == WT_NUMERIC)
+	{
+		eval_numeric_cmp(x, nd, ni, sel, n);
+		return WARP_OK;
+	}
 	if (IS_FLOAT_NODE(x, nd->a))
 	{
 		const double *fa = x->fv[nd->a],
@@ -1150,6 +1260,12 @@ eval_cast(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
 		rn[i] = an[i];
 		if (an[i])
 			continue;
+		if (nd->type == WT_NUMERIC)
+		{
+			/* int2/int4/int8 to numeric: exact, scale 0 */
+			x->qv[ni][i] = x->iv[nd->a][i];
+			continue;
+		}
 		if (from_float)
 		{
 			double		v = x->fv[nd->a][i];
@@ -1399,6 +1515,14 @@ eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 					x->bad_row = x->vstart + bad;
 					return WARP_STATUS_LOAD;
 				}
+				if (nd->type == WT_NUMERIC)
+				{
+					/* a decimal column's unscaled int64, widened */
+					const warp_int64 *cv = x->ci[nd->a];
+
+					for (k = 0; k < n; k++)
+						x->qv[ni][sel[k]] = cv[sel[k]];
+				}
 				return WARP_OK;
 			}
 		case WN_CONST:
@@ -1429,6 +1553,8 @@ eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 					continue;
 				if (WARP_TYPE_IS_FLOAT(nd->type))
 					x->fv[ni][i] = -x->fv[nd->a][i];
+				else if (nd->type == WT_NUMERIC)
+					x->qv[ni][i] = -x->qv[nd->a][i];	/* |v| < 10^38 */
 				else
 				{
 					warp_int64	v = x->iv[nd->a][i];
@@ -1751,11 +1877,54 @@ accumulate(WarpCpu *x, int a, warp_int64 ne)
 	const warp_int64 *eg = x->egroup;
 	const warp_int64 *iv = ag->arg >= 0 ? x->iv[ag->arg] : NULL;
 	const double *fv = ag->arg >= 0 ? x->fv[ag->arg] : NULL;
+	const warp_int128 *qv = ag->arg >= 0 ? x->qv[ag->arg] : NULL;
 	warp_int64	e;
 	WarpStatus	st;
 
+	if (qv && (ag->kind == WA_MIN || ag->kind == WA_MAX))
+	{
+		/* numeric min/max: every value has the node's display scale, so
+		 * the unscaled integers order like the numerics */
+		for (e = 0; e < ne; e++)
+		{
+			int			i = epos[e];
+			WarpAggState *s;
+
+			if (!ok[i])
+				continue;
+			s = &gs[eg[e]];
+			if (s->count == 0 ||
+				(ag->kind == WA_MIN ? qv[i] < warp_agg_wide(s) : qv[i] > warp_agg_wide(s)))
+			{
+				s->wide_lo = (warp_uint64) qv[i];
+				s->wide_hi = (warp_int64) (qv[i] >> 64);
+			}
+			s->count++;
+		}
+		return WARP_OK;
+	}
 	switch ((WarpAggKind) ag->kind)
 	{
+		case WA_SUM_NUMERIC:
+			for (e = 0; e < ne; e++)
+			{
+				int			i = epos[e];
+
+				if (ok[i])
+				{
+					WarpAggState *s = &gs[eg[e]];
+					warp_uint128 lo = ((warp_uint128) (warp_uint64) s->wide_hi << 64) | s->wide_lo;
+					warp_uint128 sum = lo + (warp_uint128) qv[i];
+
+					/* 192-bit add: the value sign-extended, the carry out
+					 * of the low 128 bits into the top 64 */
+					s->wide_top += (qv[i] < 0 ? -1 : 0) + (sum < lo ? 1 : 0);
+					s->wide_lo = (warp_uint64) sum;
+					s->wide_hi = (warp_int64) (warp_uint64) (sum >> 64);
+					s->count++;
+				}
+			}
+			break;
 		case WA_COUNT_STAR:
 		case WA_COUNT:
 			for (e = 0; e < ne; e++)

@@ -39,6 +39,10 @@ typedef struct WarpAggState
 	 * only 8-byte aligned, too little for an __int128 member) */
 	warp_uint64 wide_lo;
 	warp_int64	wide_hi;
+	/* sum of a numeric expression: bits 128..191 of a 192-bit two's
+	 * complement sum whose low 128 bits are wide_hi:wide_lo (unsigned);
+	 * min/max of one: the int128 value in wide_hi:wide_lo */
+	warp_int64	wide_top;
 } WarpAggState;
 
 static inline warp_int128
@@ -64,6 +68,7 @@ typedef enum WarpLoadStatus
 	WARP_LOAD_OK = 0,
 	WARP_LOAD_UNSUPPORTED,		/* Arrow type cannot be read as declared */
 	WARP_LOAD_RANGE,			/* value out of range of the declared type */
+	WARP_LOAD_PRECISION,		/* decimal of more digits than declared */
 	WARP_LOAD_NO_MEMORY			/* internal: reported as WARP_ERR_OUT_OF_MEMORY */
 } WarpLoadStatus;
 

@@ -16,6 +16,59 @@
 #include "warp_ops_text.h"
 
 #define KIND_FLOAT(p, n) WARP_TYPE_IS_FLOAT((p)->nodes[(n)].type)
+#define IS_NUM(p, n) ((p)->nodes[(n)].type == WT_NUMERIC)
+
+/* how a node's values travel: 0 int64, 1 double, 2 int128 (numeric) */
+static int
+kind_of(const WarpProgram *p, warp_int32 n)
+{
+	return IS_NUM(p, n) ? 2 : KIND_FLOAT(p, n) ? 1 : 0;
+}
+
+/*
+ * A numeric node: only the operations the drivers compute in 128-bit fixed
+ * point, with PostgreSQL's display scales.  NULL if fine.
+ */
+static const char *
+numeric_node_problem(const WarpProgram *p, const WarpNode *nd)
+{
+	if (nd->scale > 38)
+		return "numeric scale beyond 38";
+	switch ((WarpOp) nd->op)
+	{
+		case WN_COL:
+			if (!p->cols[nd->a].decimal || p->cols[nd->a].type != WT_INT8 ||
+				p->cols[nd->a].scale != nd->scale)
+				return "numeric node over a column that is not numeric";
+			return NULL;
+		case WN_CONST:
+			return NULL;
+		case WN_ARITH:
+			{
+				int			sa = p->nodes[nd->a].scale,
+							sb = p->nodes[nd->b].scale;
+
+				if (!IS_NUM(p, nd->a) || !IS_NUM(p, nd->b))
+					return "numeric arithmetic on other types";
+				if (nd->sub == WARP_ARITH_MUL ? nd->scale != sa + sb :
+					(nd->sub == WARP_ARITH_ADD || nd->sub == WARP_ARITH_SUB) ?
+					nd->scale != (sa > sb ? sa : sb) : true)
+					return "bad numeric arithmetic";
+				return NULL;
+			}
+		case WN_NEG:
+			if (!IS_NUM(p, nd->a) || p->nodes[nd->a].scale != nd->scale)
+				return "bad numeric negation";
+			return NULL;
+		case WN_CAST:
+			if (kind_of(p, nd->a) != 0 || nd->scale != 0 || p->nodes[nd->a].type == WT_BOOL ||
+				p->nodes[nd->a].type == WT_DATE || p->nodes[nd->a].type == WT_TIMESTAMP)
+				return "bad cast to numeric";
+			return NULL;
+		default:
+			return "numeric result of an operation the engine does not compute in numeric";
+	}
+}
 
 static bool
 node_ok(const WarpProgram *p, warp_int32 n, warp_int32 before)
@@ -43,20 +96,22 @@ warp_program_validate(const WarpProgram *p)
 	if (p->nkeys > 64)
 		return "too many group keys";
 	for (i = 0; i < p->ncols; i++)
-		if (p->cols[i].type > WT_FLOAT8)
+		if (p->cols[i].type > WT_FLOAT8 || p->cols[i].precision > 18 ||
+			(p->cols[i].decimal && p->cols[i].scale > 18))
 			return "bad column type";
 	for (i = 0; i < p->nnodes; i++)
 	{
 		const WarpNode *nd = &p->nodes[i];
 
-		if (nd->type > WT_FLOAT8)
+		if (nd->type > WT_NUMERIC)
 			return "bad node type";
 		switch ((WarpOp) nd->op)
 		{
 			case WN_COL:
 				if (nd->a < 0 || nd->a >= p->ncols)
 					return "column index out of range";
-				if (KIND_FLOAT(p, i) != WARP_TYPE_IS_FLOAT(p->cols[nd->a].type))
+				if (nd->type != WT_NUMERIC &&
+					KIND_FLOAT(p, i) != WARP_TYPE_IS_FLOAT(p->cols[nd->a].type))
 					return "column kind mismatch";
 				break;
 			case WN_CONST:
@@ -67,8 +122,10 @@ warp_program_validate(const WarpProgram *p)
 			case WN_NULLIF:
 				if (!node_ok(p, nd->a, i) || !node_ok(p, nd->b, i))
 					return "argument index out of range";
-				if (KIND_FLOAT(p, nd->a) != KIND_FLOAT(p, nd->b))
+				if (kind_of(p, nd->a) != kind_of(p, nd->b))
 					return "argument kinds differ";
+				if ((nd->op == WN_DISTINCT || nd->op == WN_NULLIF) && IS_NUM(p, nd->a))
+					return "numeric IS DISTINCT FROM or NULLIF";
 				if (nd->op == WN_ARITH && (KIND_FLOAT(p, i) != KIND_FLOAT(p, nd->a) ||
 										   nd->sub > WARP_ARITH_MOD ||
 										   nd->type == WT_BOOL || nd->type == WT_DATE ||
@@ -99,6 +156,8 @@ warp_program_validate(const WarpProgram *p)
 				if (nd->op == WN_CAST && (nd->type == WT_BOOL || nd->type == WT_DATE ||
 										  nd->type == WT_TIMESTAMP))
 					return "unsupported cast";
+				if (nd->op == WN_CAST && IS_NUM(p, nd->a))
+					return "cast from numeric";
 				break;
 			case WN_AND:
 			case WN_OR:
@@ -124,7 +183,7 @@ warp_program_validate(const WarpProgram *p)
 						if (!is_boolish(p, a))
 							return "CASE condition is not boolean";
 					}
-					else if (KIND_FLOAT(p, a) != KIND_FLOAT(p, i))
+					else if (KIND_FLOAT(p, a) != KIND_FLOAT(p, i) || IS_NUM(p, a) || IS_NUM(p, i))
 						return "CASE/COALESCE result kind mismatch";
 				}
 				if (nd->op == WN_CASE &&
@@ -149,6 +208,13 @@ warp_program_validate(const WarpProgram *p)
 				}
 			default:
 				return "unknown operation";
+		}
+		if (nd->type == WT_NUMERIC)
+		{
+			const char *bad = numeric_node_problem(p, nd);
+
+			if (bad)
+				return bad;
 		}
 	}
 	if (p->nstrings < 0 || p->nstrbytes < 0 ||
@@ -180,7 +246,7 @@ warp_program_validate(const WarpProgram *p)
 			return "bad qual";
 	for (i = 0; i < p->njoins; i++)
 		if (!node_ok(p, p->joins[i].key_node, p->nnodes) ||
-			KIND_FLOAT(p, p->joins[i].key_node) ||
+			KIND_FLOAT(p, p->joins[i].key_node) || IS_NUM(p, p->joins[i].key_node) ||
 			p->joins[i].table < 0 || p->joins[i].table >= p->njoins ||
 			p->joins[i].kind < 0 || p->joins[i].kind >= WARP_JOIN_KIND_COUNT)
 			return "bad join";
@@ -188,7 +254,7 @@ warp_program_validate(const WarpProgram *p)
 	{
 		const WarpGroupKey *k = &p->keys[i];
 
-		if (k->kind == WG_FACT ? !node_ok(p, k->node, p->nnodes)
+		if (k->kind == WG_FACT ? !node_ok(p, k->node, p->nnodes) || IS_NUM(p, k->node)
 			: (k->kind != WG_DIM || k->join < 0 || k->join >= p->njoins ||
 			   p->joins[k->join].kind == WARP_JOIN_SEMI ||
 			   p->joins[k->join].kind == WARP_JOIN_ANTI))
@@ -198,7 +264,7 @@ warp_program_validate(const WarpProgram *p)
 	{
 		const WarpAggSpec *a = &p->aggs[i];
 
-		if (a->kind > WA_SUM_INT8)
+		if (a->kind > WA_SUM_NUMERIC)
 			return "bad aggregate";
 		if (a->kind == WA_COUNT_STAR ? a->arg != -1 : !node_ok(p, a->arg, p->nnodes))
 			return "bad aggregate argument";
@@ -209,6 +275,9 @@ warp_program_validate(const WarpProgram *p)
 			bool		f = KIND_FLOAT(p, a->arg);
 
 			if ((a->kind == WA_SUM_FLOAT || a->kind == WA_AVG_FLOAT) != f &&
+				a->kind != WA_COUNT && a->kind != WA_MIN && a->kind != WA_MAX)
+				return "aggregate argument kind";
+			if ((a->kind == WA_SUM_NUMERIC) != IS_NUM(p, a->arg) &&
 				a->kind != WA_COUNT && a->kind != WA_MIN && a->kind != WA_MAX)
 				return "aggregate argument kind";
 			if (a->type != p->nodes[a->arg].type)

@@ -14,9 +14,19 @@
  * travel in two physical kinds: every integer-like type (bool, int2, int4,
  * int8, date, timestamp, timestamptz) as int64 in PostgreSQL's own value
  * domain (date = days since 2000-01-01, timestamp = microseconds since
- * 2000-01-01), every floating type as double.  A node's type says which
- * PostgreSQL semantics apply (int4 + int4 overflows at 2^31, float4 + float4
- * rounds to float).
+ * 2000-01-01), every floating type as double, numeric (WT_NUMERIC) as a
+ * 128-bit unscaled integer at the node's fixed display scale.  A node's
+ * type says which PostgreSQL semantics apply (int4 + int4 overflows at
+ * 2^31, float4 + float4 rounds to float).
+ *
+ * Numeric nodes (CPU driver only): a numeric(p <= 18, s) column read as
+ * WT_NUMERIC (scale s), a constant (.ival unscaled, .scale), an integer
+ * cast to numeric (scale 0), + - * and unary minus with PostgreSQL's
+ * display scales (max of the two for + and -, their sum for *), and
+ * comparisons of two numeric nodes (scale-insensitive, like numeric_cmp).
+ * The program builder only builds expressions whose every value provably
+ * fits 38 digits (from the columns' declared precisions), so the engine's
+ * arithmetic is exact where PostgreSQL's is; the driver still checks.
  *
  * Pure C; no PostgreSQL headers.
  *
@@ -39,7 +49,8 @@ typedef enum WarpType
 	WT_DATE,
 	WT_TIMESTAMP,				/* with or without time zone: same values */
 	WT_FLOAT4,
-	WT_FLOAT8
+	WT_FLOAT8,
+	WT_NUMERIC					/* 128-bit fixed point at the node's .scale */
 } WarpType;
 
 /* values of this type travel as double */
@@ -108,6 +119,8 @@ typedef struct WarpNode
 	warp_uint8	type;			/* WarpType of the result */
 	warp_uint8	sub;			/* operator variant */
 	warp_uint8	flags;
+	warp_uint8	scale;			/* WT_NUMERIC: display scale (0 .. 38) */
+	warp_uint8	pad[3];
 	warp_int32	a;				/* first argument (node index) or column */
 	warp_int32	b;				/* second argument */
 	warp_int32	nargs;			/* n-ary nodes: count ... */
@@ -123,11 +136,15 @@ typedef struct WarpColumnSpec
 	/*
 	 * decimal = 1: a numeric(p <= 18, s) column, type WT_INT8, whose values
 	 * are the unscaled integers value * 10^scale (Decimal128 of that scale,
-	 * or integers scaled up).  Only aggregates read it (sum, avg, min, max,
-	 * count); the program builder never lets it into arithmetic.
+	 * or integers scaled up).  Aggregates read it as WT_INT8 (sum, avg,
+	 * min, max, count), numeric expressions as a WT_NUMERIC WN_COL node.
+	 * precision (1 .. 18, or 0: unchecked): values of more digits, which a
+	 * file may hold beyond its declared precision, cannot be read as
+	 * declared (numeric expressions' bounds rest on it).
 	 */
 	warp_uint8	decimal;
 	warp_uint8	scale;
+	warp_uint8	precision;
 	/*
 	 * text = WARP_TEXT_EQ: a text column (Utf8, LargeUtf8 or a dictionary of
 	 * them), type WT_INT8, whose value is which of the program's strings
@@ -217,8 +234,11 @@ typedef enum WarpAggKind
 	WA_SUM_FLOAT,				/* sum(float4|float8): arg's type */
 	WA_AVG_FLOAT,				/* avg(float4|float8): float8[3] {N, Sx, Sxx}
 								 * (Youngs-Cramer, like float8_accum) */
-	WA_SUM_INT8					/* sum/avg(int8): count and 128-bit sum, sent
+	WA_SUM_INT8,				/* sum/avg(int8): count and 128-bit sum, sent
 								 * as int8_avg_serialize's bytea */
+	WA_SUM_NUMERIC				/* sum/avg of a numeric (WT_NUMERIC)
+								 * expression: count and 192-bit sum, sent as
+								 * numeric_avg_serialize's bytea */
 } WarpAggKind;
 
 typedef struct WarpAggSpec

@@ -1056,6 +1056,7 @@ warp_row_agg_init(const WarpAggSpec *ag, WarpAggState *s)
 	s->fsxx = 0.0;
 	s->wide_lo = 0;
 	s->wide_hi = 0;
+	s->wide_top = 0;
 	if (ag->kind == WA_MIN)
 		s->ival = isfloat ? (warp_int64) ~UINT64_C(0) : WARP_INT64_MAX;
 	else if (ag->kind == WA_MAX)
@@ -1121,6 +1122,8 @@ warp_row_agg_update(const WarpAggSpec *ag, WarpAggState *s, warp_int64 iv, doubl
 			warp_row_add_f64(&s->fsxx, WARP_F8_MUL(fv, fv));
 			warp_row_add_u64((warp_uint64 *) &s->count, 1);
 			return WARP_OK;
+		case WA_SUM_NUMERIC:
+			return WARP_ROW_BAD;	/* CPU driver only (warp_row_check) */
 	}
 	return WARP_ROW_BAD;
 }
@@ -1206,6 +1209,8 @@ warp_row_agg_merge(const WarpAggSpec *ag, WarpAggState *a, const WarpAggState *b
 			a->fval = WARP_F8_ADD(a->fval, b->fval);
 			a->fsxx = WARP_F8_ADD(a->fsxx, b->fsxx);
 			break;
+		case WA_SUM_NUMERIC:
+			break;				/* CPU driver only (warp_row_check) */
 	}
 	a->count += b->count;
 }
@@ -1506,8 +1511,12 @@ warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
 		if (p->cols[i].decimal || p->cols[i].text)
 			return "numeric and text columns are read by the CPU driver only";
 	for (i = 0; i < p->nnodes; i++)
+	{
 		if (p->nodes[i].op == WN_DATETIME)
 			return "date_trunc, extract and date_part run on the CPU driver only";
+		if (p->nodes[i].type == WT_NUMERIC)
+			return "numeric expressions run on the CPU driver only";
+	}
 	/* arguments precede their node (validated): depth in one pass */
 	for (i = 0; i < p->nnodes; i++)
 	{

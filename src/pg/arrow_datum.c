@@ -302,8 +302,9 @@ arrow_datum_conv_create(const ArrowField *field, Oid typid, int32 typmod,
 
 /* ------------------------------------------------------------ conversion */
 
-static Datum
-int128_to_numeric(__int128 v, int scale)
+/* v * 10^-scale as a numeric of display scale `scale` (>= 0) */
+Datum
+pgwarp_int128_to_numeric(__int128 v, int scale)
 {
 	char		buf[64];
 	char	   *p = buf + sizeof(buf);
@@ -468,8 +469,8 @@ convert_value(ArrowDatumConv *conv, const ArrowArray *a, int64 i, bool *isnull)
 			return Int64GetDatum(arrow_get_int(a, i));
 		case CONV_INT_NUMERIC:
 			if (!t->is_signed && t->bit_width == 64)
-				return int128_to_numeric((__int128) arrow_get_uint64(a, i), 0);
-			return int128_to_numeric((__int128) arrow_get_int(a, i), 0);
+				return pgwarp_int128_to_numeric((__int128) arrow_get_uint64(a, i), 0);
+			return pgwarp_int128_to_numeric((__int128) arrow_get_int(a, i), 0);
 		case CONV_FLOAT4:
 			return Float4GetDatum((float4) arrow_get_double(a, i));
 		case CONV_FLOAT8:
@@ -481,7 +482,7 @@ convert_value(ArrowDatumConv *conv, const ArrowArray *a, int64 i, bool *isnull)
 				__int128	v;
 
 				memcpy(&v, p, sizeof(v));
-				return int128_to_numeric(v, t->dec_scale);
+				return pgwarp_int128_to_numeric(v, t->dec_scale);
 			}
 		case CONV_BOOL:
 			return BoolGetDatum(arrow_get_bit(a->values, a->offset + i));

@@ -33,6 +33,9 @@ pgwarp_numeric_typmod(int32 typmod, int *precision, int *scale)
 	return true;
 }
 
+/* arrow_datum.c: v * 10^-scale as a numeric of display scale `scale` */
+extern Datum pgwarp_int128_to_numeric(__int128 v, int scale);
+
 /* arrow_pg.c: the Arrow library inside a backend */
 extern const ArrowAllocator *pgwarp_arrow_allocator(void);
 extern void pgwarp_arrow_open_file(ArrowFile *file, const char *path, int *fd_out);

@@ -89,6 +89,7 @@ extern int	warp_compile_group_key(WarpBuilder *b, Expr *expr);
 extern int	warp_group_key_numeric_scale(Expr *expr);
 extern int	warp_group_key_text_column(const WarpProgram *p, int node);
 /* a numeric(p <= 18, s) column as an aggregate argument (unscaled int8) */
+extern int	warp_compile_numeric_arg(WarpBuilder *b, Expr *expr, int *scale);
 extern int	warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale);
 /* engine type of a PostgreSQL type; false if the engine has none */
 extern bool warp_type_of(Oid typid, WarpType *t);

@@ -230,6 +230,225 @@ warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale)
 	return n;
 }
 
+/*
+ * A numeric expression of the fact table in 128-bit fixed point (see
+ * warp_program.h): numeric(p <= 18, s) columns, numeric constants of at
+ * most 18 significant digits, integers cast to numeric, + - * and unary
+ * minus.  Each node's display scale is PostgreSQL's (columns: their
+ * declared scale, as every stored value has it; constants: their own
+ * display scale; + and -: the larger; *: the sum), and *intd bounds its
+ * integer digits (|value| < 10^intd), so a node whose intd + scale could
+ * pass 38 digits is refused here and the engine's arithmetic can never
+ * overflow where PostgreSQL's exact numeric would not.  Returns the node,
+ * or -1 with why_not.
+ */
+static int
+compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
+{
+	int			n;
+
+	check_stack_depth();
+	while (IsA(expr, RelabelType))
+		expr = ((RelabelType *) expr)->arg;
+	if (exprType((Node *) expr) != NUMERICOID)
+		return refuse(b, "numeric expression of another type");
+	switch (nodeTag(expr))
+	{
+		case T_Var:
+			{
+				Var		   *v = (Var *) expr;
+				int			p,
+							sc,
+							c;
+
+				if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
+					return refuse(b, "column of another relation or a system column");
+				if (!pgwarp_numeric_typmod(v->vartypmod, &p, &sc))
+					return refuse(b, "numeric column without a declared precision and scale");
+				if (p > 18 || sc < 0 || sc > p)
+					return refuse(b, "numeric column of more than 18 digits or a negative scale");
+				c = column_index(b, v->varattno, WT_INT8);
+				b->cols[c].decimal = 1;
+				b->cols[c].scale = (uint8) sc;
+				b->cols[c].precision = (uint8) p;
+				n = add_node(b, WN_COL, WT_NUMERIC);
+				b->nodes[n].a = c;
+				b->nodes[n].scale = (uint8) sc;
+				*intd = p - sc;
+				return n;
+			}
+		case T_Const:
+			{
+				Const	   *c = (Const *) expr;
+				char	   *str,
+						   *q;
+				int64		v = 0;
+				int			digits = 0,
+							ints = 0,
+							sc = 0;
+				bool		neg = false,
+							frac = false;
+
+				n = add_node(b, WN_CONST, WT_NUMERIC);
+				*intd = 0;
+				if (c->constisnull)
+				{
+					b->nodes[n].flags |= WARP_NODE_NULL;
+					return n;
+				}
+				if (numeric_is_nan(DatumGetNumeric(c->constvalue)) ||
+					numeric_is_inf(DatumGetNumeric(c->constvalue)))
+					return refuse(b, "NaN or infinite numeric constant");
+				/* numeric_out writes exactly the display scale's digits */
+				str = DatumGetCString(DirectFunctionCall1(numeric_out, c->constvalue));
+				for (q = str; *q; q++)
+				{
+					if (*q == '-')
+						neg = true;
+					else if (*q == '.')
+						frac = true;
+					else if (*q >= '0' && *q <= '9')
+					{
+						if (v == 0 && *q == '0' && !frac)
+							continue;	/* leading zeros */
+						if (++digits > 18)
+							return refuse(b, "numeric constant of more than 18 digits");
+						v = v * 10 + (*q - '0');
+						if (frac)
+							sc++;
+						else
+							ints++;
+					}
+					else
+						return refuse(b, "numeric constant the engine cannot read");
+				}
+				if (sc > 38)
+					return refuse(b, "numeric constant of more than 38 decimals");
+				b->nodes[n].ival = neg ? -v : v;
+				b->nodes[n].scale = (uint8) sc;
+				*intd = ints;
+				return n;
+			}
+		case T_FuncExpr:
+			{
+				FuncExpr   *fe = (FuncExpr *) expr;
+				int			a,
+							d;
+
+				switch (fe->funcid)
+				{
+					case F_NUMERIC_INT2: d = 5; break;
+					case F_NUMERIC_INT4: d = 10; break;
+					case F_NUMERIC_INT8: d = 19; break;
+					default:
+						return refuse(b, "numeric function other than a cast from an integer");
+				}
+				if ((a = warp_compile_expr(b, linitial(fe->args))) < 0)
+					return -1;
+				n = add_node(b, WN_CAST, WT_NUMERIC);
+				b->nodes[n].a = a;
+				*intd = d;
+				return n;
+			}
+		case T_OpExpr:
+			{
+				OpExpr	   *op = (OpExpr *) expr;
+				Oid			fn = OidIsValid(op->opfuncid) ? op->opfuncid : get_opcode(op->opno);
+				int			a,
+							bb,
+							da,
+							db,
+							sa,
+							sb,
+							sub,
+							sc,
+							d;
+
+				if (fn == F_NUMERIC_UPLUS && list_length(op->args) == 1)
+					return compile_numeric(b, linitial(op->args), intd);
+				if (fn == F_NUMERIC_UMINUS && list_length(op->args) == 1)
+				{
+					if ((a = compile_numeric(b, linitial(op->args), intd)) < 0)
+						return -1;
+					n = add_node(b, WN_NEG, WT_NUMERIC);
+					b->nodes[n].a = a;
+					b->nodes[n].scale = b->nodes[a].scale;
+					return n;
+				}
+				switch (fn)
+				{
+					case F_NUMERIC_ADD: sub = WARP_ARITH_ADD; break;
+					case F_NUMERIC_SUB: sub = WARP_ARITH_SUB; break;
+					case F_NUMERIC_MUL: sub = WARP_ARITH_MUL; break;
+					default:
+						return refuse(b, "numeric operator other than + - * (division is never offloaded)");
+				}
+				if (list_length(op->args) != 2 ||
+					(a = compile_numeric(b, linitial(op->args), &da)) < 0 ||
+					(bb = compile_numeric(b, lsecond(op->args), &db)) < 0)
+					return -1;
+				sa = b->nodes[a].scale;
+				sb = b->nodes[bb].scale;
+				if (sub == WARP_ARITH_MUL)
+				{
+					sc = sa + sb;
+					d = da + db;
+				}
+				else
+				{
+					sc = Max(sa, sb);
+					d = Max(da, db) + 1;
+				}
+				if (d + sc > 38)
+					return refuse(b, "numeric expression that could exceed 38 digits (from the columns' declared precisions)");
+				n = add_node(b, WN_ARITH, WT_NUMERIC);
+				b->nodes[n].sub = (uint8) sub;
+				b->nodes[n].a = a;
+				b->nodes[n].b = bb;
+				b->nodes[n].scale = (uint8) sc;
+				*intd = d;
+				return n;
+			}
+		default:
+			return refuse(b, "numeric expression the engine does not compute");
+	}
+}
+
+/* a comparison of two numeric expressions (numeric_cmp's semantics) */
+static int
+compile_numeric_cmp_general(WarpBuilder *b, OpExpr *op, int sub)
+{
+	int			a,
+				bb,
+				d,
+				n;
+
+	if ((a = compile_numeric(b, linitial(op->args), &d)) < 0 ||
+		(bb = compile_numeric(b, lsecond(op->args), &d)) < 0)
+		return -1;
+	n = add_node(b, WN_CMP, WT_BOOL);
+	b->nodes[n].sub = (uint8) sub;
+	b->nodes[n].a = a;
+	b->nodes[n].b = bb;
+	return n;
+}
+
+/*
+ * A numeric aggregate argument that is an expression, not a plain column
+ * (warp_compile_decimal_arg): a WT_NUMERIC node; *scale its display scale.
+ */
+int
+warp_compile_numeric_arg(WarpBuilder *b, Expr *expr, int *scale)
+{
+	int			d,
+				n;
+
+	if ((n = compile_numeric(b, expr, &d)) < 0)
+		return -1;
+	*scale = b->nodes[n].scale;
+	return n;
+}
+
 /* a constant node holding a Datum of type typid */
 static int
 const_node(WarpBuilder *b, Oid typid, Datum value, bool isnull)
@@ -520,7 +739,7 @@ compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 	c = (Const *) (swapped ? l : r);
 	col = swapped ? r : l;
 	if (!IsA(c, Const) || !IsA(col, Var))
-		return -2;
+		return compile_numeric_cmp_general(b, op, sub);
 	if (swapped)				/* c op X == X op' c */
 		sub = sub == WARP_CMP_LT ? WARP_CMP_GT : sub == WARP_CMP_LE ? WARP_CMP_GE :
 			sub == WARP_CMP_GT ? WARP_CMP_LT : sub == WARP_CMP_GE ? WARP_CMP_LE : sub;
@@ -874,11 +1093,23 @@ warp_compile_group_key(WarpBuilder *b, Expr *expr)
 		e = ((RelabelType *) e)->arg;
 	if (IsA(e, Var) && (((Var *) e)->vartype == TEXTOID || ((Var *) e)->vartype == VARCHAROID))
 		return compile_text_key(b, (Var *) e, exprCollation((Node *) expr));
+	if (IsA(e, Var) && ((Var *) e)->vartype == NUMERICOID)
+	{
+		int			scale;
+
+		/*
+		 * numeric(p <= 18, s): its unscaled int8 (every value has scale s,
+		 * so equal numerics have equal unscaled values)
+		 */
+		return warp_compile_decimal_arg(b, e, &scale);
+	}
 	b->numeric_root = true;
 	b->depth = 0;
 	n = warp_compile_expr(b, expr);
 	b->numeric_root = false;
 	b->depth = depth;
+	if (n >= 0 && b->nodes[n].type == WT_NUMERIC)
+		return refuse(b, "numeric expression as a group key");
 	return n;
 }
 
@@ -889,6 +1120,19 @@ warp_group_key_numeric_scale(Expr *expr)
 	FuncExpr   *fe = (FuncExpr *) expr;
 	int			field;
 
+	while (IsA(expr, RelabelType))
+		expr = ((RelabelType *) expr)->arg;
+	if (IsA(expr, Var))
+	{
+		int			p,
+					s;
+
+		/* a numeric(p <= 18, s) column: its unscaled values */
+		if (!pgwarp_numeric_typmod(((Var *) expr)->vartypmod, &p, &s))
+			return -1;
+		return s;
+	}
+	fe = (FuncExpr *) expr;
 	if (!IsA(expr, FuncExpr) ||
 		(fe->funcid != F_EXTRACT_TEXT_DATE && fe->funcid != F_EXTRACT_TEXT_TIMESTAMP) ||
 		!IsA(linitial(fe->args), Const) ||
@@ -1117,6 +1361,14 @@ compile_expr(WarpBuilder *b, Expr *expr)
 			v = ExecEvalExprSwitchContext(es, b->econtext, &isnull);
 		}
 		return const_node(b, exprType((Node *) expr), v, isnull);
+	}
+	if (exprType((Node *) expr) == NUMERICOID &&
+		!(IsA(expr, FuncExpr) && (((FuncExpr *) expr)->funcid == F_EXTRACT_TEXT_DATE ||
+								  ((FuncExpr *) expr)->funcid == F_EXTRACT_TEXT_TIMESTAMP)))
+	{
+		int			d;
+
+		return compile_numeric(b, expr, &d);
 	}
 	switch (nodeTag(expr))
 	{

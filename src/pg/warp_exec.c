@@ -520,7 +520,11 @@ build_program(WarpScanState *ws)
 		{
 			int			scale;
 
-			a->arg = warp_compile_decimal_arg(&b, (Expr *) lsecond(ai), &scale);
+			/* a numeric column as its unscaled int8, else an expression */
+			if (IsA(lsecond(ai), Var))
+				a->arg = warp_compile_decimal_arg(&b, (Expr *) lsecond(ai), &scale);
+			else
+				a->arg = warp_compile_numeric_arg(&b, (Expr *) lsecond(ai), &scale);
 			if (a->arg < 0)
 				elog(ERROR, "pg_warp: could not build the program: %s", b.why_not);
 		}
@@ -530,6 +534,12 @@ build_program(WarpScanState *ws)
 			COMPILE(a->filter, lthird(ai));
 		if (a->kind != WA_COUNT_STAR)
 			warp_type_of((Oid) intVal(lfourth(ai)), &t);
+		if (a->arg >= 0 && b.nodes[a->arg].type == WT_NUMERIC)
+		{
+			t = WT_NUMERIC;
+			if (a->kind == WA_SUM_INT8)
+				a->kind = WA_SUM_NUMERIC;
+		}
 		a->type = t;
 	}
 #undef COMPILE
@@ -562,6 +572,15 @@ report_load_error(WarpScanState *ws, WarpLoadStatus ls, int bad_col, int64 bad_r
 						ws->prog.cols[bad_col].type == WT_DATE ? "date" : "timestamp", col),
 				 errdetail("Arrow file \"%s\", record batch %d, row %lld.",
 						   path, ws->scan.cur_batch, (long long) bad_row)));
+	if (ls == WARP_LOAD_PRECISION)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("value in column \"%s\" has more digits than numeric(%d,%d) allows",
+						col, ws->prog.cols[bad_col].precision, ws->prog.cols[bad_col].scale),
+				 errdetail("Arrow file \"%s\", record batch %d, row %lld.",
+						   path, ws->scan.cur_batch, (long long) bad_row),
+				 errhint("pg_warp's numeric arithmetic relies on the declared precision; "
+						 "set pg_warp.enabled = off to compute with the file's values.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("pg_warp's engine cannot read column \"%s\" of Arrow file \"%s\" as declared",
@@ -1033,18 +1052,6 @@ int8_sum_state(int64 n, warp_int128 sum)
 	return PointerGetDatum(pq_endtypsend(&buf));
 }
 
-/* the scale s of a numeric(p, s) aggregate argument (a Var) */
-static int
-numeric_arg_scale(List *ai)
-{
-	int			p,
-				s;
-
-	if (!pgwarp_numeric_typmod(((Var *) lsecond(ai))->vartypmod, &p, &s))
-		elog(ERROR, "pg_warp: numeric aggregate argument without a scale");
-	return s;
-}
-
 /*
  * sum(numeric) and avg(numeric) keep an internal state (NumericAggState);
  * their partial Aggref carries it as PostgreSQL 15's numeric_avg_serialize
@@ -1057,26 +1064,35 @@ numeric_arg_scale(List *ai)
  * no NaN or infinity.
  */
 static Datum
-numeric_sum_state(int64 n, warp_int128 sum, int scale)
+numeric_sum_state(int64 n, bool neg, const uint64 mag_in[3], int scale)
 {
-	unsigned __int128 mag = sum < 0 ? -(unsigned __int128) sum : (unsigned __int128) sum;
-	char		dec[64];
+	uint64		mag[3] = {mag_in[0], mag_in[1], mag_in[2]};	/* most significant first */
+	char		dec[128];
 	int			len = 0,
 				pad = (4 - scale % 4) % 4,
 				ngroups,
 				first,
 				nd,
 				i;
-	int16		digits[20];
+	int16		digits[32];
 	StringInfoData buf;
 
-	/* decimal digits of the magnitude, then pad zeros so that the
-	 * fraction is whole base-10000 digits */
+	Assert(scale >= 0 && scale <= 38);
+	/* decimal digits of the 192-bit magnitude (at most 58), then pad
+	 * zeros so that the fraction is whole base-10000 digits */
 	do
 	{
-		dec[len++] = '0' + (int) (mag % 10);
-		mag /= 10;
-	} while (mag != 0);
+		unsigned __int128 r = 0;
+
+		for (i = 0; i < 3; i++)
+		{
+			unsigned __int128 cur = (r << 64) | mag[i];
+
+			mag[i] = (uint64) (cur / 10);
+			r = cur % 10;
+		}
+		dec[len++] = '0' + (int) r;
+	} while (mag[0] != 0 || mag[1] != 0 || mag[2] != 0);
 	while (len < scale + 1)
 		dec[len++] = '0';		/* at least one integer digit */
 	/* dec[] holds the digits least significant first; shift in the pad */
@@ -1109,7 +1125,7 @@ numeric_sum_state(int64 n, warp_int128 sum, int scale)
 	/* sumX */
 	pq_sendint32(&buf, nd);
 	pq_sendint32(&buf, nd > 0 ? nd - 1 - (scale + pad) / 4 : 0);	/* weight */
-	pq_sendint32(&buf, sum < 0 ? WARP_NUMERIC_NEG : WARP_NUMERIC_POS);
+	pq_sendint32(&buf, neg ? WARP_NUMERIC_NEG : WARP_NUMERIC_POS);
 	pq_sendint32(&buf, n > 0 ? scale : 0);	/* dscale */
 	for (i = nd - 1; i >= 0; i--)
 		pq_sendint16(&buf, digits[i]);
@@ -1119,6 +1135,47 @@ numeric_sum_state(int64 n, warp_int128 sum, int scale)
 	pq_sendint64(&buf, 0);		/* pInfcount */
 	pq_sendint64(&buf, 0);		/* nInfcount */
 	return PointerGetDatum(pq_endtypsend(&buf));
+}
+
+/* numeric_sum_state of a signed 128-bit sum */
+static Datum
+numeric_sum_state128(int64 n, warp_int128 sum, int scale)
+{
+	unsigned __int128 m = sum < 0 ? -(unsigned __int128) sum : (unsigned __int128) sum;
+	uint64		mag[3] = {0, (uint64) (m >> 64), (uint64) m};
+
+	return numeric_sum_state(n, sum < 0, mag, scale);
+}
+
+/* numeric_sum_state of a 192-bit two's complement sum (WA_SUM_NUMERIC) */
+static Datum
+numeric_sum_state192(int64 n, const WarpAggState *s, int scale)
+{
+	uint64		mag[3] = {(uint64) s->wide_top, (uint64) s->wide_hi, s->wide_lo};
+	bool		neg = s->wide_top < 0;
+
+	if (neg)
+	{
+		/* negate: invert and add one */
+		mag[0] = ~mag[0];
+		mag[1] = ~mag[1];
+		mag[2] = ~mag[2];
+		if (++mag[2] == 0 && ++mag[1] == 0)
+			++mag[0];
+	}
+	return numeric_sum_state(n, neg, mag, scale);
+}
+
+/* the display scale of numeric aggregate a's argument, as the program has it */
+static int
+agg_numeric_scale(WarpScanState *ws, int a)
+{
+	const WarpNode *nd = &ws->prog.nodes[ws->prog.aggs[a].arg];
+
+	if (nd->type == WT_NUMERIC)
+		return nd->scale;
+	Assert(nd->op == WN_COL && ws->prog.cols[nd->a].decimal);
+	return ws->prog.cols[nd->a].scale;
 }
 
 /* the transition state of aggregate a for group g */
@@ -1152,8 +1209,10 @@ agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
 				return Float4GetDatum((float4) s->fval);
 			if (argtype == FLOAT8OID)
 				return Float8GetDatum(s->fval);
+			if (argtype == NUMERICOID && ws->prog.aggs[a].type == WT_NUMERIC)
+				return NumericGetDatum(pgwarp_int128_to_numeric(warp_agg_wide(s), agg_numeric_scale(ws, a)));
 			if (argtype == NUMERICOID)
-				return NumericGetDatum(int64_div_fast_to_numeric(s->ival, numeric_arg_scale(ai)));
+				return NumericGetDatum(int64_div_fast_to_numeric(s->ival, agg_numeric_scale(ws, a)));
 			return engine_value_datum(s->ival, argtype);
 		case WA_SUM_FLOAT:
 			*isnull = s->count == 0;
@@ -1161,8 +1220,10 @@ agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
 				: Float8GetDatum(s->fval);
 		case WA_SUM_INT8:
 			if (argtype == NUMERICOID)
-				return numeric_sum_state(s->count, warp_agg_wide(s), numeric_arg_scale(ai));
+				return numeric_sum_state128(s->count, warp_agg_wide(s), agg_numeric_scale(ws, a));
 			return int8_sum_state(s->count, warp_agg_wide(s));
+		case WA_SUM_NUMERIC:
+			return numeric_sum_state192(s->count, s, agg_numeric_scale(ws, a));
 		case WA_AVG_FLOAT:
 			/* float8_accum's state: float8[3] {N, Sx, Sxx} */
 			d[0] = Float8GetDatum((float8) s->count);

@@ -700,7 +700,8 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 				int			scale;
 
 				warp_builder_init(&b, si->fact->relid, NULL);
-				if (warp_compile_decimal_arg(&b, arg, &scale) < 0)
+				if ((IsA(arg, Var) ? warp_compile_decimal_arg(&b, arg, &scale) :
+					 warp_compile_numeric_arg(&b, arg, &scale)) < 0)
 					return not_offloaded(psprintf("aggregate argument: %s", b.why_not));
 			}
 			else if (!check_fact_expr(si, arg, &why))
@@ -741,6 +742,10 @@ cpu_only_walker(Node *node, void *context)
 	if (IsA(node, Var) && (((Var *) node)->vartype == NUMERICOID ||
 						   ((Var *) node)->vartype == TEXTOID ||
 						   ((Var *) node)->vartype == VARCHAROID))
+		return true;
+	/* numeric arithmetic, constants and casts */
+	if ((IsA(node, Const) || IsA(node, OpExpr) || IsA(node, FuncExpr)) &&
+		exprType(node) == NUMERICOID)
 		return true;
 	if (IsA(node, FuncExpr))
 	{

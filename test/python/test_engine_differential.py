@@ -14,7 +14,8 @@ WHERE; semi as EXISTS or IN; anti as NOT EXISTS; NOT IN, which stays
 PostgreSQL's), 0-3 group keys from dimension or fact
 columns and fact expressions (date_trunc, extract, a text column among
 them), 1-4
-aggregates of the kinds the engine computes (numeric columns included),
+aggregates of the kinds the engine computes (numeric columns and numeric
+arithmetic included),
 comparisons of numeric and text columns with constants (text: =, <>,
 IN, NOT IN, [NOT] LIKE), date_part in float
 expressions, FILTER, HAVING, ORDER BY all keys + LIMIT) each run
@@ -383,10 +384,12 @@ class Gen:
                     return "f.tx %sLIKE '%s'" % (self.pick("", "NOT "), self.pick(*LIKE_PATTERNS))
                 vals = [lit() for _ in range(self.rng.randint(1, 3))] + (["NULL"] if self.chance(0.2) else [])
                 return "f.tx %sIN (%s)" % (self.pick("", "NOT "), ", ".join(vals))
-            if r < 0.90:
+            if r < 0.86:
                 return "f.%s %s %s" % (self.pick("m2", "m0"), self.cmp(), self.pick(
                     "0", "1", "-1", "100.5", "100.505", "-0.01", "12345.67", "999999999999999998",
                     "%d.%02d" % (self.rng.randint(-1000000, 1000000), self.rng.randint(0, 99))))
+            if r < 0.90:
+                return "%s %s %s" % (self.numeric_expr(), self.cmp(), self.numeric_expr())
             return "f.ts %s %s" % (self.cmp(), self.ts_const())
         r = rng.random()
         if r < 0.22:
@@ -510,12 +513,26 @@ class Gen:
             fn = self.pick("min", "max")
             a, name = "%s(%s)" % (fn, self.ts_expr(depth)), fn
         else:
-            # numeric columns: sum/avg exact, min/max/count
+            # numeric columns and expressions: sum/avg exact, min/max/count
             fn = self.pick("sum", "avg", "min", "max", "count", "sum")
-            a, name = "%s(f.%s)" % (fn, self.pick("m2", "m0")), "num" + fn
+            arg = "f.%s" % self.pick("m2", "m0") if self.chance(0.5) else self.numeric_expr()
+            a, name = "%s(%s)" % (fn, arg), "num" + fn
         if self.chance(0.25):
             a += " FILTER (WHERE %s)" % self.bool_expr(rng.randint(0, 2))
         return a, name
+
+    def numeric_expr(self, depth=2):
+        """numeric arithmetic (+ - * unary minus, integer casts, constants);
+        some products of m0 pass 38 digits and stay PostgreSQL's"""
+        r = self.rng.random()
+        if depth == 0 or r < 0.35:
+            return self.pick("f.m2", "f.m0", "f.m2", "f.i4::numeric", "f.i2::numeric",
+                             "1.5", "-0.25", "100", "0.001")
+        a = self.numeric_expr(depth - 1)
+        b = self.numeric_expr(depth - 1)
+        if r < 0.45:
+            return "(-%s)" % a
+        return "(%s %s %s)" % (a, self.pick("+", "-", "*"), b)
 
     def fact_key(self):
         return self.pick(
@@ -533,6 +550,7 @@ class Gen:
             lambda: "extract(%s FROM f.ts)" % self.pick(*TS_UNITS),
             lambda: "extract(%s FROM f.d)" % self.pick(*DATE_UNITS),
             lambda: "f.tx",
+            lambda: "f.m2",
         )()
 
     def query(self):

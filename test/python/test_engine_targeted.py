@@ -1678,8 +1678,7 @@ def test_numeric_aggregates(mk):
     PostgreSQL its own numeric_avg_serialize state.  Every display scale
     modulo 4 (the base-10000 digit boundary), NULL-only and empty groups,
     18-digit values whose sums pass 2^63, joins, FILTER and HAVING; wider
-    numerics, unconstrained numeric and numeric arithmetic stay
-    PostgreSQL's."""
+    numerics and unconstrained numeric stay PostgreSQL's."""
     from decimal import Decimal as Dec
     n = 3000
     big = 999999999999999999
@@ -1730,14 +1729,11 @@ def test_numeric_aggregates(mk):
         check(s, "SELECT g, count(*), sum(a2), max(a0) FROM f WHERE %s GROUP BY g" % cond)
     check(s, "SELECT count(*) FROM f WHERE a2 = 1.00", expect=lambda r: r[0][0] >= 20)
     check(s, "SELECT count(*) FROM f WHERE a2 = 1.001", expect=lambda r: r[0][0] == 0)
-    # not offloaded: the engine has no numeric arithmetic, no comparisons
-    # between numeric columns, constants beyond 18 digits or NaN, no
-    # numeric group keys
-    check(s, "SELECT sum(a2 * 2) FROM f", offload=False)
-    check(s, "SELECT count(*) FROM f WHERE a2 > a1", offload=False)
+    # numeric arithmetic, comparisons between numeric columns and numeric
+    # group keys: test_numeric_arithmetic; constants beyond 18 digits or
+    # NaN stay PostgreSQL's
     check(s, "SELECT count(*) FROM f WHERE a0 > 1e20", offload=False)
     check(s, "SELECT count(*) FROM f WHERE a2 < 'NaN'", offload=False)
-    check(s, "SELECT a1, count(*) FROM f GROUP BY a1", offload=False)
     # wider than 18 digits, or no declared precision: PostgreSQL's plan
     s2 = mk("wide")
     s2.table("f", [("g", "int4"), ("w", "numeric(30,4)")],
@@ -1749,6 +1745,109 @@ def test_numeric_aggregates(mk):
                  % s2.files["f"])
     plan = plan_of(conn, "SELECT g, sum(w) FROM fu GROUP BY g")
     assert "WarpPreAgg" not in plan, plan
+
+
+def test_numeric_arithmetic(mk):
+    """numeric + - * and unary minus in 128-bit fixed point, integers cast
+    to numeric, comparisons between numeric expressions, numeric group
+    keys: PostgreSQL's display scales (sum of the scales for *, the larger
+    for + and -), exact sums of products that pass 2^127 (192-bit sums),
+    min/max of products, NULLs, FILTER, joins; equal to the heap, on 1 and
+    4 threads.  Expressions that could pass 38 digits (from the declared
+    precisions), division, rounding and numeric CASE stay PostgreSQL's."""
+    from decimal import Decimal as Dec
+    big = 999999999999999999
+    rows = []
+    for i in range(4000):
+        g = i % 7
+        rows.append((
+            i, g, i % 40,
+            None if i % 11 == 0 else Dec(((i * 7919) % 2000001) - 1000000) / 100,
+            None if i % 13 == 1 else Dec((i * 31) % 10000) / 100,
+            None if i % 9 == 4 else Dec(((i * 104729) % 2000001) - 1000000) / 10 ** 5,
+            Dec((big if i % 2 else -big) if g == 3 else (i * 37 - 50000)),
+            None if i % 17 == 5 else Dec((i * 13) % 1999 - 999) / 10,
+            (i * 7) % 1000 - 500,
+            None if i % 19 == 0 else (i * 7919) % 2 ** 40 - 2 ** 39,
+        ))
+    # 300 rows of (10^18 - 1)^2 in group 6: the sum of a0 * a0 passes 2^127
+    for j in range(300):
+        rows.append((5000 + j, 6, 1, Dec("1.00"), Dec("0.50"), Dec("0.00001"), Dec(big), Dec("0.5"), 1, 1))
+    cols = [("id", "int4"), ("g", "int4"), ("k", "int4"), ("a2", "numeric(12,2)"), ("q", "numeric(5,2)"),
+            ("a5", "numeric(15,5)"), ("a0", "numeric(18,0)"), ("a1", "numeric(5,1)"), ("i4", "int4"),
+            ("i8", "int8")]
+    s = mk()
+    s.table("f", cols, rows, batch_rows=900)
+    s.table("d", [("k", "int4"), ("name", "text")], [(k, "n%d" % (k % 6)) for k in range(0, 40, 2)],
+            arrow=False)
+    aggs = ("sum(a2 * q), avg(a2 * (1 - q)), min(a2 * q), max(a2 - q), count(a2 + a5), sum(-a2), "
+            "sum(a2 * (1 - q) * (1 + q)), avg(a5 * a1), sum(a0 * a0), avg(a0 * a0), min(-a0 * a0), "
+            "max(a0 * 2.5), sum(i4 * q), sum(i8::numeric * a2), sum(a2 + 0.001), avg(+a1 - 100), "
+            "sum(a0 - a2 + a5)")
+    conn = s.conn
+    for threads in ("1", "4"):
+        conn.execute("SET pg_warp.cpu_threads = " + threads)
+        try:
+            check(s, "SELECT " + aggs + " FROM f", expect=nonempty)
+            check(s, "SELECT g, " + aggs + " FROM f GROUP BY g",
+                  expect=lambda r: any(row[0] == 6 and row[9] is not None and row[9] > 2 ** 127 for row in r))
+            check(s, "SELECT g, " + aggs + " FROM f WHERE id < 0 GROUP BY g", expect=lambda r: r == [])
+        finally:
+            conn.execute("RESET pg_warp.cpu_threads")
+    for cond in ("a2 > a5", "a2 * q > 1000.5", "a2 + 1.5 >= a0", "a1 = q", "a1 <> q * 2",
+                 "-a2 < a5 - 10", "i4::numeric * 0.01 > a1", "a2 * q IS NULL", "a2 - a2 = 0",
+                 "a0 * a0 > 100000000000000000", "a5 * 100000 = a0"):
+        check(s, "SELECT g, count(*), sum(a2 * q) FROM f WHERE %s GROUP BY g" % cond)
+    check(s, "SELECT count(*) FROM f WHERE a2 * q > 1000.5", expect=lambda r: r[0][0] > 100)
+    check(s, "SELECT g, sum(a2 * q) FILTER (WHERE a5 > a1), count(*) FILTER (WHERE a2 * 2 < q) FROM f "
+             "GROUP BY g HAVING sum(a2 * q) > 0", expect=nonempty)
+    check(s, "SELECT d.name, sum(f.a2 * f.q), max(f.a5 - f.a1) FROM f JOIN d ON f.k = d.k GROUP BY d.name",
+          expect=nonempty)
+    # numeric columns as group keys (their unscaled values)
+    check(s, "SELECT a1, count(*), sum(a2 * q) FROM f GROUP BY a1", expect=lambda r: len(r) > 100)
+    check(s, "SELECT q, a1, max(a0) FROM f WHERE q < 1 GROUP BY q, a1", expect=nonempty)
+    check(s, "SELECT g, count(DISTINCT a1) FROM f GROUP BY g", expect=nonempty)
+    # PostgreSQL's plan: 54 digits, division, rounding, CASE, a product as a key
+    check(s, "SELECT sum(a0 * a0 * a0) FROM f", offload=False, expect=nonempty)
+    check(s, "SELECT sum(a2 / 3) FROM f", offload=False)
+    check(s, "SELECT sum(round(a2 * q, 1)) FROM f", offload=False)
+    check(s, "SELECT sum(CASE WHEN g > 2 THEN a2 ELSE q END) FROM f", offload=False)
+    check(s, "SELECT a2 * q, count(*) FROM f GROUP BY 1", offload=False)
+    plan = plan_of(conn, "SELECT sum(a0 * a0 * a0) FROM %s.f" % s.w)
+    assert "WarpPreAgg" not in plan, plan
+
+
+def test_numeric_beyond_declared_precision(mk):
+    """A file whose numeric(12,2) column holds values of more digits than
+    declared: numeric expressions' bounds rest on the declared precision,
+    so the engine refuses to read such a value in one (22003, naming the
+    column, the file, the batch and the row) instead of risking a wrong
+    sum."""
+    from decimal import Decimal as Dec
+    vals = [1, 2, 10 ** 15, 3]      # unscaled: 0.01, 0.02, 10^13 (16 digits), 0.03
+    buf = b"".join(struct.pack("<qq", v, 0) for v in vals)
+    arr = pa.Array.from_buffers(pa.decimal128(12, 2), len(vals), [None, pa.py_buffer(buf)])
+    tab = pa.table({"g": pa.array([1, 1, 2, 2], pa.int32()), "p": arr})
+    s = mk()
+    s.table("f", [("g", "int4"), ("p", "numeric(12,2)")], [(1, Dec("0.01"))], arrow=False)
+    path = os.path.join(s.dir, "wide.arrow")
+    with ipc.new_file(path, tab.schema) as w:
+        w.write_table(tab)
+    os.chmod(path, 0o644)
+    conn = s.conn
+    set_side(conn, s.w, True)
+    conn.execute("CREATE FOREIGN TABLE fw (g int4, p numeric(12,2)) SERVER arrow_fdw OPTIONS (file '%s')"
+                 % path)
+    conn.execute("ANALYZE fw")
+    plan = plan_of(conn, "SELECT g, sum(p * p) FROM fw GROUP BY g")
+    assert "WarpPreAgg" in plan, plan
+    res = run(conn, "SELECT g, sum(p * p) FROM fw GROUP BY g")
+    assert res[0] == "error" and res[1] == "22003" and "numeric(12,2)" in res[2], res
+    # the whole message: file, batch and row
+    with pytest.raises(psycopg.Error) as e:
+        conn.execute("SELECT g, sum(p * p) FROM fw GROUP BY g").fetchall()
+    assert "wide.arrow" in e.value.diag.message_detail and "row 2" in e.value.diag.message_detail, \
+        e.value.diag.message_detail
 
 
 def test_date_trunc_extract_date_part(mk):

@@ -941,6 +941,9 @@ same_group(const WarpProgram *p, const WarpCpu *cpu, warp_int64 gi, const WarpRo
 			case WA_SUM_INT8:
 				ok = ok && c->wide_lo == w->wide_lo && c->wide_hi == w->wide_hi;
 				break;
+			case WA_SUM_NUMERIC:
+				ok = false;		/* never generated: the row evaluator refuses it */
+				break;
 			case WA_MIN:
 			case WA_MAX:
 				ok = ok && c->ival == w->ival &&
@@ -1069,6 +1072,8 @@ gen_program(Prog *g)
 			case WA_AVG_FLOAT:
 				ag->arg = gen_float(g, rn(2) ? WT_FLOAT8 : WT_FLOAT4, depth);
 				break;
+			case WA_SUM_NUMERIC:
+				break;			/* rn(9) never gives it */
 		}
 		if (ag->arg >= 0)
 			ag->type = g->nodes[ag->arg].type;
