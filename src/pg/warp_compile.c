@@ -720,7 +720,8 @@ compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 	bool		exact;
 	int64		f;
 
-	switch (op->opfuncid)
+	/* IN lists arrive as OpExprs made by compile_saop, without opfuncid */
+	switch (OidIsValid(op->opfuncid) ? op->opfuncid : get_opcode(op->opno))
 	{
 		case F_NUMERIC_EQ: sub = WARP_CMP_EQ; break;
 		case F_NUMERIC_NE: sub = WARP_CMP_NE; break;

@@ -1796,9 +1796,12 @@ def test_numeric_arithmetic(mk):
             conn.execute("RESET pg_warp.cpu_threads")
     for cond in ("a2 > a5", "a2 * q > 1000.5", "a2 + 1.5 >= a0", "a1 = q", "a1 <> q * 2",
                  "-a2 < a5 - 10", "i4::numeric * 0.01 > a1", "a2 * q IS NULL", "a2 - a2 = 0",
-                 "a0 * a0 > 100000000000000000", "a5 * 100000 = a0"):
+                 "a0 * a0 > 100000000000000000", "a5 * 100000 = a0", "q IN (0.5, 1.00, 12.34)",
+                 "a1 NOT IN (1.5, -2.0)", "a2 * q NOT IN (0.25, NULL)", "a1 * 2 IN (3, 5.0, 7.00)",
+                 "a2 * q BETWEEN SYMMETRIC 100 AND -100.5"):
         check(s, "SELECT g, count(*), sum(a2 * q) FROM f WHERE %s GROUP BY g" % cond)
     check(s, "SELECT count(*) FROM f WHERE a2 * q > 1000.5", expect=lambda r: r[0][0] > 100)
+    check(s, "SELECT count(*) FROM f WHERE q IN (0.5, 1.00, 12.34)", expect=lambda r: r[0][0] >= 300)
     check(s, "SELECT g, sum(a2 * q) FILTER (WHERE a5 > a1), count(*) FILTER (WHERE a2 * 2 < q) FROM f "
              "GROUP BY g HAVING sum(a2 * q) > 0", expect=nonempty)
     check(s, "SELECT d.name, sum(f.a2 * f.q), max(f.a5 - f.a1) FROM f JOIN d ON f.k = d.k GROUP BY d.name",
