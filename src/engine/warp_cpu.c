@@ -839,6 +839,38 @@ load_text_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 	return WARP_LOAD_OK;
 }
 
+/*
+ * A native column (WarpColumnSpec.native): int64 or double engine values
+ * as they are, and the validity bitmap.
+ */
+static WarpLoadStatus
+load_native_column(WarpCpu *x, int c, const warp_uint16 *sel, int n)
+{
+	const WarpColumnSpec *cs = &x->p->cols[c];
+	const ArrowArray *a = &x->bcols[c];
+	const ArrowType *t = &a->field->type;
+	bool		isfloat = WARP_TYPE_IS_FLOAT(cs->type);
+	warp_uint8 *nul = x->cn[c];
+	int			k;
+
+	if (a->field->has_dict || a->values == NULL || a->offset != 0 ||
+		(isfloat ? t->id != ARROW_TYPE_FLOAT || t->precision != ARROW_PRECISION_DOUBLE :
+		 t->id != ARROW_TYPE_INT || t->bit_width != 64 || !t->is_signed) ||
+		a->values_len < (x->vstart + x->vn) * 8)
+		return WARP_LOAD_UNSUPPORTED;
+	for (k = 0; k < n; k++)
+	{
+		int			i = sel[k];
+
+		nul[i] = arrow_is_null(a, x->vstart + i);
+		if (isfloat)
+			x->cf[c][i] = ((const double *) a->values)[x->vstart + i];
+		else
+			x->ci[c][i] = ((const warp_int64 *) a->values)[x->vstart + i];
+	}
+	return WARP_LOAD_OK;
+}
+
 static WarpLoadStatus
 load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 {
@@ -850,6 +882,8 @@ load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 	bool		dense = n == x->vn;	/* sel is 0 .. vn-1 */
 	int			k;
 
+	if (cs->native)
+		return load_native_column(x, c, sel, n);
 	if (cs->decimal)
 		return load_decimal_column(x, c, sel, n, bad);
 	if (cs->text)

@@ -240,6 +240,8 @@ warp_program_validate(const WarpProgram *p)
 			return "bad LIKE column";
 		if (c->text > WARP_TEXT_KEY)
 			return "bad text column";
+		if (c->native && (c->text || c->decimal))
+			return "native column of text or numeric";
 	}
 	for (i = 0; i < p->nquals; i++)
 		if (!node_ok(p, p->quals[i], p->nnodes) || !is_boolish(p, p->quals[i]))

@@ -146,6 +146,14 @@ typedef struct WarpColumnSpec
 	warp_uint8	scale;
 	warp_uint8	precision;
 	/*
+	 * native = 1: the column arrives as engine values, not as Arrow data:
+	 * an array of int64 (integer-like types, in PostgreSQL's own domain,
+	 * infinite dates and timestamps included) or of double (float types)
+	 * with an optional validity bitmap.  A heap fact table's columns come
+	 * so from the backend, which deforms its tuples (warp_exec.c).
+	 */
+	warp_uint8	native;
+	/*
 	 * text = WARP_TEXT_EQ: a text column (Utf8, LargeUtf8 or a dictionary of
 	 * them), type WT_INT8, whose value is which of the program's strings
 	 * [str_first, str_first + str_count) it equals byte for byte (0 ..

@@ -14,6 +14,7 @@
 
 bool		pgwarp_enabled = true;
 bool		pgwarp_enable_preagg = true;
+int			pgwarp_heap_min_rows = 100000;
 int			pgwarp_inner_hash_mem = 256 * 1024;	/* kB */
 int			pgwarp_cpu_threads = -1;
 bool		pgwarp_explain_stable = false;
@@ -82,6 +83,21 @@ pgwarp_define_gucs(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_warp.heap_min_rows",
+							"Smallest heap table pg_warp's engine takes as the fact "
+							"table of a query that reads no Arrow table.",
+							"The engine reads such a table through PostgreSQL's "
+							"table access method, tuple by tuple, and runs the "
+							"star join and aggregation on column vectors. -1 never "
+							"offloads heap fact tables.",
+							&pgwarp_heap_min_rows,
+							100000,
+							-1,
+							INT_MAX,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("pg_warp.inner_hash_mem",
 							"Largest total size of the dimension tables pg_warp "

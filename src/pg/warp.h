@@ -16,6 +16,7 @@
 
 /* GUCs (guc.c) */
 extern bool pgwarp_enable_preagg;
+extern int	pgwarp_heap_min_rows;
 extern int	pgwarp_inner_hash_mem;	/* kB */
 extern int	pgwarp_cpu_threads;		/* -1 = max_parallel_workers_per_gather + 1 */
 
@@ -58,6 +59,7 @@ typedef struct WarpBuilder
 	int			depth;			/* of the expression being compiled */
 	bool		qual_root;		/* compiling a qual: its root is depth 1 */
 	bool		fold_operands;	/* depth-2 operands of a qual's operator */
+	bool		native_columns;	/* a heap fact table: every column native */
 	bool		numeric_root;	/* compiling a group key: extract() may be
 								 * its root (warp_compile_group_key) */
 	List	   *text_consts;	/* WarpTextConst: strings of text columns */

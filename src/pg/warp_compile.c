@@ -174,6 +174,7 @@ new_column(WarpBuilder *b, AttrNumber attno, WarpType t)
 	}
 	b->col_attno[b->ncols] = attno;
 	memset(&b->cols[b->ncols], 0, sizeof(WarpColumnSpec));
+	b->cols[b->ncols].native = b->native_columns ? 1 : 0;
 	b->cols[b->ncols].type = t;
 	b->cols[b->ncols].field = -1;
 	return b->ncols++;

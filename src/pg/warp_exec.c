@@ -27,6 +27,7 @@
 #include "postgres.h"
 
 #include "access/table.h"
+#include "access/tableam.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/executor.h"
@@ -87,6 +88,8 @@ typedef struct WarpDim
 typedef struct WarpShared
 {
 	ArrowSharedScan scan;		/* batch claiming and scan counters */
+	Size		heap_pscan_off;	/* heap fact table: its ParallelTableScanDesc,
+								 * this many bytes from the start, or 0 */
 	/* the engine's counters, summed over the participants */
 	pg_atomic_uint64 rows_in;
 	pg_atomic_uint64 rows_filtered;
@@ -127,6 +130,9 @@ typedef struct WarpScanState
 	List	   *outmap;
 
 	Relation	fact_rel;
+	bool		heap;			/* a heap fact table (run_cpu_heap), not Arrow */
+	ParallelTableScanDesc heap_pscan;	/* parallel: the shared heap scan */
+	Size		heap_pscan_off;	/* leader: its offset in the DSM */
 	ArrowScanState scan;
 	int			ndims;
 	WarpDim    *dims;
@@ -466,6 +472,7 @@ build_program(WarpScanState *ws)
 	} while (0)
 
 	warp_builder_init(&b, ws->fact_relid, econtext);
+	b.native_columns = ws->heap;
 	memset(p, 0, sizeof(*p));
 	p->version = WARP_PROGRAM_VERSION;
 	p->nquals = list_length(ws->quals);
@@ -790,10 +797,156 @@ run_cpu_threads(WarpScanState *ws)
 	ws->emit_cpu = 0;
 }
 
+/*
+ * A heap fact table: PostgreSQL's table AM reads the tuples (a parallel
+ * scan's share of the pages under Gather) in this process, and they are
+ * deformed into column vectors of engine values -- int64 in PostgreSQL's
+ * own domain (infinite dates included), or double -- that the CPU driver
+ * reads as native columns, WARP_HEAP_BATCH rows at a time.
+ */
+#define WARP_HEAP_BATCH 16384
+
+static void
+run_cpu_heap(WarpScanState *ws)
+{
+	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
+	EState	   *estate = ws->css.ss.ps.state;
+	Relation	rel = ws->fact_rel;
+	int			ncols = ws->prog.ncols;
+	ArrowField *fields;
+	ArrowArray *cols;
+	uint8	  **valid;
+	int		   *nnull;
+	WarpJoinTable **tables;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	int			maxatt = 0,
+				n = 0,
+				c;
+
+	tables = build_join_tables(ws);
+	ws->cpu = warp_cpu_create(&ws->prog, tables, &ws->alloc);
+	if (ws->cpu == NULL)
+		report_status(WARP_ERR_OUT_OF_MEMORY);
+	fields = palloc0(sizeof(ArrowField) * Max(ncols, 1));
+	cols = palloc0(sizeof(ArrowArray) * Max(ncols, 1));
+	valid = palloc0(sizeof(uint8 *) * Max(ncols, 1));
+	nnull = palloc0(sizeof(int) * Max(ncols, 1));
+	for (c = 0; c < ncols; c++)
+	{
+		const WarpColumnSpec *cs = &ws->prog.cols[c];
+
+		Assert(cs->native);
+		if (WARP_TYPE_IS_FLOAT(cs->type))
+		{
+			fields[c].type.id = ARROW_TYPE_FLOAT;
+			fields[c].type.precision = ARROW_PRECISION_DOUBLE;
+		}
+		else
+		{
+			fields[c].type.id = ARROW_TYPE_INT;
+			fields[c].type.bit_width = 64;
+			fields[c].type.is_signed = true;
+		}
+		cols[c].field = &fields[c];
+		cols[c].values = palloc(sizeof(int64) * WARP_HEAP_BATCH);
+		cols[c].values_len = sizeof(int64) * WARP_HEAP_BATCH;
+		valid[c] = palloc(WARP_HEAP_BATCH / 8);
+		maxatt = Max(maxatt, ws->col_attno[c]);
+	}
+	slot = table_slot_create(rel, NULL);
+	if (ws->heap_pscan)
+		scan = table_beginscan_parallel(rel, ws->heap_pscan);
+	else
+		scan = table_beginscan(rel, estate->es_snapshot, 0, NULL);
+	MemoryContextSwitchTo(old);
+
+	for (;;)
+	{
+		bool		more = table_scan_getnextslot(scan, ForwardScanDirection, slot);
+
+		if (more)
+		{
+			slot_getsomeattrs(slot, maxatt);
+			for (c = 0; c < ncols; c++)
+			{
+				int			att = ws->col_attno[c] - 1;
+				Datum		d = slot->tts_values[att];
+				int64	   *iv = (int64 *) cols[c].values;
+
+				if (slot->tts_isnull[att])
+				{
+					valid[c][n >> 3] &= ~(1 << (n & 7));
+					nnull[c]++;
+					iv[n] = 0;
+					continue;
+				}
+				valid[c][n >> 3] |= 1 << (n & 7);
+				switch ((WarpType) ws->prog.cols[c].type)
+				{
+					case WT_BOOL:
+						iv[n] = DatumGetBool(d) ? 1 : 0;
+						break;
+					case WT_INT2:
+						iv[n] = DatumGetInt16(d);
+						break;
+					case WT_INT4:
+						iv[n] = DatumGetInt32(d);
+						break;
+					case WT_DATE:
+						iv[n] = DatumGetDateADT(d);
+						break;
+					case WT_FLOAT4:
+						((double *) iv)[n] = DatumGetFloat4(d);
+						break;
+					case WT_FLOAT8:
+						((double *) iv)[n] = DatumGetFloat8(d);
+						break;
+					default:	/* int8, timestamp, timestamptz */
+						iv[n] = DatumGetInt64(d);
+						break;
+				}
+			}
+			n++;
+		}
+		if (n == WARP_HEAP_BATCH || (!more && n > 0))
+		{
+			WarpLoadStatus ls;
+			int			bad_col = 0;
+			int64		bad_row = 0;
+			WarpStatus	st;
+
+			for (c = 0; c < ncols; c++)
+			{
+				cols[c].length = n;
+				cols[c].null_count = nnull[c];
+				cols[c].validity = nnull[c] > 0 ? valid[c] : NULL;
+				nnull[c] = 0;
+			}
+			st = warp_cpu_run_batch(ws->cpu, cols, n, NULL, &ls, &bad_col, &bad_row);
+			if (st != WARP_OK)
+				report_status(st);
+			if (ls != WARP_LOAD_OK)
+				elog(ERROR, "pg_warp: the engine could not read column %d of heap table \"%s\"",
+					 bad_col, RelationGetRelationName(rel));
+			n = 0;
+			CHECK_FOR_INTERRUPTS();
+		}
+		if (!more)
+			break;
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	warp_cpu_counters(ws->cpu, &ws->counters);
+	ws->groups = warp_cpu_ngroups(ws->cpu);
+}
+
 static void
 run_cpu(WarpScanState *ws)
 {
-	if (ws->nthreads > 1)
+	if (ws->heap)
+		run_cpu_heap(ws);
+	else if (ws->nthreads > 1)
 		run_cpu_threads(ws);
 	else
 		run_cpu_serial(ws);
@@ -1397,10 +1550,12 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 
 	ws->fact_rel = table_open(ws->fact_oid, AccessShareLock);
+	ws->heap = list_length(cs->custom_private) > 7 && intVal(list_nth(cs->custom_private, 7)) != 0;
 	foreach(lc, ws->fact_attrs)
 		attrs = bms_add_member(attrs, lfirst_int(lc) - FirstLowInvalidHeapAttributeNumber);
-	arrow_scan_begin(&ws->scan, ws->fact_rel, attrs, ws->quals, ws->fact_relid,
-					 &node->ss.ps, (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
+	if (!ws->heap)
+		arrow_scan_begin(&ws->scan, ws->fact_rel, attrs, ws->quals, ws->fact_relid,
+						 &node->ss.ps, (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
 	/* the CPU driver takes big batches in parts (arrow_scan.h) */
 	ws->scan.parts_per_batch = WARP_SCAN_PARTS;
 	/* under Gather each participant is one thread; else pg_warp.cpu_threads */
@@ -1434,7 +1589,8 @@ warp_rescan(CustomScanState *node)
 
 	foreach(lc, node->custom_ps)
 		ExecReScan(lfirst(lc));
-	arrow_scan_rescan(&ws->scan);
+	if (!ws->heap)
+		arrow_scan_rescan(&ws->scan);
 	MemoryContextReset(ws->engine_cxt);
 	ws->cpu = NULL;
 	ws->pool = NULL;
@@ -1506,7 +1662,12 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (buf.len)
 		ExplainPropertyText("Group Keys", buf.data, es);
 	ExplainPropertyInteger("Partial Aggregates", NULL, list_length(ws->agg_info), es);
-	arrow_scan_explain(&ws->scan, RelationGetDescr(ws->fact_rel), es);
+	if (ws->heap)
+	{
+		ExplainPropertyText("Fact Storage", "heap (PostgreSQL's table access method)", es);
+	}
+	else
+		arrow_scan_explain(&ws->scan, RelationGetDescr(ws->fact_rel), es);
 	if (es->analyze && ws->executed)
 	{
 		/* under Gather: every participant's, summed (groups are partial
@@ -1567,10 +1728,21 @@ warp_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 	 * no dimension then, so the DSM copy stays right for relaunched workers.
 	 */
 	ws->dims_shared_bytes = 0;
+	ws->heap_pscan_off = 0;
 	for (i = 0; i < ws->ndims; i++)
 		if (!bms_is_empty(ws->dims[i].ps->plan->extParam) ||
 			!bms_is_empty(ws->dims[i].ps->plan->allParam))
-			return MAXALIGN(sizeof(WarpShared));
+		{
+			bytes = MAXALIGN(sizeof(WarpShared));
+			if (ws->heap)
+			{
+				/* the heap scan's shared state after the rest */
+				ws->heap_pscan_off = bytes;
+				bytes = add_size(bytes, table_parallelscan_estimate(ws->fact_rel,
+																	ws->css.ss.ps.state->es_snapshot));
+			}
+			return bytes;
+		}
 	build_dims(ws);
 	bytes = MAXALIGN(sizeof(WarpShared)) + MAXALIGN(sizeof(WarpSharedDim) * Max(ws->ndims, 1));
 	for (i = 0; i < ws->ndims; i++)
@@ -1590,6 +1762,12 @@ warp_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 		bytes = MAXALIGN(bytes);
 	}
 	ws->dims_shared_bytes = bytes;
+	if (ws->heap)
+	{
+		ws->heap_pscan_off = bytes;
+		bytes = add_size(bytes, table_parallelscan_estimate(ws->fact_rel,
+															ws->css.ss.ps.state->es_snapshot));
+	}
 	return bytes;
 }
 
@@ -1698,14 +1876,26 @@ warp_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 	wsh->ndims = 0;
 	if (ws->dims_shared_bytes > 0)
 		share_dims(ws, wsh);
-	arrow_scan_use_shared(&ws->scan, sh);
+	wsh->heap_pscan_off = ws->heap_pscan_off;
+	if (ws->heap)
+	{
+		ws->heap_pscan = (ParallelTableScanDesc) ((char *) wsh + ws->heap_pscan_off);
+		table_parallelscan_initialize(ws->fact_rel, ws->heap_pscan,
+									  node->ss.ps.state->es_snapshot);
+	}
+	else
+		arrow_scan_use_shared(&ws->scan, sh);
 	ws->wshared = wsh;
 }
 
 static void
 warp_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
+	WarpScanState *ws = (WarpScanState *) node;
+
 	pg_atomic_write_u64(&((WarpShared *) coordinate)->scan.next_batch, 0);
+	if (ws->heap && ws->heap_pscan)
+		table_parallelscan_reinitialize(ws->fact_rel, ws->heap_pscan);
 }
 
 static void
@@ -1715,7 +1905,10 @@ warp_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 
 	WarpShared *wsh = coordinate;
 
-	arrow_scan_use_shared(&ws->scan, &wsh->scan);
+	if (ws->heap)
+		ws->heap_pscan = (ParallelTableScanDesc) ((char *) wsh + wsh->heap_pscan_off);
+	else
+		arrow_scan_use_shared(&ws->scan, &wsh->scan);
 	ws->wshared = wsh;
 	if (wsh->dims_shared)
 		receive_dims(ws, wsh);
@@ -1737,6 +1930,11 @@ warp_shutdown(CustomScanState *node)
 		ws->total_groups = pg_atomic_read_u64(&ws->wshared->groups);
 		ws->have_totals = true;
 		ws->wshared = NULL;
+	}
+	if (ws->heap)
+	{
+		ws->heap_pscan = NULL;
+		return;
 	}
 	if (sh == local)
 		return;

@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_aggregate.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "executor/instrument.h"
@@ -56,6 +57,11 @@
 #define WARP_COLUMN_COST	0.0002	/* per fact row and column read */
 #define WARP_PROBE_COST		0.0004	/* per fact row and join probe */
 #define WARP_BUILD_COST		0.002	/* per dimension row: hash insert */
+/* heap fact tables (see run_cpu_heap): the table AM's tuple fetch and the
+ * deforming of each column read, on top of the engine's per-row costs */
+#define WARP_HEAP_TUPLE_COST	0.004
+#define WARP_HEAP_COLUMN_COST	0.001
+#define WARP_HEAP_BATCH_ROWS	16384.0
 
 /*
  * The GPU (pg_warp_gpud driving one) does the per-row work of the fact scan
@@ -86,6 +92,8 @@ typedef struct StarInfo
 	List	   *quals;			/* fact quals, in evaluation order */
 	List	   *fact_exprs;		/* fact group keys, aggregate args, filters */
 	PathTarget *partial_target;
+	bool		heap;			/* the fact table is a heap table (read
+								 * through the table AM), not Arrow files */
 	bool		two_level;		/* DISTINCT aggregates: the engine groups by
 								 * the keys and the arguments, PostgreSQL's
 								 * Agg aggregates the distinct rows */
@@ -192,8 +200,27 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 		if (arrow_fdw_is_arrow_rel(rel) && (si->fact == NULL || rel->tuples > si->fact->tuples))
 			si->fact = rel;
 	}
+	if (si->fact == NULL && pgwarp_heap_min_rows >= 0)
+	{
+		/*
+		 * No Arrow table: the largest plain table of at least
+		 * pg_warp.heap_min_rows rows, read through the table AM
+		 */
+		rti = -1;
+		while ((rti = bms_next_member(input_rel->relids, rti)) >= 0)
+		{
+			RelOptInfo *rel = root->simple_rel_array[rti];
+			RangeTblEntry *rte = planner_rt_fetch(rti, root);
+
+			if (rel->rtekind == RTE_RELATION && rte->relkind == RELKIND_RELATION &&
+				rel->tuples >= (double) pgwarp_heap_min_rows &&
+				(si->fact == NULL || rel->tuples > si->fact->tuples))
+				si->fact = rel;
+		}
+		si->heap = si->fact != NULL;
+	}
 	if (si->fact == NULL)
-		return false;			/* no Arrow table: not ours, say nothing */
+		return false;			/* no Arrow table, no big table: not ours, say nothing */
 
 	if (root->hasPseudoConstantQuals)
 		return not_offloaded("the query has constant quals");
@@ -902,6 +929,13 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		not_offloaded("DISTINCT aggregates with group keys that cannot be sorted");
 		return;
 	}
+	if (si.heap && (cpu_only_walker((Node *) si.quals, NULL) ||
+					cpu_only_walker((Node *) si.fact_exprs, NULL) ||
+					cpu_only_walker((Node *) si.fact_keys, NULL)))
+	{
+		not_offloaded("heap fact table: numeric, text and date/time functions are read from Arrow files only");
+		return;
+	}
 
 	/* dimensions must fit pg_warp.inner_hash_mem */
 	foreach(lc, si.dims)
@@ -922,7 +956,7 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	 * auto: only a GPU), or on the CPU driver in the backend.  Daemon plans
 	 * are not parallel: the daemon does the reading.
 	 */
-	if (pgwarp_mode != PGWARP_MODE_CPU)
+	if (pgwarp_mode != PGWARP_MODE_CPU && !si.heap)
 	{
 		int			kind;
 		bool		serving = pgwarp_gpud_serving(&kind);
@@ -939,7 +973,15 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	}
 
 	/* cost: a fixed start, per fact row and column, per probe, the dims */
-	arrow_fdw_rel_estimates(si.fact, &fact_rows, &fact_batches, &fact_bytes);
+	if (si.heap)
+	{
+		/* every page read; tuples fetched and deformed by the table AM */
+		fact_rows = si.fact->tuples;
+		fact_bytes = (double) si.fact->pages * BLCKSZ;
+		fact_batches = Max(1.0, fact_rows / WARP_HEAP_BATCH_ROWS);
+	}
+	else
+		arrow_fdw_rel_estimates(si.fact, &fact_rows, &fact_batches, &fact_bytes);
 	pull_varattnos((Node *) si.quals, si.fact->relid, &attrs);
 	pull_varattnos((Node *) si.fact_keys, si.fact->relid, &attrs);
 	pull_varattnos((Node *) si.fact_exprs, si.fact->relid, &attrs);
@@ -949,6 +991,9 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	fact_cost = fact_rows * (WARP_ROW_COST + WARP_COLUMN_COST * list_length(fact_attrs) +
 							 WARP_PROBE_COST * list_length(si.dims)) +
 		seq_page_cost * fact_bytes / BLCKSZ;
+	if (si.heap)
+		fact_cost += fact_rows * (WARP_HEAP_TUPLE_COST +
+								  WARP_HEAP_COLUMN_COST * list_length(fact_attrs));
 	foreach(lc, si.dims)
 	{
 		RelOptInfo *d = lfirst(lc);
@@ -970,7 +1015,7 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	if (on_daemon && daemon_kind == GPUD_DEVICE_GPU)
 		cost = WARP_STARTUP_COST + fact_cost / WARP_GPU_FACTOR + dims_cost;
 	else
-		cost = WARP_STARTUP_COST + fact_cost / (on_daemon ? 1 : cpu_threads) + dims_cost;
+		cost = WARP_STARTUP_COST + fact_cost / (on_daemon || si.heap ? 1 : cpu_threads) + dims_cost;
 	if (parse->groupClause)
 		ngroups = estimate_num_groups(root,
 									  get_sortgrouplist_exprs(parse->groupClause,
@@ -1057,6 +1102,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		/* 0: the backend's CPU driver; 1 + GpudDeviceKind: pg_warp_gpud */
 		cp->custom_private = lappend(cp->custom_private,
 									 makeInteger(on_daemon ? 1 + daemon_kind : 0));
+		/* 7: the fact table is a heap table */
+		cp->custom_private = lappend(cp->custom_private, makeInteger(si.heap ? 1 : 0));
 	}
 	cp->methods = &warp_preagg_path_methods;
 
@@ -1070,9 +1117,11 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	 * the engine on that many threads of the backend, which is the same
 	 * split of the work without starting worker processes (about 12 ms on a
 	 * small VM, more once the session has loaded llvmjit, which every worker
-	 * then loads too).
+	 * then loads too).  A heap fact table is read by PostgreSQL's table AM,
+	 * which only the process can call: its plan is parallel whatever the
+	 * threads (a parallel heap scan hands out the pages).
 	 */
-	if (!on_daemon && cpu_threads == 1 && input_rel->consider_parallel &&
+	if (!on_daemon && (cpu_threads == 1 || si.heap) && input_rel->consider_parallel &&
 		si.fact->consider_parallel && max_parallel_workers_per_gather > 0)
 	{
 		int			workers;

@@ -12,7 +12,7 @@
 
 #include <libpq-fe.h>
 
-#define MAX_MODES 5
+#define MAX_MODES 6
 
 typedef struct ModeDef
 {

@@ -1,7 +1,7 @@
 /*
  * cmd_bench.c — pgwarp bench ssb: the Star Schema Benchmark runner.
  *
- *   pgwarp bench ssb [-d DSN] [--modes heap,arrow[,warp-cpu,warp-gpu,warp]]
+ *   pgwarp bench ssb [-d DSN] [--modes heap,arrow[,heap-warp,warp-cpu,warp-gpu,warp]]
  *                    [--runs N] [--queries DIR] [--out DIR] [--timeout S]
  *                    [--only q1.1,...] [--show-sql]
  *
@@ -11,6 +11,8 @@
  * settings:
  *
  *   heap      the heap tables as written in the query, pg_warp.enabled = off
+ *   heap-warp the heap tables, pg_warp.enabled = on, pg_warp.mode = cpu (the
+ *             engine reads the heap fact table through the table AM)
  *   arrow     the *_arrow foreign tables (see below), pg_warp.enabled = off
  *   warp-cpu  the *_arrow tables, pg_warp.enabled = on, pg_warp.mode = cpu
  *   warp-gpu  the *_arrow tables, pg_warp.enabled = on, pg_warp.mode = gpu
@@ -78,6 +80,7 @@ static const char *bench_usage =
 "  --modes LIST         comma-separated, in order (default heap,arrow); the\n"
 "                       first mode is the reference for answers and ratios:\n"
 "                         heap      heap tables, pg_warp.enabled = off\n"
+"                         heap-warp heap tables, pg_warp.mode = cpu\n"
 "                         arrow     *_arrow tables, pg_warp.enabled = off\n"
 "                         warp-cpu  *_arrow tables, pg_warp.mode = cpu\n"
 "                         warp-gpu  *_arrow tables, pg_warp.mode = gpu\n"
@@ -107,6 +110,7 @@ static const char *bench_usage =
 
 static const ModeDef mode_defs[] = {
 	{"heap", false, "SET pg_warp.enabled = off", false, false},
+	{"heap-warp", false, "SET pg_warp.enabled = on; SET pg_warp.mode = cpu", true, false},
 	{"arrow", true, "SET pg_warp.enabled = off", false, false},
 	{"warp-cpu", true, "SET pg_warp.enabled = on; SET pg_warp.mode = cpu", true, false},
 	{"warp-gpu", true, "SET pg_warp.enabled = on; SET pg_warp.mode = gpu", true, true},
@@ -773,8 +777,8 @@ parse_modes(const char *list, RunInfo *ri)
 			if (strlen(mode_defs[k].name) == len && strncmp(mode_defs[k].name, p, len) == 0)
 				found = &mode_defs[k];
 		if (found == NULL)
-			return pgw_usage_error("bench", "unknown mode \"%.*s\" (heap, arrow, "
-								   "warp-cpu, warp-gpu, warp)", (int) len, p);
+			return pgw_usage_error("bench", "unknown mode \"%.*s\" (heap, heap-warp, "
+								   "arrow, warp-cpu, warp-gpu, warp)", (int) len, p);
 		for (int k = 0; k < ri->nmodes; k++)
 			if (ri->modes[k] == found)
 				return pgw_usage_error("bench", "mode \"%s\" given twice", found->name);

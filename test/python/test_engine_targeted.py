@@ -1853,6 +1853,90 @@ def test_numeric_beyond_declared_precision(mk):
         e.value.diag.message_detail
 
 
+def test_heap_fact_tables(mk):
+    """A heap fact table (no Arrow table in the query, at least
+    pg_warp.heap_min_rows rows): the engine reads it through the table AM,
+    deforming tuples into column vectors, in one process or under Gather
+    (a parallel heap scan).  NULLs, infinite dates and timestamps, NaN,
+    every fixed-width type, joins of every kind; the transaction's own
+    uncommitted rows are seen (its snapshot); below the threshold, or with
+    numeric/text/date functions, PostgreSQL's plan."""
+    rows = [(i, i % 50 if i % 17 else None, (i * 7919) % 100000 - 50000, i * 0.25 if i % 13 else None,
+             None if i % 11 == 0 else (i * 31) % 1000 - 500, i % 3 == 0 if i % 7 else None,
+             D(2020, 1, 1) + datetime.timedelta(days=i % 500), TS(2020, 1, 1) + datetime.timedelta(minutes=i),
+             float(i % 97) / 8)
+            for i in range(30000)]
+    cols = [("id", "int4"), ("k", "int4"), ("v", "int8"), ("x", "float8"), ("s", "int2"), ("b", "bool"),
+            ("d", "date"), ("ts", "timestamp"), ("r", "float4")]
+    s = mk()
+    s.table("f", cols, rows, arrow=False)
+    s.table("dim", [("k", "int4"), ("name", "text")], [(k, "n%d" % (k % 6)) for k in range(0, 50, 2)],
+            arrow=False)
+    conn = s.conn
+    # infinite dates and timestamps, NaN: PostgreSQL's values, compared as it does
+    conn.execute("INSERT INTO %s.f VALUES (-1, 2, 1, 'NaN', 1, true, 'infinity', '-infinity', 'NaN'), "
+                 "(-2, 4, 2, '-Infinity', 2, false, '-infinity', 'infinity', 1)" % s.w)
+    conn.execute("INSERT INTO %s.f VALUES (-1, 2, 1, 'NaN', 1, true, 'infinity', '-infinity', 'NaN'), "
+                 "(-2, 4, 2, '-Infinity', 2, false, '-infinity', 'infinity', 1)" % s.h)
+    conn.execute("ANALYZE %s.f" % s.w)
+    conn.execute("SET pg_warp.heap_min_rows = 0")
+    queries = [
+        "SELECT count(*), sum(v), avg(x), min(d), max(d), min(ts), max(ts), sum(s), avg(r) FROM f",
+        "SELECT k, count(*), sum(v), max(x), min(r) FROM f WHERE s > -100 GROUP BY k",
+        "SELECT dim.name, count(*), sum(f.v), avg(f.x) FROM f JOIN dim ON f.k = dim.k GROUP BY dim.name",
+        "SELECT dim.name, count(*) FROM f LEFT JOIN dim ON f.k = dim.k WHERE f.b GROUP BY dim.name",
+        "SELECT b, count(*) FILTER (WHERE d > '2020-06-01'), max(ts) FILTER (WHERE x IS NULL) FROM f GROUP BY b",
+        "SELECT count(*) FROM f WHERE EXISTS (SELECT 1 FROM dim WHERE dim.k = f.k)",
+        "SELECT count(*), max(v) FROM f WHERE NOT EXISTS (SELECT 1 FROM dim WHERE dim.k = f.k)",
+        "SELECT d, count(*) FROM f WHERE d < '2020-01-05' OR d > '2021-05-10' GROUP BY d",
+        "SELECT d, count(*), sum(v), min(ts), max(r) FROM f GROUP BY d",
+        "SELECT s, b, count(*), sum(x), max(ts) FROM f GROUP BY s, b",
+        "SELECT count(*) FROM f WHERE v / (id % 1000) > 0",
+    ]
+    try:
+        for parallel in (False, True):
+            # realistic per-row costs for the parallel plans (under the
+            # session's inflated ones Gather's tuples are dear)
+            settings = (["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
+                         "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0",
+                         "cpu_tuple_cost = 0.01", "cpu_operator_cost = 0.0025"] if parallel
+                        else ["max_parallel_workers_per_gather = 0"])
+            for st in settings:
+                conn.execute("SET " + st)
+            try:
+                for q in queries:
+                    check(s, q, expect=None if "id % 1000" in q else nonempty)
+                check(s, "SELECT count(*) FROM f WHERE v / (id % 1000) > 0", expect="error:22012")
+                set_side(conn, s.w, True)
+                plan = plan_of(conn, queries[2])
+                assert "heap" in plan and (("Parallel Custom Scan (WarpPreAgg)" in plan) == parallel), plan
+            finally:
+                for st in settings:
+                    conn.execute("RESET " + st.split(" =")[0])
+                conn.execute("SET max_parallel_workers_per_gather = 0")
+                conn.execute("SET cpu_tuple_cost = 10000")
+                conn.execute("SET cpu_operator_cost = 2500")
+        # the transaction's own rows
+        conn.execute("BEGIN")
+        try:
+            conn.execute("INSERT INTO %s.f SELECT id + 100000, k, v, x, s, b, d, ts, r FROM %s.f" % (s.w, s.w))
+            conn.execute("INSERT INTO %s.f SELECT id + 100000, k, v, x, s, b, d, ts, r FROM %s.f" % (s.h, s.h))
+            check(s, queries[1], expect=nonempty)
+            check(s, "SELECT count(*) FROM f", expect=lambda r: r[0][0] == 60004)
+        finally:
+            conn.execute("ROLLBACK")
+        # PostgreSQL's plan: numeric, text, date functions; a smaller table
+        set_side(conn, s.w, True)
+        for q in ("SELECT sum(v::numeric * 2) FROM f", "SELECT date_trunc('month', ts), count(*) FROM f GROUP BY 1"):
+            assert "WarpPreAgg" not in plan_of(conn, q), q
+        conn.execute("SET pg_warp.heap_min_rows = 100000")
+        assert "WarpPreAgg" not in plan_of(conn, queries[0])
+        conn.execute("SET pg_warp.heap_min_rows = -1")
+        assert "WarpPreAgg" not in plan_of(conn, queries[0])
+    finally:
+        conn.execute("RESET pg_warp.heap_min_rows")
+
+
 def test_date_trunc_extract_date_part(mk):
     """date_trunc(unit, timestamp), date_part(unit, timestamp) anywhere and
     extract(unit FROM date | timestamp) as a group key (numeric, handed
