@@ -212,7 +212,10 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 			RelOptInfo *rel = root->simple_rel_array[rti];
 			RangeTblEntry *rte = planner_rt_fetch(rti, root);
 
+			/* not a parent of inheritance children (its own heap holds
+			 * only part of the rows), not sampled, not a catalog */
 			if (rel->rtekind == RTE_RELATION && rte->relkind == RELKIND_RELATION &&
+				!rte->inh && rte->tablesample == NULL && rte->relid >= FirstNormalObjectId &&
 				rel->tuples >= (double) pgwarp_heap_min_rows &&
 				(si->fact == NULL || rel->tuples > si->fact->tuples))
 				si->fact = rel;

@@ -1859,8 +1859,9 @@ def test_heap_fact_tables(mk):
     deforming tuples into column vectors, in one process or under Gather
     (a parallel heap scan).  NULLs, infinite dates and timestamps, NaN,
     every fixed-width type, joins of every kind; the transaction's own
-    uncommitted rows are seen (its snapshot); below the threshold, or with
-    numeric/text/date functions, PostgreSQL's plan."""
+    uncommitted rows are seen (its snapshot); below the threshold, with
+    numeric/text/date functions, for a parent of inheritance children or
+    under TABLESAMPLE, PostgreSQL's plan."""
     rows = [(i, i % 50 if i % 17 else None, (i * 7919) % 100000 - 50000, i * 0.25 if i % 13 else None,
              None if i % 11 == 0 else (i * 31) % 1000 - 500, i % 3 == 0 if i % 7 else None,
              D(2020, 1, 1) + datetime.timedelta(days=i % 500), TS(2020, 1, 1) + datetime.timedelta(minutes=i),
@@ -1929,6 +1930,14 @@ def test_heap_fact_tables(mk):
         set_side(conn, s.w, True)
         for q in ("SELECT sum(v::numeric * 2) FROM f", "SELECT date_trunc('month', ts), count(*) FROM f GROUP BY 1"):
             assert "WarpPreAgg" not in plan_of(conn, q), q
+        # a parent of inheritance children, TABLESAMPLE: PostgreSQL's plan
+        conn.execute("CREATE TABLE fchild () INHERITS (f)")
+        conn.execute("INSERT INTO fchild SELECT * FROM f WHERE id < 100")
+        conn.execute("ANALYZE f")
+        assert "WarpPreAgg" not in plan_of(conn, "SELECT count(*), sum(v) FROM f")
+        assert "WarpPreAgg" in plan_of(conn, "SELECT count(*), sum(v) FROM ONLY f")
+        conn.execute("DROP TABLE fchild")
+        assert "WarpPreAgg" not in plan_of(conn, "SELECT count(*) FROM f TABLESAMPLE SYSTEM (50)")
         conn.execute("SET pg_warp.heap_min_rows = 100000")
         assert "WarpPreAgg" not in plan_of(conn, queries[0])
         conn.execute("SET pg_warp.heap_min_rows = -1")
