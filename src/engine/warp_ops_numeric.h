@@ -51,11 +51,30 @@ warp_pow10_128(int n)
 	return r;
 }
 
-/* largest representable magnitude, 10^38 - 1 */
+/* largest representable magnitude, 10^38 - 1 (a constant: this is on
+ * every row's path) */
 WARP_FN warp_int128
 warp_numeric_max_value(void)
 {
-	return warp_pow10_128(WARP_NUMERIC_MAX_DIGITS) - 1;
+	return (warp_int128) (((warp_uint128) UINT64_C(0x4b3b4ca85a86c47a) << 64) |
+						  UINT64_C(0x098a223fffffffff));
+}
+
+/*
+ * a * b in unsigned 128 bits; false when it does not fit.  The host has
+ * the compiler's overflow check (a few multiplications); the device divides.
+ */
+WARP_FN bool
+warp_umul128(warp_uint128 a, warp_uint128 b, warp_uint128 *r)
+{
+#if defined(__CUDA_ARCH__)
+	if (a != 0 && b > ~(warp_uint128) 0 / a)
+		return false;
+	*r = a * b;
+	return true;
+#else
+	return !__builtin_mul_overflow(a, b, r);
+#endif
 }
 
 WARP_FN WarpNumeric
@@ -84,8 +103,8 @@ warp_numeric_valid(WarpNumeric n)
 WARP_FN WarpStatus
 warp_numeric_upscale_value(warp_int128 value, int by, warp_int128 *res)
 {
-	warp_int128 max = warp_numeric_max_value();
-	warp_int128 f;
+	warp_uint128 max = (warp_uint128) warp_numeric_max_value();
+	warp_uint128 r;
 
 	if (by == 0 || value == 0)
 	{
@@ -94,10 +113,10 @@ warp_numeric_upscale_value(warp_int128 value, int by, warp_int128 *res)
 	}
 	if (by > WARP_NUMERIC_MAX_DIGITS)
 		return WARP_ERR_NUMERIC_OVERFLOW;
-	f = warp_pow10_128(by);
-	if ((value > 0 ? value : -value) > max / f)
+	if (!warp_umul128((warp_uint128) (value > 0 ? value : -value),
+					  (warp_uint128) warp_pow10_128(by), &r) || r > max)
 		return WARP_ERR_NUMERIC_OVERFLOW;
-	*res = value * f;
+	*res = value > 0 ? (warp_int128) r : -(warp_int128) r;
 	return WARP_OK;
 }
 
@@ -121,10 +140,7 @@ warp_numeric_upscale_mag(warp_int128 value, int by, warp_uint128 *res)
 	if (by > WARP_NUMERIC_MAX_DIGITS)
 		return false;
 	f = (warp_uint128) warp_pow10_128(by);
-	if (mag > ~(warp_uint128) 0 / f)
-		return false;
-	*res = mag * f;
-	return true;
+	return warp_umul128(mag, f, res);
 }
 
 /*
@@ -195,8 +211,7 @@ warp_numeric_sub(WarpNumeric a, WarpNumeric b, WarpNumeric *res)
 
 /*
  * a * b, exact, with display scale a.scale + b.scale as numeric_mul
- * computes it.  The magnitude test divides instead of multiplying so that
- * the 128-bit product itself can never overflow.
+ * computes it; the product's overflow is checked before its magnitude.
  */
 WARP_FN WarpStatus
 warp_numeric_mul(WarpNumeric a, WarpNumeric b, WarpNumeric *res)
@@ -209,9 +224,8 @@ warp_numeric_mul(WarpNumeric a, WarpNumeric b, WarpNumeric *res)
 
 	if (s > WARP_NUMERIC_MAX_SCALE)
 		return WARP_ERR_NUMERIC_OVERFLOW;
-	if (ua != 0 && ub > max / ua)
+	if (!warp_umul128(ua, ub, &p) || p > max)
 		return WARP_ERR_NUMERIC_OVERFLOW;
-	p = ua * ub;
 	res->value = ((a.value < 0) != (b.value < 0)) ? -(warp_int128) p : (warp_int128) p;
 	res->scale = s;
 	return WARP_OK;
