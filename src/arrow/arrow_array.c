@@ -980,11 +980,12 @@ arrow_column_range_loadable(const ArrowFile *file, const ArrowBatchMeta *meta, i
 		return true;
 	switch (f->type.id)
 	{
-		case ARROW_TYPE_NULL:
 		case ARROW_TYPE_UTF8:
 		case ARROW_TYPE_BINARY:
 		case ARROW_TYPE_LARGE_UTF8:
 		case ARROW_TYPE_LARGE_BINARY:
+			return true;		/* offsets of the range, then its bytes */
+		case ARROW_TYPE_NULL:
 		case ARROW_TYPE_LIST:
 		case ARROW_TYPE_LARGE_LIST:
 		case ARROW_TYPE_MAP:
@@ -1073,6 +1074,73 @@ count_nulls(const uint8_t *validity, int64_t len)
 	return len - valid;
 }
 
+/*
+ * Rows [row_off, row_off + row_len) of a string or binary column of len
+ * rows (buffers bi: validity, bi + 1: offsets, bi + 2: data): the range's
+ * row_len + 1 offsets, checked as load_offsets checks a whole array (the
+ * first >= 0, non-decreasing; the last within the data buffer), rebased
+ * to the range's first byte, and only the bytes they cover.
+ */
+static int
+load_string_range(LoadCtx *lc, const ArrowField *f, int bi, int64_t len,
+				  int64_t row_off, int64_t row_len, ArrowArray *out)
+{
+	int			w = is_large(f->type.id) ? 8 : 4;
+	const uint8_t *op;
+	uint8_t    *ro;
+	int64_t		need,
+				first = 0,
+				prev = 0,
+				i;
+
+	if (len == INT64_MAX || !mul_ok(len + 1, w, &need))
+		return lc_corrupt(lc, -1, "column \"%s\": length %" PRId64 " is too large",
+						  f->name, len);
+	if (load_buffer_part(lc, bi + 1, need, row_off * w, (row_len + 1) * w, &op) < 0)
+		return -1;
+	ro = arrow_arena_alloc(lc->arena, (size_t) ((row_len + 1) * w), lc->err);
+	if (ro == NULL)
+		return -1;
+	for (i = 0; i <= row_len; i++)
+	{
+		int64_t		v;
+
+		if (w == 4)
+		{
+			int32_t		v32;
+
+			memcpy(&v32, op + i * 4, 4);
+			v = v32;
+		}
+		else
+			memcpy(&v, op + i * 8, 8);
+		if (i == 0)
+			first = prev = v;
+		if (v < prev || v < 0)
+			return lc_corrupt(lc, lc->meta->buffers[bi + 1].offset,
+							  "column \"%s\": offset %" PRId64 " (%" PRId64 ") is %s",
+							  f->name, row_off + i, v, v < 0 ? "negative" : "smaller than the one before");
+		prev = v;
+		if (w == 4)
+		{
+			int32_t		r = (int32_t) (v - first);
+
+			memcpy(ro + i * 4, &r, 4);
+		}
+		else
+		{
+			int64_t		r = v - first;
+
+			memcpy(ro + i * 8, &r, 8);
+		}
+	}
+	out->offsets = ro;
+	if (load_buffer_part(lc, bi + 2, prev, first, prev - first, &out->data) < 0)
+		return -1;
+	out->data_len = prev - first;
+	return 0;
+}
+
 int
 arrow_load_column_range(ArrowFile *file, int batch, const ArrowBatchMeta *meta,
 						int col, int64_t row_off, int64_t row_len,
@@ -1132,6 +1200,14 @@ arrow_load_column_range(ArrowFile *file, int batch, const ArrowBatchMeta *meta,
 							 &out->values) < 0)
 			goto fail;
 		out->values_len = bitmap_bytes(row_off + row_len) - row_off / 8;
+		return 0;
+	}
+	if (!f->has_dict && (f->type.id == ARROW_TYPE_UTF8 || f->type.id == ARROW_TYPE_BINARY ||
+						 f->type.id == ARROW_TYPE_LARGE_UTF8 ||
+						 f->type.id == ARROW_TYPE_LARGE_BINARY))
+	{
+		if (load_string_range(&lc, f, bi, len, row_off, row_len, out) < 0)
+			goto fail;
 		return 0;
 	}
 	w = f->has_dict ? f->dict.index_type.bit_width / 8 : arrow_type_byte_width(&f->type);

@@ -1569,7 +1569,8 @@ def test_parallel_plans(mk, threads):
 def test_big_batches_in_parts(mk):
     """Record batches over 1 MB are read by the CPU driver in parts of their
     rows (arrow_load_column_range): serial and parallel, with NULLs at part
-    boundaries, booleans, dictionaries and a compressed file (read whole).
+    boundaries, booleans, dictionaries, strings and a compressed file (read
+    whole).
     A value the engine must refuse reports its row within the batch, not
     within the part."""
     n = 300000
@@ -1581,14 +1582,18 @@ def test_big_batches_in_parts(mk):
         "b": pa.array([None if i % 5 == 0 else i % 3 == 0 for i in range(n)], pa.bool_()),
         "g": pa.array([(i * 5) % 6 - 2 for i in range(n)], pa.int32()).dictionary_encode(),
         "x": pa.array([None if i % 17 == 0 else i * 0.25 for i in range(n)], pa.float64()),
+        "t": pa.array([None if i % 13 == 2 else "w%d" % ((i * 11) % 40) for i in range(n)], pa.string()),
     })
-    cols = [("id", "int4"), ("k", "int4"), ("v", "int8"), ("b", "bool"), ("g", "int4"), ("x", "float8")]
+    cols = [("id", "int4"), ("k", "int4"), ("v", "int8"), ("b", "bool"), ("g", "int4"), ("x", "float8"),
+            ("t", "text")]
     dim = [(k, "n%d" % (k % 7)) for k in range(0, 300, 3)]
     queries = ("SELECT count(*), count(k), sum(v), min(id), max(id), avg(x), count(b) FROM f",
                "SELECT g, count(*), sum(v), count(x) FROM f WHERE b GROUP BY g",
                "SELECT d.n, count(*), sum(f.v), max(f.id) FROM f JOIN d ON f.k = d.k "
                "WHERE f.v > -400 GROUP BY d.n",
-               "SELECT count(*) FROM f WHERE k IS NULL AND id BETWEEN 130000 AND 132000")
+               "SELECT count(*) FROM f WHERE k IS NULL AND id BETWEEN 130000 AND 132000",
+               # a string column read by parts (its offsets rebased per part)
+               "SELECT t, count(*), sum(v) FROM f WHERE t LIKE 'w1%' OR t = 'w7' GROUP BY t")
     conn = None
     for codec in (None, "lz4"):
         s = mk(codec or "")
