@@ -759,6 +759,19 @@ text_match(WarpCpu *x, const WarpColumnSpec *cs, const warp_uint8 *p, warp_int64
 	}
 	if (cs->text == WARP_TEXT_KEY)
 		return intern_id(x, (int) (cs - x->p->cols), p, (warp_int32) len);
+	if (cs->text == WARP_TEXT_CMP)
+	{
+		const WarpString *s = &x->p->strings[cs->str_first];
+		int			c = warp_text_cmp_c(p, (warp_int32) len, x->p->strbytes + s->off, s->len);
+
+		switch (cs->cmp)
+		{
+			case WARP_CMP_LT: return c < 0;
+			case WARP_CMP_LE: return c <= 0;
+			case WARP_CMP_GT: return c > 0;
+			default: return c >= 0;
+		}
+	}
 
 	for (k = 0; k < cs->str_count; k++)
 	{
@@ -791,7 +804,7 @@ load_text_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 	warp_int64 *out = x->ci[c];
 	int			k;
 
-	if (cs->type != (cs->text == WARP_TEXT_LIKE ? WT_BOOL : WT_INT8) ||
+	if (cs->type != ((cs->text == WARP_TEXT_LIKE || cs->text == WARP_TEXT_CMP) ? WT_BOOL : WT_INT8) ||
 		!is_utf8_type(&a->field->type))
 		return WARP_LOAD_UNSUPPORTED;
 	if (a->field->has_dict)

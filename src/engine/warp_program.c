@@ -238,7 +238,11 @@ warp_program_validate(const WarpProgram *p)
 			 !warp_like_pattern_ok(p->strbytes + p->strings[c->str_first].off,
 								   p->strings[c->str_first].len)))
 			return "bad LIKE column";
-		if (c->text > WARP_TEXT_KEY)
+		if (c->text == WARP_TEXT_CMP &&
+			(c->type != WT_BOOL || c->str_count != 1 ||
+			 c->cmp < WARP_CMP_LT || c->cmp > WARP_CMP_GE))
+			return "bad text comparison column";
+		if (c->text > WARP_TEXT_CMP)
 			return "bad text column";
 		if (c->native && (c->text || c->decimal))
 			return "native column of text or numeric";

@@ -165,12 +165,18 @@ typedef struct WarpColumnSpec
 	 * default escape, warp_text_like; a pattern ending in an unpaired escape
 	 * is invalid).  One program column per attribute and pattern.
 	 *
+	 * text = WARP_TEXT_CMP: such a column read as WT_BOOL, whether the row
+	 * compares to strings[str_first] (str_count = 1) as .cmp (WARP_CMP_LT,
+	 * LE, GT, GE) says in byte order -- text ordering under the C
+	 * collation (varstr_cmp: memcmp, then the shorter first).
+	 *
 	 * text = WARP_TEXT_KEY: such a column read as WT_INT8, an id of the
 	 * row's string among the distinct strings the driver has met (byte
 	 * equality, as under a deterministic collation): a group key, whose
 	 * strings the driver gives back with its groups (str_count = 0).
 	 */
 	warp_uint8	text;
+	warp_uint8	cmp;			/* WARP_TEXT_CMP: the comparison */
 	warp_int32	field;			/* field index in the file; set per file */
 	warp_int32	str_first;
 	warp_int32	str_count;
@@ -179,6 +185,7 @@ typedef struct WarpColumnSpec
 #define WARP_TEXT_EQ	1
 #define WARP_TEXT_LIKE	2
 #define WARP_TEXT_KEY	3
+#define WARP_TEXT_CMP	4
 
 /* A text constant: bytes [off, off + len) of WarpProgram.strbytes. */
 typedef struct WarpString

@@ -193,7 +193,7 @@ column_index(WarpBuilder *b, AttrNumber attno, WarpType t)
 
 	for (c = 0; c < b->ncols; c++)
 		if (b->col_attno[c] == attno && b->cols[c].text != WARP_TEXT_LIKE &&
-			b->cols[c].text != WARP_TEXT_KEY)
+			b->cols[c].text != WARP_TEXT_KEY && b->cols[c].text != WARP_TEXT_CMP)
 			return c;
 	return new_column(b, attno, t);
 }
@@ -879,6 +879,93 @@ warp_builder_strings(WarpBuilder *b, WarpProgram *p)
 }
 
 /*
+ * text < <= > >= constant on a text or varchar column of the fact table
+ * under the C collation, where PostgreSQL compares bytes (varstr_cmp:
+ * memcmp, the shorter string first on a tie): a boolean column of its own
+ * (WARP_TEXT_CMP, one per attribute, comparison and constant).  Other
+ * collations order by the locale and stay PostgreSQL's.
+ */
+static int
+compile_text_order(WarpBuilder *b, OpExpr *op, Oid fn)
+{
+	Expr	   *l,
+			   *r,
+			   *col;
+	Const	   *c;
+	Var		   *v;
+	text	   *t;
+	const char *pb;
+	int			plen,
+				sub,
+				ci,
+				n;
+	bool		swapped;
+
+	if (list_length(op->args) != 2)
+		return -2;
+	l = linitial(op->args);
+	r = lsecond(op->args);
+	while (IsA(l, RelabelType))
+		l = ((RelabelType *) l)->arg;
+	while (IsA(r, RelabelType))
+		r = ((RelabelType *) r)->arg;
+	swapped = IsA(l, Const);
+	c = (Const *) (swapped ? l : r);
+	col = swapped ? r : l;
+	if (!IsA(c, Const) || !IsA(col, Var))
+		return refuse(b, "text ordering other than a column with a constant");
+	v = (Var *) col;
+	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
+		return refuse(b, "text ordering on another type");
+	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
+		return refuse(b, "column of another relation or a system column");
+	if (!OidIsValid(op->inputcollid) || !lc_collate_is_c(op->inputcollid))
+		return refuse(b, "text ordering under a collation other than C");
+	sub = fn == F_TEXT_LT ? WARP_CMP_LT : fn == F_TEXT_LE ? WARP_CMP_LE :
+		fn == F_TEXT_GT ? WARP_CMP_GT : WARP_CMP_GE;
+	if (swapped)				/* c op X == X op' c */
+		sub = sub == WARP_CMP_LT ? WARP_CMP_GT : sub == WARP_CMP_LE ? WARP_CMP_GE :
+			sub == WARP_CMP_GT ? WARP_CMP_LT : WARP_CMP_LE;
+	if (c->constisnull)
+	{
+		n = add_node(b, WN_CONST, WT_BOOL);
+		b->nodes[n].flags |= WARP_NODE_NULL;
+		return n;
+	}
+	t = DatumGetTextPP(c->constvalue);
+	pb = VARDATA_ANY(t);
+	plen = VARSIZE_ANY_EXHDR(t);
+	/* one column per attribute, comparison and constant */
+	for (ci = 0; ci < b->ncols; ci++)
+	{
+		ListCell   *lc;
+
+		if (b->col_attno[ci] != v->varattno || b->cols[ci].text != WARP_TEXT_CMP ||
+			b->cols[ci].cmp != sub)
+			continue;
+		foreach(lc, b->text_consts)
+		{
+			WarpTextConst *tc = lfirst(lc);
+
+			if (tc->col == ci && tc->len == plen && memcmp(tc->bytes, pb, plen) == 0)
+				break;
+		}
+		if (lc != NULL)
+			break;
+	}
+	if (ci == b->ncols)
+	{
+		ci = new_column(b, v->varattno, WT_BOOL);
+		b->cols[ci].text = WARP_TEXT_CMP;
+		b->cols[ci].cmp = (uint8) sub;
+		(void) text_const_index(b, ci, pb, plen);
+	}
+	n = add_node(b, WN_COL, WT_BOOL);
+	b->nodes[n].a = ci;
+	return n;
+}
+
+/*
  * text = constant and text <> constant (IN lists arrive here one element
  * at a time, from compile_saop) on a text or varchar column of the fact
  * table, under a deterministic collation, where equality is byte
@@ -907,6 +994,8 @@ compile_text_cmp(WarpBuilder *b, OpExpr *op)
 		sub = WARP_CMP_EQ;
 	else if (fn == F_TEXTNE)
 		sub = WARP_CMP_NE;
+	else if (fn == F_TEXT_LT || fn == F_TEXT_LE || fn == F_TEXT_GT || fn == F_TEXT_GE)
+		return compile_text_order(b, op, fn);
 	else
 		return -2;
 	if (list_length(op->args) != 2)

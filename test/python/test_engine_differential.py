@@ -17,7 +17,7 @@ them), 1-4
 aggregates of the kinds the engine computes (numeric columns and numeric
 arithmetic included),
 comparisons of numeric and text columns with constants (text: =, <>,
-IN, NOT IN, [NOT] LIKE), date_part in float
+IN, NOT IN, [NOT] LIKE, ordering under C), date_part in float
 expressions, FILTER, HAVING, ORDER BY all keys + LIMIT) each run
   * on the Arrow tables with pg_warp on, and
   * on the heap tables with pg_warp.enabled = off (the oracle).
@@ -382,6 +382,9 @@ class Gen:
                     return "f.tx %s %s" % (self.pick("=", "<>"), lit())
                 if k < 0.6:
                     return "f.tx %sLIKE '%s'" % (self.pick("", "NOT "), self.pick(*LIKE_PATTERNS))
+                if k < 0.7:
+                    # byte order under C; the default collation stays PostgreSQL's
+                    return "f.tx %s %s%s" % (self.cmp(), lit(), self.pick(' COLLATE "C"', ""))
                 vals = [lit() for _ in range(self.rng.randint(1, 3))] + (["NULL"] if self.chance(0.2) else [])
                 return "f.tx %sIN (%s)" % (self.pick("", "NOT "), ", ".join(vals))
             if r < 0.86:

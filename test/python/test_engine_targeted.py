@@ -2107,6 +2107,42 @@ def test_text_like(mk):
     check(s, "SELECT count(*) FROM f WHERE sm LIKE sd", offload=False)
 
 
+def test_text_ordering_c(mk):
+    """text < <= > >= a constant under the C collation (byte order, the
+    shorter string first on a common prefix), either side, plain, large and
+    dictionary-encoded, NULLs: equal to the heap and offloaded.  Under the
+    database's default collation (C.UTF-8 here, ordered by the locale)
+    the comparison stays PostgreSQL's."""
+    import random
+    rnd = random.Random(14)
+    words = ["AIR", "AIR ", "AIRx", "MAIL", "SHIP", "", "a", "\u00e9", "e\u0301", "\u540d", "Z", "z",
+             "M", "Ma", "L\uffff", "\U0001f600"]
+    vals = [None if i % 19 == 0 else rnd.choice(words) for i in range(5000)]
+    tab = pa.table({
+        "id": pa.array(range(5000), pa.int32()),
+        "sm": pa.array(vals, pa.string()),
+        "sd": pa.array(vals, pa.string()).dictionary_encode(),
+        "lg": pa.array(vals, pa.large_string()),
+        "v": pa.array([i % 97 for i in range(5000)], pa.int32()),
+    })
+    cols = [("id", "int4"), ("sm", "text"), ("sd", "varchar(20)"), ("lg", "text"), ("v", "int4")]
+    s = mk()
+    s.table("f", cols, arrow_table=tab, batch_rows=1300)
+    conds = ["sm < 'M' COLLATE \"C\"", "sd <= 'AIR' COLLATE \"C\"", "lg > 'AIR' COLLATE \"C\"",
+             "sm >= 'Ma' COLLATE \"C\"", "'M' > sm COLLATE \"C\"", "'AIR ' <= sd COLLATE \"C\"",
+             "sm < '' COLLATE \"C\"", "sm >= '' COLLATE \"C\"", "sd > '\u00e9' COLLATE \"C\"",
+             "lg < '\U0001f600' COLLATE \"C\"", "sm COLLATE \"C\" BETWEEN 'A' AND 'Z'",
+             "sm < 'M' COLLATE \"C\" AND sd > 'A' COLLATE \"C\"", "sm COLLATE \"POSIX\" > 'a'"]
+    for c in conds:
+        check(s, "SELECT v % 5, count(*), sum(v) FROM f WHERE " + c + " GROUP BY 1")
+    check(s, "SELECT count(*) FROM f WHERE sm < 'M' COLLATE \"C\"", expect=lambda r: r[0][0] > 1000)
+    check(s, "SELECT count(*) FILTER (WHERE sd > 'Z' COLLATE \"C\"), count(*) FROM f", expect=nonempty)
+    # the default collation (C.UTF-8): PostgreSQL's
+    check(s, "SELECT count(*) FROM f WHERE sm < 'M'", offload=False)
+    plan = plan_of(s.conn, "SELECT count(*) FROM %s.f WHERE sm < 'M' COLLATE \"C.UTF-8\"" % s.w)
+    assert "WarpPreAgg" not in plan, plan
+
+
 def test_text_group_keys(mk):
     """text and varchar columns of the fact table as group keys (plain Utf8,
     large, dictionary-encoded; 161 strings, one of 300 bytes):
