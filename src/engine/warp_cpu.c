@@ -1564,6 +1564,8 @@ eval_datetime(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, in
 			return WARP_ERR_NUMERIC_OVERFLOW;
 		if (nd->flags & WARP_DT_PART)
 			x->fv[ni][i] = scaled_to_double((warp_int64) num.value, scale);
+		else if (nd->type == WT_NUMERIC)
+			x->qv[ni][i] = num.value;
 		else
 			x->iv[ni][i] = (warp_int64) num.value;
 	}
@@ -2653,6 +2655,13 @@ warp_cpu_key_text(const WarpCpu *x, int col, warp_int64 id, warp_int64 *len)
 		id < 0 || id >= t->n)
 		return NULL;
 	*len = t->off[id + 1] - t->off[id];
+	if (t->bytes == NULL)
+	{
+		/* only empty strings so far: no bytes were ever stored */
+		static const warp_uint8 no_bytes = 0;
+
+		return &no_bytes;
+	}
 	return t->bytes + t->off[id];
 }
 

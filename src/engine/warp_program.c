@@ -60,6 +60,13 @@ numeric_node_problem(const WarpProgram *p, const WarpNode *nd)
 			if (!IS_NUM(p, nd->a) || p->nodes[nd->a].scale != nd->scale)
 				return "bad numeric negation";
 			return NULL;
+		case WN_DATETIME:
+			/* extract() anywhere: the field's unscaled value at its scale */
+			if (!(nd->flags & WARP_DT_EXTRACT) ||
+				nd->scale != warp_dt_extract_scale((WarpDtField) nd->sub,
+												   p->nodes[nd->a].type == WT_TIMESTAMP))
+				return "bad numeric extract()";
+			return NULL;
 		case WN_CAST:
 			if (kind_of(p, nd->a) != 0 || nd->scale != 0 || p->nodes[nd->a].type == WT_BOOL ||
 				p->nodes[nd->a].type == WT_DATE || p->nodes[nd->a].type == WT_TIMESTAMP)
@@ -201,7 +208,7 @@ warp_program_validate(const WarpProgram *p)
 					if (nd->sub >= WARP_DT_FIELD_COUNT || (at != WT_DATE && at != WT_TIMESTAMP))
 						return "bad date/time field or argument";
 					if (f == WARP_DT_TRUNC ? nd->type != WT_TIMESTAMP || at != WT_TIMESTAMP :
-						f == WARP_DT_EXTRACT ? nd->type != WT_INT8 :
+						f == WARP_DT_EXTRACT ? nd->type != WT_INT8 && nd->type != WT_NUMERIC :
 						f == WARP_DT_PART ? nd->type != WT_FLOAT8 : true)
 						return "bad date/time operation";
 					break;

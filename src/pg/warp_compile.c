@@ -243,6 +243,8 @@ warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale)
  * overflow where PostgreSQL's exact numeric would not.  Returns the node,
  * or -1 with why_not.
  */
+static int	compile_datetime(WarpBuilder *b, FuncExpr *fe);
+
 static int
 compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
 {
@@ -336,13 +338,23 @@ compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
 				int			a,
 							d;
 
+				if (fe->funcid == F_EXTRACT_TEXT_DATE || fe->funcid == F_EXTRACT_TEXT_TIMESTAMP)
+				{
+					/* every field fits int64 at its scale: 19 digits */
+					if ((n = compile_datetime(b, fe)) < 0)
+						return -1;
+					if (b->nodes[n].type != WT_NUMERIC)
+						return refuse(b, "extract() as a numeric operand of a group key");
+					*intd = 19 - b->nodes[n].scale;
+					return n;
+				}
 				switch (fe->funcid)
 				{
 					case F_NUMERIC_INT2: d = 5; break;
 					case F_NUMERIC_INT4: d = 10; break;
 					case F_NUMERIC_INT8: d = 19; break;
 					default:
-						return refuse(b, "numeric function other than a cast from an integer");
+						return refuse(b, "numeric function other than a cast from an integer or extract()");
 				}
 				if ((a = warp_compile_expr(b, linitial(fe->args))) < 0)
 					return -1;
@@ -674,13 +686,12 @@ compile_datetime(WarpBuilder *b, FuncExpr *fe)
 			t = WT_FLOAT8;
 			break;
 		default:				/* extract */
-			if (!(b->numeric_root && b->depth == 1))
-				return refuse(b, "extract() (numeric) other than as a group key");
 			if (is_ts ? !warp_timestamp_extract_supported(field) :
 				!warp_date_extract_supported(field))
 				return refuse(b, "extract unit");
 			flags = WARP_DT_EXTRACT;
-			t = WT_INT8;
+			/* a group key: its unscaled int8; anywhere else a numeric node */
+			t = (b->numeric_root && b->depth == 1) ? WT_INT8 : WT_NUMERIC;
 			break;
 	}
 	if ((a = warp_compile_expr(b, arg)) < 0)
@@ -689,6 +700,8 @@ compile_datetime(WarpBuilder *b, FuncExpr *fe)
 	b->nodes[n].a = a;
 	b->nodes[n].sub = (uint8) field;
 	b->nodes[n].flags = (uint8) flags;
+	if (t == WT_NUMERIC)
+		b->nodes[n].scale = (uint8) warp_dt_extract_scale((WarpDtField) field, is_ts);
 	return n;
 }
 
@@ -1453,9 +1466,11 @@ compile_expr(WarpBuilder *b, Expr *expr)
 		}
 		return const_node(b, exprType((Node *) expr), v, isnull);
 	}
+	/* numeric expressions; extract() at a group key's root stays int8 */
 	if (exprType((Node *) expr) == NUMERICOID &&
-		!(IsA(expr, FuncExpr) && (((FuncExpr *) expr)->funcid == F_EXTRACT_TEXT_DATE ||
-								  ((FuncExpr *) expr)->funcid == F_EXTRACT_TEXT_TIMESTAMP)))
+		!(IsA(expr, FuncExpr) && b->numeric_root && b->depth == 1 &&
+		  (((FuncExpr *) expr)->funcid == F_EXTRACT_TEXT_DATE ||
+		   ((FuncExpr *) expr)->funcid == F_EXTRACT_TEXT_TIMESTAMP)))
 	{
 		int			d;
 

@@ -530,7 +530,9 @@ class Gen:
         r = self.rng.random()
         if depth == 0 or r < 0.35:
             return self.pick("f.m2", "f.m0", "f.m2", "f.i4::numeric", "f.i2::numeric",
-                             "1.5", "-0.25", "100", "0.001")
+                             "1.5", "-0.25", "100", "0.001",
+                             "extract(%s FROM f.ts)" % self.pick(*TS_UNITS),
+                             "extract(%s FROM f.d)" % self.pick(*DATE_UNITS))
         a = self.numeric_expr(depth - 1)
         b = self.numeric_expr(depth - 1)
         if r < 0.45:

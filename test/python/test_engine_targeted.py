@@ -1991,11 +1991,19 @@ def test_date_trunc_extract_date_part(mk):
     for u in date_units:
         check(s, "SELECT extract(%s FROM d), count(*), sum(v) FROM f GROUP BY 1" % u,
               expect=nonempty)
+    # extract() anywhere else: a numeric expression (quals, aggregates, FILTER)
+    for u in ("year", "epoch", "microseconds", "dow", "julian", "isoyear"):
+        arg = "d" if u == "julian" else "ts"
+        check(s, "SELECT v %% 4, count(*), sum(extract(%s FROM %s)), max(extract(%s FROM %s) * 2), "
+                 "avg(extract(%s FROM %s) - 1) FROM f WHERE extract(%s FROM %s) > 2 GROUP BY 1"
+              % (u, arg, u, arg, u, arg, u, arg), expect=nonempty)
+    check(s, "SELECT count(*) FILTER (WHERE extract(month FROM d) = 2), min(extract(second FROM ts)) "
+             "FROM f WHERE extract(year FROM d) BETWEEN 1900 AND 2100", expect=nonempty)
     check(s, "SELECT date_trunc('month', ts), extract(year FROM d), count(*) FROM f "
              "WHERE date_trunc('day', ts) >= timestamp '2000-01-01' GROUP BY 1, 2",
           expect=nonempty)
-    # PostgreSQL's plan: extract inside an expression, a unit the engine
-    # does not compute, the time-zone dependent variants
+    # PostgreSQL's plan: extract inside a group key's expression, a unit the
+    # engine does not compute, the time-zone dependent variants
     check(s, "SELECT extract(year FROM d) + 1, count(*) FROM f GROUP BY 1", offload=False)
     check(s, "SELECT extract(julian FROM ts), count(*) FROM f GROUP BY 1", offload=False)
     check(s, "SELECT date_trunc('month', ts::timestamptz), count(*) FROM f GROUP BY 1",
@@ -2185,13 +2193,16 @@ def test_text_group_keys(mk):
         "SELECT v % 7, count(DISTINCT sd) FROM f GROUP BY 1",
         "SELECT sm COLLATE \"C\", count(*) FROM f GROUP BY 1",
         "SELECT sm, count(*) FROM f WHERE v < 0 GROUP BY sm",
+        # only empty strings: the driver stored no bytes at all
+        "SELECT sm, sd, count(*) FROM f WHERE sm = '' GROUP BY sm, sd",
     ]
     conn = s.conn
     for threads in ("1", "4"):
         conn.execute("SET pg_warp.cpu_threads = " + threads)
         try:
             for q in queries:
-                check(s, q, expect=(lambda r: len(r) > 5) if "v < 0" not in q and "LIMIT" not in q else None)
+                check(s, q, expect=(lambda r: len(r) > 5) if "v < 0" not in q and "LIMIT" not in q
+                      and "= ''" not in q else nonempty if "= ''" in q else None)
         finally:
             conn.execute("RESET pg_warp.cpu_threads")
     # PostgreSQL's parallel workers, each with its own strings
