@@ -87,6 +87,10 @@ struct WarpCpu
 	warp_int64 *tcap;
 	/* text group-key columns (WARP_TEXT_KEY): their distinct strings */
 	WarpIntern *intern;
+	/* WARP_TEXT_EQ columns with many strings (a text join key's dimension
+	 * keys, long IN lists): an open-addressing table of string indexes */
+	warp_int32 **eqslots;
+	warp_uint64 *eqmask;
 
 	/* main selection and joined rows */
 	warp_uint16 *sel;
@@ -148,6 +152,8 @@ xalloc0(WarpCpu *x, size_t size)
 #define IS_FLOAT_NODE(x, ni) WARP_TYPE_IS_FLOAT((x)->p->nodes[(ni)].type)
 
 /* ---------------------------------------------------------------- setup */
+
+static bool eq_table_build(WarpCpu *x, int c);
 
 static bool
 alloc_joined(WarpCpu *x, warp_int64 cap)
@@ -285,6 +291,8 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	x->tmap = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
 	x->tcap = xalloc0(x, sizeof(warp_int64) * (prog->ncols + 1));
 	x->intern = xalloc0(x, sizeof(WarpIntern) * (prog->ncols + 1));
+	x->eqslots = xalloc0(x, sizeof(warp_int32 *) * (prog->ncols + 1));
+	x->eqmask = xalloc0(x, sizeof(warp_uint64) * (prog->ncols + 1));
 	x->sel = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
 	x->usel = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
 	x->mark = xalloc(x, WARP_VEC);
@@ -296,7 +304,7 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	x->knull = xalloc(x, prog->nkeys + 1);
 	x->stride = xalloc(x, sizeof(warp_int64) * (prog->nkeys + 1));
 	if (!x->tables || !x->iv || !x->fv || !x->nv || !x->selA || !x->selB ||
-		!x->ci || !x->cf || !x->cn || !x->qv || !x->tdict || !x->tmap || !x->tcap || !x->intern ||
+		!x->ci || !x->cf || !x->cn || !x->qv || !x->tdict || !x->tmap || !x->tcap || !x->intern || !x->eqslots || !x->eqmask ||
 		!x->sel || !x->usel || !x->mark || !x->hidx || !x->hrow ||
 		!x->ok || !x->gagg || !x->kbuf || !x->knull || !x->stride)
 		return NULL;
@@ -329,6 +337,9 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 			x->ci[c] = xalloc(x, sizeof(warp_int64) * WARP_VEC);
 		x->cn[c] = xalloc(x, WARP_VEC);
 		if ((!x->cf[c] && !x->ci[c]) || !x->cn[c])
+			return NULL;
+		if (prog->cols[c].text == WARP_TEXT_EQ && prog->cols[c].str_count > 8 &&
+			!eq_table_build(x, c))
 			return NULL;
 	}
 	for (ni = 0; ni < prog->nnodes; ni++)
@@ -738,6 +749,35 @@ intern_id(WarpCpu *x, int c, const warp_uint8 *p, warp_int32 len)
 	return t->n - 1;
 }
 
+/* the table of column c's strings (WARP_TEXT_EQ); false: no memory */
+static bool
+eq_table_build(WarpCpu *x, int c)
+{
+	const WarpColumnSpec *cs = &x->p->cols[c];
+	warp_uint64 cap = 16;
+	warp_int32 *slots;
+	warp_int32	k;
+
+	while (cap < (warp_uint64) cs->str_count * 2)
+		cap *= 2;
+	slots = xalloc(x, sizeof(warp_int32) * cap);
+	if (slots == NULL)
+		return false;
+	memset(slots, 0xff, sizeof(warp_int32) * cap);
+	for (k = 0; k < cs->str_count; k++)
+	{
+		const WarpString *s = &x->p->strings[cs->str_first + k];
+		warp_uint64 h = intern_hash(x->p->strbytes + s->off, s->len) & (cap - 1);
+
+		while (slots[h] >= 0)
+			h = (h + 1) & (cap - 1);
+		slots[h] = k;
+	}
+	x->eqslots[c] = slots;
+	x->eqmask[c] = cap - 1;
+	return true;
+}
+
 /*
  * A text column's value for bytes [p, p + len): which of its strings they
  * equal, or -1 (WARP_TEXT_EQ); whether they match its LIKE pattern
@@ -759,6 +799,24 @@ text_match(WarpCpu *x, const WarpColumnSpec *cs, const warp_uint8 *p, warp_int64
 	}
 	if (cs->text == WARP_TEXT_KEY)
 		return intern_id(x, (int) (cs - x->p->cols), p, (warp_int32) len);
+	if (cs->text == WARP_TEXT_EQ && x->eqslots[cs - x->p->cols])
+	{
+		int			c = (int) (cs - x->p->cols);
+		warp_uint64 h = intern_hash(p, (warp_int32) len) & x->eqmask[c];
+
+		for (;;)
+		{
+			warp_int32	cand = x->eqslots[c][h];
+			const WarpString *s;
+
+			if (cand < 0)
+				return -1;
+			s = &x->p->strings[cs->str_first + cand];
+			if (s->len == len && (len == 0 || memcmp(x->p->strbytes + s->off, p, (size_t) len) == 0))
+				return cand;
+			h = (h + 1) & x->eqmask[c];
+		}
+	}
 	if (cs->text == WARP_TEXT_CMP)
 	{
 		const WarpString *s = &x->p->strings[cs->str_first];

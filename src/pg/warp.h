@@ -63,6 +63,7 @@ typedef struct WarpBuilder
 	bool		numeric_root;	/* compiling a group key: extract() may be
 								 * its root (warp_compile_group_key) */
 	List	   *text_consts;	/* WarpTextConst: strings of text columns */
+	Bitmapset  *join_key_cols;	/* columns of text join keys */
 	/* the program being built */
 	WarpNode   *nodes;
 	int			nnodes;
@@ -92,6 +93,8 @@ extern int	warp_group_key_numeric_scale(Expr *expr);
 extern int	warp_group_key_text_column(const WarpProgram *p, int node);
 /* a numeric(p <= 18, s) column as an aggregate argument (unscaled int8) */
 extern int	warp_compile_numeric_arg(WarpBuilder *b, Expr *expr, int *scale);
+extern int	warp_compile_text_join_key(WarpBuilder *b, Expr *expr, int n,
+									   const char *const *strs, const int *lens, int *map);
 extern int	warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale);
 /* engine type of a PostgreSQL type; false if the engine has none */
 extern bool warp_type_of(Oid typid, WarpType *t);

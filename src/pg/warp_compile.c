@@ -193,7 +193,8 @@ column_index(WarpBuilder *b, AttrNumber attno, WarpType t)
 
 	for (c = 0; c < b->ncols; c++)
 		if (b->col_attno[c] == attno && b->cols[c].text != WARP_TEXT_LIKE &&
-			b->cols[c].text != WARP_TEXT_KEY && b->cols[c].text != WARP_TEXT_CMP)
+			b->cols[c].text != WARP_TEXT_KEY && b->cols[c].text != WARP_TEXT_CMP &&
+			!bms_is_member(c, b->join_key_cols))
 			return c;
 	return new_column(b, attno, t);
 }
@@ -848,46 +849,48 @@ warp_builder_strings(WarpBuilder *b, WarpProgram *p)
 {
 	ListCell   *lc;
 	int			n = list_length(b->text_consts),
-				bytes = 0,
 				c,
-				i = 0;
+				i;
+	int		   *first = palloc0(sizeof(int) * (b->ncols + 1));
+	int		   *len;
+	int64		bytes = 0;
 
-	p->nstrings = n;
-	p->strings = palloc0(sizeof(WarpString) * Max(n, 1));
+	/* each column's strings together, in the order of their indexes k */
 	foreach(lc, b->text_consts)
-		bytes += ((WarpTextConst *) lfirst(lc))->len;
-	p->nstrbytes = bytes;
-	p->strbytes = palloc(Max(bytes, 1));
-	bytes = 0;
-	/* each column's strings together, in the order of their indexes */
+		first[((WarpTextConst *) lfirst(lc))->col + 1]++;
 	for (c = 0; c < b->ncols; c++)
 	{
-		int			k;
+		b->cols[c].str_count = first[c + 1];
+		first[c + 1] += first[c];
+		b->cols[c].str_first = first[c];
+	}
+	p->nstrings = n;
+	p->strings = palloc0(sizeof(WarpString) * Max(n, 1));
+	len = palloc0(sizeof(int) * Max(n, 1));
+	foreach(lc, b->text_consts)
+	{
+		WarpTextConst *tc = lfirst(lc);
 
-		b->cols[c].str_first = i;
-		b->cols[c].str_count = 0;
-		if (!b->cols[c].text)
-			continue;
-		for (k = 0;; k++)
-		{
-			WarpTextConst *tc = NULL;
+		Assert(tc->k < b->cols[tc->col].str_count);
+		len[first[tc->col] + tc->k] = tc->len;
+	}
+	for (i = 0; i < n; i++)
+	{
+		p->strings[i].off = (int32) bytes;
+		p->strings[i].len = len[i];
+		bytes += len[i];
+		if (bytes > PG_INT32_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("pg_warp: the query's strings exceed 2 GB")));
+	}
+	p->nstrbytes = (int32) bytes;
+	p->strbytes = palloc(Max(bytes, 1));
+	foreach(lc, b->text_consts)
+	{
+		WarpTextConst *tc = lfirst(lc);
 
-			foreach(lc, b->text_consts)
-			{
-				WarpTextConst *t = lfirst(lc);
-
-				if (t->col == c && t->k == k)
-					tc = t;
-			}
-			if (tc == NULL)
-				break;
-			p->strings[i].off = bytes;
-			p->strings[i].len = tc->len;
-			memcpy(p->strbytes + bytes, tc->bytes, tc->len);
-			bytes += tc->len;
-			i++;
-			b->cols[c].str_count++;
-		}
+		memcpy(p->strbytes + p->strings[first[tc->col] + tc->k].off, tc->bytes, tc->len);
 	}
 }
 
@@ -976,6 +979,49 @@ compile_text_order(WarpBuilder *b, OpExpr *op, Oid fn)
 	n = add_node(b, WN_COL, WT_BOOL);
 	b->nodes[n].a = ci;
 	return n;
+}
+
+/*
+ * The fact side of a join on text keys (texteq under a deterministic
+ * collation): a text column of its own whose value is which of the
+ * dimension's n distinct key strings it equals (their order: map[k] = k),
+ * so the join probes with that number.  The strings are the dimension's,
+ * known once its plan ran.
+ */
+int
+warp_compile_text_join_key(WarpBuilder *b, Expr *expr, int n, const char *const *strs,
+						   const int *lens, int *map)
+{
+	Var		   *v;
+	int			ci,
+				k,
+				node;
+
+	while (IsA(expr, RelabelType))
+		expr = ((RelabelType *) expr)->arg;
+	v = (Var *) expr;
+	if (!IsA(expr, Var) || (v->vartype != TEXTOID && v->vartype != VARCHAROID))
+		return refuse(b, "text join key that is not a text column");
+	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
+		return refuse(b, "column of another relation or a system column");
+	/* a column of its own: not shared with comparisons with constants */
+	ci = new_column(b, v->varattno, WT_INT8);
+	b->cols[ci].text = WARP_TEXT_EQ;
+	b->join_key_cols = bms_add_member(b->join_key_cols, ci);
+	for (k = 0; k < n; k++)
+	{
+		WarpTextConst *tc = palloc(sizeof(WarpTextConst));
+
+		tc->col = ci;
+		tc->k = k;
+		tc->len = lens[k];
+		tc->bytes = (char *) strs[k];
+		b->text_consts = lappend(b->text_consts, tc);
+		map[k] = k;
+	}
+	node = add_node(b, WN_COL, WT_INT8);
+	b->nodes[node].a = ci;
+	return node;
 }
 
 /*

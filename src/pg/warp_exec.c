@@ -82,6 +82,16 @@ typedef struct WarpDim
 	WarpJoinTable *table;		/* built for the CPU driver */
 	char	   *cache_key;		/* warp_dimcache key, or NULL */
 	bool		from_cache;		/* built by an earlier query */
+	/*
+	 * A text key (text_key): keys[] are numbers of the distinct key strings
+	 * kstr[0 .. nkstr); the program maps them to the fact column's string
+	 * indexes, and probe_keys[] are the keys the join table is built from
+	 */
+	bool		text_key;
+	int			nkstr;
+	char	  **kstr;
+	int		   *kstr_len;
+	int64	   *probe_keys;
 } WarpDim;
 
 /* Shared state of a parallel WarpPreAgg (DSM). */
@@ -353,6 +363,62 @@ dim_from_cache(WarpScanState *ws, WarpDim *d)
 	return true;
 }
 
+/*
+ * The number of a text key's string among the dimension's distinct key
+ * strings (kept in d->kstr, byte equality: deterministic collations only),
+ * added if new; slots and mask: an open-addressing table over them.
+ */
+static int64
+text_key_number(WarpDim *d, Datum key, int32 **slots, uint32 *mask)
+{
+	text	   *t = DatumGetTextPP(key);
+	const char *p = VARDATA_ANY(t);
+	int			len = VARSIZE_ANY_EXHDR(t);
+	uint32		h = hash_bytes((const unsigned char *) p, len);
+	uint32		s = h & *mask;
+	int			id;
+
+	for (;;)
+	{
+		int32		cand = (*slots)[s];
+
+		if (cand < 0)
+			break;
+		if (d->kstr_len[cand] == len && memcmp(d->kstr[cand], p, len) == 0)
+			return cand;
+		s = (s + 1) & *mask;
+	}
+	if ((d->nkstr & (d->nkstr - 1)) == 0 && d->nkstr >= 64)
+	{
+		d->kstr = repalloc_huge(d->kstr, sizeof(char *) * d->nkstr * 2);
+		d->kstr_len = repalloc_huge(d->kstr_len, sizeof(int) * d->nkstr * 2);
+	}
+	id = d->nkstr++;
+	d->kstr[id] = palloc(Max(len, 1));
+	memcpy(d->kstr[id], p, len);
+	d->kstr_len[id] = len;
+	(*slots)[s] = id;
+	if ((uint32) d->nkstr * 2 > *mask)
+	{
+		uint32		cap = (*mask + 1) * 2;
+		int32	   *ns = palloc(sizeof(int32) * cap);
+		int			i;
+
+		memset(ns, 0xff, sizeof(int32) * cap);
+		for (i = 0; i < d->nkstr; i++)
+		{
+			uint32		j = hash_bytes((const unsigned char *) d->kstr[i], d->kstr_len[i]) & (cap - 1);
+
+			while (ns[j] >= 0)
+				j = (j + 1) & (cap - 1);
+			ns[j] = i;
+		}
+		*slots = ns;
+		*mask = cap - 1;
+	}
+	return id;
+}
+
 /* Run a dimension's plan and build its join table. */
 static void
 build_dim(WarpScanState *ws, WarpDim *d)
@@ -365,10 +431,22 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	Datum	   *v = palloc(sizeof(Datum) * Max(d->npay, 1));
 	bool	   *nl = palloc(sizeof(bool) * Max(d->npay, 1));
 	int			k;
+	int32	   *kslots = NULL;	/* text keys: distinct strings by hash */
+	uint32		kmask = 0;
 	MemoryContext query_cxt = ws->css.ss.ps.state->es_query_cxt;
 	MemoryContext old;
 
-	if (dim_from_cache(ws, d))
+	if (d->text_key)
+	{
+		d->cache_key = NULL;	/* the cache keeps no strings */
+		d->nkstr = 0;
+		d->kstr = palloc(sizeof(char *) * 64);
+		d->kstr_len = palloc(sizeof(int) * 64);
+		kmask = 127;
+		kslots = palloc(sizeof(int32) * (kmask + 1));
+		memset(kslots, 0xff, sizeof(int32) * (kmask + 1));
+	}
+	else if (dim_from_cache(ws, d))
 		return;
 	d->npayloads = 0;
 	d->pcap = 64;
@@ -406,6 +484,9 @@ build_dim(WarpScanState *ws, WarpDim *d)
 			keys = repalloc_huge(keys, sizeof(int64) * cap);
 			pids = repalloc_huge(pids, sizeof(int32) * cap);
 		}
+		if (d->text_key)
+			keys[n] = text_key_number(d, key, &kslots, &kmask);
+		else
 		{
 			double		unused;
 
@@ -489,9 +570,30 @@ build_program(WarpScanState *ws)
 	p->joins = palloc(sizeof(WarpJoinSpec) * Max(ws->ndims, 1));
 	for (i = 0; i < ws->ndims; i++)
 	{
-		COMPILE(p->joins[i].key_node, ws->dims[i].fact_key);
+		WarpDim    *d = &ws->dims[i];
+
+		if (d->text_key)
+		{
+			/* the fact column's value: which dimension key string it equals */
+			int		   *map = palloc(sizeof(int) * Max(d->nkstr, 1));
+			int64		r;
+
+			p->joins[i].key_node = warp_compile_text_join_key(&b, (Expr *) d->fact_key,
+															  d->nkstr, (const char *const *) d->kstr,
+															  d->kstr_len, map);
+			if (p->joins[i].key_node < 0)
+				elog(ERROR, "pg_warp: could not build the program: %s", b.why_not);
+			d->probe_keys = palloc(sizeof(int64) * Max(d->rows, 1));
+			for (r = 0; r < d->rows; r++)
+				d->probe_keys[r] = map[d->keys[r]];
+		}
+		else
+		{
+			COMPILE(p->joins[i].key_node, d->fact_key);
+			d->probe_keys = NULL;
+		}
 		p->joins[i].table = i;
-		p->joins[i].kind = ws->dims[i].kind;
+		p->joins[i].kind = d->kind;
 	}
 	p->nkeys = list_length(ws->key_info);
 	p->keys = palloc0(sizeof(WarpGroupKey) * Max(p->nkeys, 1));
@@ -606,7 +708,8 @@ build_join_tables(WarpScanState *ws)
 	{
 		WarpDim    *d = &ws->dims[i];
 
-		d->table = warp_join_build(&ws->alloc, d->keys, d->pids, d->rows, d->npayloads);
+		d->table = warp_join_build(&ws->alloc, d->probe_keys ? d->probe_keys : d->keys,
+								   d->pids, d->rows, d->npayloads);
 		if (d->table == NULL)
 			report_status(WARP_ERR_OUT_OF_MEMORY);
 		tables[i] = d->table;
@@ -973,7 +1076,7 @@ run_on_daemon(WarpScanState *ws)
 	{
 		tables[i].nrows = ws->dims[i].rows;
 		tables[i].npayloads = ws->dims[i].npayloads;
-		tables[i].keys = ws->dims[i].keys;
+		tables[i].keys = ws->dims[i].probe_keys ? ws->dims[i].probe_keys : ws->dims[i].keys;
 		tables[i].payload = ws->dims[i].pids;
 	}
 	for (i = 0; i < ss->nfiles; i++)
@@ -1527,6 +1630,7 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 
 		d->fact_key = linitial(jn);
 		d->dim_key = lsecond(jn);
+		d->text_key = d->dim_key->vartype == TEXTOID || d->dim_key->vartype == VARCHAROID;
 		d->ps = ExecInitNode(plan, estate, eflags);
 		node->custom_ps = lappend(node->custom_ps, d->ps);
 		d->key_resno = intVal(lfourth(jn));
@@ -1731,7 +1835,8 @@ warp_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 	ws->heap_pscan_off = 0;
 	for (i = 0; i < ws->ndims; i++)
 		if (!bms_is_empty(ws->dims[i].ps->plan->extParam) ||
-			!bms_is_empty(ws->dims[i].ps->plan->allParam))
+			!bms_is_empty(ws->dims[i].ps->plan->allParam) ||
+			ws->dims[i].text_key)	/* its strings are not shared */
 		{
 			bytes = MAXALIGN(sizeof(WarpShared));
 			if (ws->heap)

@@ -167,11 +167,17 @@ plain_var(Expr *e)
 }
 
 static bool
-join_key_types_ok(Oid a, Oid b)
+join_key_types_ok(Oid a, Oid b, Oid collation)
 {
 	WarpType	ta,
 				tb;
 
+	/*
+	 * text/varchar: byte equality under a deterministic collation (the
+	 * engine numbers the dimension's key strings, CPU driver only)
+	 */
+	if ((a == TEXTOID || a == VARCHAROID) && (b == TEXTOID || b == VARCHAROID))
+		return OidIsValid(collation) && get_collation_isdeterministic(collation);
 	if (!warp_type_of(a, &ta) || !warp_type_of(b, &tb))
 		return false;
 	if ((ta == WT_INT2 || ta == WT_INT4 || ta == WT_INT8) &&
@@ -325,7 +331,7 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 			if (opf >= FirstNormalObjectId)
 				return not_offloaded("join equality of a user-defined operator family");
 		}
-		if (!join_key_types_ok(fv->vartype, dv->vartype))
+		if (!join_key_types_ok(fv->vartype, dv->vartype, ec->ec_collation))
 			return not_offloaded("join key type");
 		if (bms_is_member(dv->varno, joined))
 			return not_offloaded("a dimension joined by more than one column");
@@ -368,7 +374,7 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 			if (lfirst_oid(mc) >= FirstNormalObjectId)
 				return not_offloaded("join equality of a user-defined operator family");
 		}
-		if (!join_key_types_ok(fv->vartype, dv->vartype))
+		if (!join_key_types_ok(fv->vartype, dv->vartype, op->inputcollid))
 			return not_offloaded("join key type");
 		if (bms_is_member(dv->varno, joined))
 			return not_offloaded("a dimension joined by more than one column");

@@ -67,7 +67,7 @@ PA_TYPE = {
     "date": pa.date32(), "timestamp": pa.timestamp("us"),
     "timestamptz": pa.timestamp("us", tz="UTC"),
     "bool": pa.bool_(), "text": pa.string(), "varchar(20)": pa.string(),
-    "varchar(400)": pa.string(),
+    "varchar(400)": pa.string(), "varchar(10)": pa.string(),
 }
 
 NAN = float("nan")
@@ -2235,6 +2235,86 @@ def test_text_group_keys(mk):
     if have_icu:
         check(s, "SELECT sm COLLATE public.pgwarp_test_ci, count(*) FROM f GROUP BY 1", offload=False,
               expect=nonempty)
+
+
+def test_text_join_keys(mk):
+    """Joins on text keys (texteq under a deterministic collation): the
+    dimension's distinct key strings numbered once, the fact column's value
+    = which of them it equals.  Inner, left, semi and anti joins, duplicate
+    dimension keys, NULL and empty keys, keys the other side lacks,
+    plain/large/dictionary fact columns, a varchar dimension on the heap and
+    a text dimension in Arrow, few keys (linear match) and many (hash
+    table), a text qual on the same column; 1 and 4 threads, parallel
+    workers, the daemon.  A nondeterministic collation stays PostgreSQL's."""
+    import random
+    rnd = random.Random(15)
+    many = ["k%04d" % i for i in range(2000)]
+    few = ["AIR", "MAIL", "", "\u00e9", "SHIP"]
+    n = 30000
+    vals_m = [None if i % 23 == 0 else rnd.choice(many + ["zz", "k99999"]) for i in range(n)]
+    vals_f = [None if i % 29 == 0 else rnd.choice(few + ["RAIL"]) for i in range(n)]
+    tab = pa.table({
+        "id": pa.array(range(n), pa.int32()),
+        "km": pa.array(vals_m, pa.string()),
+        "kd": pa.array(vals_m, pa.string()).dictionary_encode(),
+        "kf": pa.array(vals_f, pa.large_string()),
+        "v": pa.array([(i * 7) % 1000 for i in range(n)], pa.int64()),
+    })
+    s = mk()
+    s.table("f", [("id", "int4"), ("km", "text"), ("kd", "text"), ("kf", "text"), ("v", "int8")],
+            arrow_table=tab, batch_rows=4000)
+    dm = [(k, "g%d" % (i % 9)) for i, k in enumerate(many[:1800])] + [("k0005", "dup"), (None, "nullkey")]
+    s.table("dm", [("k", "varchar(10)"), ("g", "text")], dm, arrow=False)
+    s.table("dfw", [("k", "text"), ("g", "text")], [("AIR", "a"), ("", "empty"), ("\u00e9", "e"),
+                                                     ("SHIP", "s"), ("SHIP", "s2")])
+    queries = [
+        "SELECT dm.g, count(*), sum(f.v) FROM f JOIN dm ON f.km = dm.k GROUP BY dm.g",
+        "SELECT dm.g, count(*), sum(f.v) FROM f JOIN dm ON f.kd = dm.k GROUP BY dm.g",
+        "SELECT dm.g, count(*) FROM f LEFT JOIN dm ON f.km = dm.k GROUP BY dm.g",
+        "SELECT dfw.g, count(*), max(f.id) FROM f JOIN dfw ON f.kf = dfw.k GROUP BY dfw.g",
+        "SELECT dfw.g, count(*) FROM f LEFT JOIN dfw ON f.kf = dfw.k GROUP BY dfw.g",
+        "SELECT count(*), sum(v) FROM f WHERE EXISTS (SELECT 1 FROM dm WHERE dm.k = f.km AND dm.g = 'g3')",
+        "SELECT count(*), sum(v) FROM f WHERE NOT EXISTS (SELECT 1 FROM dm WHERE dm.k = f.kd)",
+        "SELECT dm.g, dfw.g, count(*) FROM f JOIN dm ON f.km = dm.k JOIN dfw ON f.kf = dfw.k "
+        "WHERE f.km LIKE 'k1%' AND f.kf <> 'MAIL' GROUP BY 1, 2",
+        "SELECT dm.g, count(*) FROM f JOIN dm ON f.km = dm.k WHERE f.km IN ('k0001', 'k0005', 'zz') GROUP BY 1",
+    ]
+    conn = s.conn
+    for threads in ("1", "4"):
+        conn.execute("SET pg_warp.cpu_threads = " + threads)
+        try:
+            for q in queries:
+                check(s, q, expect=nonempty)
+        finally:
+            conn.execute("RESET pg_warp.cpu_threads")
+    settings = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0", "parallel_tuple_cost = 0",
+                "min_parallel_table_scan_size = 0", "pg_warp.cpu_threads = 1"]
+    try:
+        for st in settings:
+            conn.execute("SET " + st)
+        for q in queries[:4]:
+            check(s, q, expect=nonempty)
+    finally:
+        for st in settings:
+            conn.execute("RESET " + st.split(" =")[0])
+        conn.execute("SET max_parallel_workers_per_gather = 0")
+    if gpud_status(conn) is not None:
+        conn.execute("SET pg_warp.mode = gpu")
+        try:
+            for q in queries[:4]:
+                check(s, q, expect=nonempty)
+        finally:
+            conn.execute("RESET pg_warp.mode")
+    try:
+        conn.execute("CREATE COLLATION IF NOT EXISTS public.pgwarp_test_ci "
+                     "(provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
+        have_icu = True
+    except psycopg.Error:
+        have_icu = False
+    if have_icu:
+        set_side(conn, s.w, True)
+        plan = plan_of(conn, "SELECT count(*) FROM f JOIN dfw ON f.kf = dfw.k COLLATE public.pgwarp_test_ci")
+        assert "WarpPreAgg" not in plan, plan
 
 
 def test_threads_float_order(mk):
