@@ -186,6 +186,24 @@ join_key_types_ok(Oid a, Oid b, Oid collation)
 	return a == b && (ta == WT_DATE || ta == WT_TIMESTAMP);
 }
 
+/* union-find over range table indexes: the arms of a snowflake */
+static int
+arm_root(int *parent, int r)
+{
+	while (parent[r] != r)
+		r = parent[r] = parent[parent[r]];
+	return r;
+}
+
+static void
+arm_union(int *parent, int a, int b)
+{
+	a = arm_root(parent, a);
+	b = arm_root(parent, b);
+	if (a != b)
+		parent[b] = a;
+}
+
 static bool
 find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 {
@@ -195,6 +213,8 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 	int		   *kind_by_rti;
 	int			kind;
 	List	   *jclauses = NIL;
+	int		   *arm;			/* snowflake: dimension relations joined
+								 * among themselves form one arm */
 
 	/* the fact table: the largest arrow_fdw relation */
 	while ((rti = bms_next_member(input_rel->relids, rti)) >= 0)
@@ -267,6 +287,9 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 	if (root->parse->rowMarks != NIL)
 		return not_offloaded("FOR UPDATE/SHARE");
 
+	arm = palloc(sizeof(int) * root->simple_rel_array_size);
+	for (rti = 0; rti < root->simple_rel_array_size; rti++)
+		arm[rti] = rti;
 	rti = -1;
 	while ((rti = bms_next_member(input_rel->relids, rti)) >= 0)
 	{
@@ -307,6 +330,16 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 			continue;
 		if (ec->ec_broken)
 			return not_offloaded("a join equality PostgreSQL could not use as such");
+		if (!bms_is_member(si->fact->relid, rels))
+		{
+			/* between dimensions: they form one arm, which PostgreSQL joins */
+			int			first = bms_next_member(rels, -1),
+						r = first;
+
+			while ((r = bms_next_member(rels, r)) >= 0)
+				arm_union(arm, first, r);
+			continue;
+		}
 		foreach(mc, ec->ec_members)
 		{
 			EquivalenceMember *em = lfirst(mc);
@@ -333,9 +366,6 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 		}
 		if (!join_key_types_ok(fv->vartype, dv->vartype, ec->ec_collation))
 			return not_offloaded("join key type");
-		if (bms_is_member(dv->varno, joined))
-			return not_offloaded("a dimension joined by more than one column");
-		joined = bms_add_member(joined, dv->varno);
 		si->fact_keys = lappend(si->fact_keys, fv);
 		si->dim_keys = lappend(si->dim_keys, dv);
 	}
@@ -356,6 +386,21 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 				   *dv;
 		ListCell   *mc;
 
+		if (!bms_is_member(si->fact->relid, ri->clause_relids) &&
+			bms_membership(ri->clause_relids) == BMS_MULTIPLE)
+		{
+			/* between dimensions (inner joins only): inside one arm */
+			int			first = bms_next_member(ri->clause_relids, -1),
+						r = -1;
+
+			while ((r = bms_next_member(ri->clause_relids, r)) >= 0)
+			{
+				if (r >= root->simple_rel_array_size || kind_by_rti[r] != WARP_JOIN_INNER)
+					return not_offloaded("an outer, semi or anti join between dimensions");
+				arm_union(arm, first, r);
+			}
+			continue;
+		}
 		if (ri->pseudoconstant || !IsA(op, OpExpr) || list_length(op->args) != 2 ||
 			ri->mergeopfamilies == NIL)
 			return not_offloaded("join clauses other than equalities");
@@ -376,25 +421,62 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 		}
 		if (!join_key_types_ok(fv->vartype, dv->vartype, op->inputcollid))
 			return not_offloaded("join key type");
-		if (bms_is_member(dv->varno, joined))
-			return not_offloaded("a dimension joined by more than one column");
-		joined = bms_add_member(joined, dv->varno);
 		si->fact_keys = lappend(si->fact_keys, fv);
 		si->dim_keys = lappend(si->dim_keys, dv);
 	}
 
-	/* order dims as the keys were found; every dim needs one */
+	/*
+	 * One dimension per arm, in the order the keys were found; every arm
+	 * joins the fact table by exactly one equality.  An arm of several
+	 * relations (a snowflake: supplier -> nation -> region) is the join
+	 * relation PostgreSQL planned for them, whose plan the engine runs as
+	 * the dimension; its relations must all be inner-joined.
+	 */
 	{
 		List	   *ordered = NIL;
+		int			narms = 0;
 
+		foreach(lc, si->dims)
+		{
+			RelOptInfo *rel = lfirst(lc);
+
+			if (arm_root(arm, rel->relid) == (int) rel->relid)
+				narms++;
+		}
 		foreach(lc, si->dim_keys)
 		{
 			int			dvno = ((Var *) lfirst(lc))->varno;
+			int			a = arm_root(arm, dvno);
+			Relids		members = NULL;
+			ListCell   *dc;
+			RelOptInfo *drel;
 
-			ordered = lappend(ordered, root->simple_rel_array[dvno]);
-			si->kinds = lappend_int(si->kinds, kind_by_rti[dvno]);
+			if (bms_is_member(a, joined))
+				return not_offloaded("a dimension joined by more than one column");
+			joined = bms_add_member(joined, a);
+			foreach(dc, si->dims)
+				if (arm_root(arm, ((RelOptInfo *) lfirst(dc))->relid) == a)
+					members = bms_add_member(members, ((RelOptInfo *) lfirst(dc))->relid);
+			if (bms_membership(members) == BMS_SINGLETON)
+			{
+				drel = root->simple_rel_array[dvno];
+				si->kinds = lappend_int(si->kinds, kind_by_rti[dvno]);
+			}
+			else
+			{
+				int			r = -1;
+
+				while ((r = bms_next_member(members, r)) >= 0)
+					if (kind_by_rti[r] != WARP_JOIN_INNER)
+						return not_offloaded("an outer, semi or anti join into a snowflake arm");
+				drel = find_join_rel(root, members);
+				if (drel == NULL || drel->cheapest_total_path == NULL)
+					return not_offloaded("a snowflake arm PostgreSQL did not plan as one join");
+				si->kinds = lappend_int(si->kinds, WARP_JOIN_INNER);
+			}
+			ordered = lappend(ordered, drel);
 		}
-		if (list_length(ordered) != list_length(si->dims))
+		if (list_length(ordered) != narms)
 			return not_offloaded("a relation is not joined to the fact table (cross join)");
 		si->dims = ordered;
 	}
@@ -556,7 +638,7 @@ add_group_key(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref)
 
 		foreach(dc, si->dims)
 		{
-			if (((RelOptInfo *) lfirst(dc))->relid == v->varno)
+			if (bms_is_member(v->varno, ((RelOptInfo *) lfirst(dc))->relids))
 				break;
 			j++;
 		}

@@ -102,10 +102,30 @@ def test_ssb_query(ssb, path, mode):
     assert run(ssb, asql, enabled=False) == oracle
 
 
-def test_heap_only_query_not_offloaded(ssb):
-    """Without an Arrow table the planner hook leaves the plan alone."""
-    p = plan(ssb, open(QUERIES[0]).read())
-    assert "WarpPreAgg" not in p
+def test_heap_only_query_below_threshold_not_offloaded(ssb):
+    """Without an Arrow table, and with pg_warp.heap_min_rows above the
+    heap fact table's rows (or -1), the planner hook leaves the plan alone."""
+    with ssb.cursor() as cur:
+        for setting in ("-1", "100000000"):
+            cur.execute("SET pg_warp.heap_min_rows = " + setting)
+            try:
+                p = plan(ssb, open(QUERIES[0]).read())
+            finally:
+                cur.execute("RESET pg_warp.heap_min_rows")
+            assert "WarpPreAgg" not in p, p
+
+
+@pytest.mark.parametrize("path", QUERIES, ids=[os.path.basename(q)[:-4] for q in QUERIES])
+def test_ssb_query_heap_fact(ssb, path):
+    """The 13 queries on the heap tables with pg_warp on: lineorder (600K
+    rows, above pg_warp.heap_min_rows) becomes a heap fact table the engine
+    reads through the table AM; answers equal to PostgreSQL's."""
+    sql = open(path).read()
+    oracle = run(ssb, sql, enabled=False)
+    assert len(oracle) > 0
+    p = plan(ssb, sql)
+    assert "Custom Scan (WarpPreAgg)" in p and "Fact Storage: heap" in p, p
+    assert run(ssb, sql, enabled=True) == oracle
 
 
 def test_disabled_by_guc(ssb):

@@ -2317,6 +2317,87 @@ def test_text_join_keys(mk):
         assert "WarpPreAgg" not in plan, plan
 
 
+def test_snowflake_arms(mk):
+    """Dimensions joined among themselves (a snowflake: supplier -> nation
+    -> region) form one arm, whose join PostgreSQL plans and the engine
+    runs as one dimension: group keys and quals anywhere in the arm, heap
+    and Arrow members, NULL and missing keys inside the arm, two arms, an
+    arm beside a plain dimension, 1 and 4 threads, parallel workers, the
+    daemon.  An outer join into an arm, a condition between the fact table
+    and an arm member other than the key, and an arm joined to the fact
+    table twice stay PostgreSQL's."""
+    n = 20000
+    rows = [(i, i % 120 if i % 31 else None, (i * 7) % 50, (i * 13) % 1000 - 500) for i in range(n)]
+    s = mk()
+    s.table("f", [("id", "int4"), ("sk", "int4"), ("pk", "int4"), ("v", "int8")], rows, batch_rows=3000)
+    s.table("supp", [("sk", "int4"), ("nk", "int4"), ("sname", "text")],
+            [(k, None if k % 17 == 3 else k % 25, "s%d" % k) for k in range(110)], arrow=False)
+    s.table("nation", [("nk", "int4"), ("rk", "int8"), ("nname", "text")],
+            [(k, k % 5, "n%d" % k) for k in range(22)])
+    s.table("region", [("rk", "int8"), ("rname", "text")], [(k, "r%d" % k) for k in range(4)],
+            arrow=False)
+    s.table("part", [("pk", "int4"), ("cat", "text")], [(k, "c%d" % (k % 6)) for k in range(45)],
+            arrow=False)
+    s.table("cat", [("cat", "text"), ("brand", "text")], [("c%d" % k, "b%d" % (k % 2)) for k in range(5)],
+            arrow=False)
+    queries = [
+        "SELECT region.rname, count(*), sum(f.v) FROM f JOIN supp ON f.sk = supp.sk "
+        "JOIN nation ON supp.nk = nation.nk JOIN region ON nation.rk = region.rk GROUP BY 1",
+        "SELECT nation.nname, supp.sname, count(*) FROM f JOIN supp ON f.sk = supp.sk "
+        "JOIN nation ON supp.nk = nation.nk WHERE nation.rk <> 2 AND f.v > 0 GROUP BY 1, 2",
+        "SELECT region.rname, cat.brand, count(*), max(f.v) FROM f JOIN supp ON f.sk = supp.sk "
+        "JOIN nation ON supp.nk = nation.nk JOIN region ON nation.rk = region.rk "
+        "JOIN part ON f.pk = part.pk JOIN cat ON part.cat = cat.cat GROUP BY 1, 2",
+        "SELECT nation.nname, part.cat, sum(f.v) FROM f JOIN supp ON f.sk = supp.sk "
+        "JOIN nation ON supp.nk = nation.nk JOIN part ON f.pk = part.pk "
+        "WHERE region_ok(nation.rk) GROUP BY 1, 2",
+        "SELECT count(*), sum(f.v) FROM f JOIN supp ON f.sk = supp.sk JOIN nation ON supp.nk = nation.nk "
+        "AND nation.nname LIKE 'n1%'",
+    ]
+    conn = s.conn
+    for side in (s.w, s.h):
+        conn.execute("CREATE FUNCTION %s.region_ok(int8) RETURNS bool LANGUAGE sql IMMUTABLE "
+                     "AS 'SELECT $1 < 3'" % side)
+    for threads in ("1", "4"):
+        conn.execute("SET pg_warp.cpu_threads = " + threads)
+        try:
+            for q in queries:
+                check(s, q, expect=nonempty)
+        finally:
+            conn.execute("RESET pg_warp.cpu_threads")
+    settings = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0", "parallel_tuple_cost = 0",
+                "min_parallel_table_scan_size = 0", "pg_warp.cpu_threads = 1"]
+    try:
+        for st in settings:
+            conn.execute("SET " + st)
+        for q in queries[:3]:
+            check(s, q, expect=nonempty)
+    finally:
+        for st in settings:
+            conn.execute("RESET " + st.split(" =")[0])
+        conn.execute("SET max_parallel_workers_per_gather = 0")
+    if gpud_status(conn) is not None:
+        conn.execute("SET pg_warp.mode = gpu")
+        try:
+            for q in queries[:3]:
+                check(s, q, expect=nonempty)
+        finally:
+            conn.execute("RESET pg_warp.mode")
+    # PostgreSQL's plan
+    check(s, "SELECT count(*) FROM f JOIN supp ON f.sk = supp.sk JOIN nation ON supp.nk = nation.nk "
+             "AND nation.rk < f.v", offload=False, expect=nonempty)
+    check(s, "SELECT nation.nname, count(*) FROM f JOIN supp ON f.sk = supp.sk "
+             "LEFT JOIN nation ON supp.nk = nation.nk GROUP BY 1", offload=False, expect=nonempty)
+    check(s, "SELECT count(*) FROM f JOIN supp ON f.sk = supp.sk JOIN nation ON supp.nk = nation.nk "
+             "AND nation.nk = f.pk", offload=False)
+    set_side(conn, s.w, True)
+    for q in ("SELECT count(*) FROM f JOIN supp ON f.sk = supp.sk JOIN nation ON supp.nk = nation.nk "
+              "AND nation.rk < f.v",
+              "SELECT nation.nname, count(*) FROM f JOIN supp ON f.sk = supp.sk "
+              "LEFT JOIN nation ON supp.nk = nation.nk GROUP BY 1"):
+        assert "WarpPreAgg" not in plan_of(conn, q), q
+
+
 def test_threads_float_order(mk):
     """Whether a float sum overflows depends on the order of the additions
     when values come near the top of the range: PostgreSQL adds in row
