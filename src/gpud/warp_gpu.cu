@@ -64,14 +64,10 @@ extern "C" {
 #define DIRECT_SLOTS_MAX (1 << 22)
 #define DIRECT_BYTES_MAX ((size_t) 512 << 20)
 /*
- * Direct group tables so small that every thread of a block can keep its
- * own copy of the states in this much shared memory are pre-aggregated per
- * thread (warp_gpu_rows_shared): one atomic merge per thread and state at
- * the end instead of one contended atomic update per row (SSB q1.x have a
- * single group that every row of the batch updates).  A first version
- * shared one copy per block: on the H200 that made q1.x at SF=20 slower
- * (kernel 22.9 -> 28.2 ms), shared-memory atomics on one address being
- * serialized where global ones are combined.
+ * Direct group tables whose aggregate states fit in this much shared memory
+ * are pre-aggregated per block (warp_gpu_rows_shared): one atomic merge per
+ * block and state instead of one atomic update per row (SSB q1.x have a
+ * single group, every row of the batch contending for it).
  */
 #define SHARED_AGG_BYTES ((size_t) 40 << 10)
 /* hash group tables: slots wanted, and the device memory they may take */
@@ -264,11 +260,11 @@ warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, Dev
 }
 
 /*
- * The same over a direct group table of nslots slots so small that each
- * thread keeps its own copy of the states in shared memory: its rows
- * update that copy (the same atomics, uncontended), which is merged into
- * the global table once at the end (warp_row_agg_merge_into).  Keys and
- * slot states stay global (written once per group).
+ * The same over a direct group table of nslots slots whose states fit in
+ * shared memory: the block's rows update its own copy of the states (with
+ * the same atomics, on shared memory), which is merged into the global
+ * table once at the end (warp_row_agg_merge_into).  Keys and slot states
+ * stay global (written once per group).
  */
 __global__ void __launch_bounds__(BLOCK_THREADS)
 warp_gpu_rows_shared(WarpRowEnv env, WarpRowGroups grp, long long nslots, const WarpAggSpec *aggs,
@@ -280,14 +276,14 @@ warp_gpu_rows_shared(WarpRowEnv env, WarpRowGroups grp, long long nslots, const 
 	WarpRowGroups lg = grp;
 	long long	stride = (long long) gridDim.x * blockDim.x;
 	long long	nstates = nslots * grp.naggs;
-	WarpAggState *mine = sh_aggs + (long long) threadIdx.x * nstates;
 	long long	row,
 				i;
 	int			iter = 0;
 
-	for (i = 0; i < nstates; i++)
-		warp_row_agg_init(&aggs[i % grp.naggs], &mine[i]);
-	lg.aggs = mine;
+	for (i = threadIdx.x; i < nstates; i += blockDim.x)
+		warp_row_agg_init(&aggs[i % grp.naggs], &sh_aggs[i]);
+	__syncthreads();
+	lg.aggs = sh_aggs;
 	cnt.rows_filtered = 0;
 	cnt.rows_joined = 0;
 	for (row = r0 + (long long) blockIdx.x * blockDim.x + threadIdx.x; row < r1; row += stride)
@@ -303,8 +299,9 @@ warp_gpu_rows_shared(WarpRowEnv env, WarpRowGroups grp, long long nslots, const 
 		if ((++iter & 31) == 0 && *(volatile int *) &res->status != 0)
 			break;
 	}
-	for (i = 0; i < nstates; i++)
-		warp_row_agg_merge_into(&aggs[i % grp.naggs], &grp.aggs[i], &mine[i]);
+	__syncthreads();
+	for (i = threadIdx.x; i < nstates; i += blockDim.x)
+		warp_row_agg_merge_into(&aggs[i % grp.naggs], &grp.aggs[i], &sh_aggs[i]);
 	if (cnt.rows_filtered)
 		atomicAdd(&res->rows_filtered, (unsigned long long) cnt.rows_filtered);
 	if (cnt.rows_joined)
@@ -1421,9 +1418,9 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 		env.cols = bs->d_cols;
 		env.nrows = nrows;
 		if (g->grp.direct && g->grp.naggs > 0 &&
-			(size_t) BLOCK_THREADS * g->nslots * g->grp.naggs * sizeof(WarpAggState) <= SHARED_AGG_BYTES)
+			(size_t) g->nslots * g->grp.naggs * sizeof(WarpAggState) <= SHARED_AGG_BYTES)
 			warp_gpu_rows_shared<<<grid_for(g, r1 - r0), BLOCK_THREADS,
-				(size_t) BLOCK_THREADS * g->nslots * g->grp.naggs * sizeof(WarpAggState), g->stream>>>(
+				(size_t) g->nslots * g->grp.naggs * sizeof(WarpAggState), g->stream>>>(
 					env, g->grp, (long long) g->nslots, g->d_aggs, (long long) r0,
 					(long long) r1, g->d_res);
 		else
