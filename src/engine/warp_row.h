@@ -1129,63 +1129,6 @@ warp_row_agg_update(const WarpAggSpec *ag, WarpAggState *s, warp_int64 iv, doubl
 }
 
 /*
- * Merge accumulating state src into dst, both in the update's form (float
- * min/max as warp_row_fkey keys in ival, avg's Σx² in fsxx), with the
- * update's atomics: a block's shared-memory pre-aggregate going into the
- * global group table.  An empty src changes nothing.
- */
-WARP_FN void
-warp_row_agg_merge_into(const WarpAggSpec *ag, WarpAggState *dst, const WarpAggState *src)
-{
-	if (src->count == 0)
-		return;
-	switch ((WarpAggKind) ag->kind)
-	{
-		case WA_COUNT_STAR:
-		case WA_COUNT:
-			break;
-		case WA_SUM_INT:
-		case WA_AVG_INT:
-			warp_row_add_u64((warp_uint64 *) &dst->ival, (warp_uint64) src->ival);
-			break;
-		case WA_SUM_INT8:
-			{
-				/* 128-bit add: low words, then the carry with the high ones */
-				warp_uint64 old = warp_row_fetch_add_u64(&dst->wide_lo, src->wide_lo);
-				warp_uint64 hi = (warp_uint64) src->wide_hi + (old + src->wide_lo < old ? 1 : 0);
-
-				if (hi != 0)
-					warp_row_add_u64((warp_uint64 *) &dst->wide_hi, hi);
-				break;
-			}
-		case WA_MIN:
-		case WA_MAX:
-			if (WARP_TYPE_IS_FLOAT(ag->type))
-			{
-				if (ag->kind == WA_MIN)
-					warp_row_min_u64((warp_uint64 *) &dst->ival, (warp_uint64) src->ival);
-				else
-					warp_row_max_u64((warp_uint64 *) &dst->ival, (warp_uint64) src->ival);
-			}
-			else if (ag->kind == WA_MIN)
-				warp_row_min_i64(&dst->ival, src->ival);
-			else
-				warp_row_max_i64(&dst->ival, src->ival);
-			break;
-		case WA_SUM_FLOAT:
-			warp_row_add_f64(&dst->fval, src->fval);
-			break;
-		case WA_AVG_FLOAT:
-			warp_row_add_f64(&dst->fval, src->fval);
-			warp_row_add_f64(&dst->fsxx, src->fsxx);
-			break;
-		case WA_SUM_NUMERIC:
-			break;				/* CPU driver only (warp_row_check) */
-	}
-	warp_row_add_u64((warp_uint64 *) &dst->count, (warp_uint64) src->count);
-}
-
-/*
  * An accumulating state in the CPU driver's form (what warp_cpu_group_agg
  * returns), except that avg(float)'s fsxx is still Σx² (warp_row_agg_final
  * converts it).  Fields an empty state never set are zero, as in the CPU

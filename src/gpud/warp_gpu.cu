@@ -63,13 +63,6 @@ extern "C" {
 /* direct group tables up to this many slots and bytes */
 #define DIRECT_SLOTS_MAX (1 << 22)
 #define DIRECT_BYTES_MAX ((size_t) 512 << 20)
-/*
- * Direct group tables whose aggregate states fit in this much shared memory
- * are pre-aggregated per block (warp_gpu_rows_shared): one atomic merge per
- * block and state instead of one atomic update per row (SSB q1.x have a
- * single group, every row of the batch contending for it).
- */
-#define SHARED_AGG_BYTES ((size_t) 40 << 10)
 /* hash group tables: slots wanted, and the device memory they may take */
 #define HASH_SLOTS_WANT ((warp_int64) 1 << 22)
 #define HASH_SLOTS_MIN ((warp_int64) 1 << 10)
@@ -253,55 +246,6 @@ warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, Dev
 		if ((++iter & 31) == 0 && *(volatile int *) &res->status != 0)
 			break;
 	}
-	if (cnt.rows_filtered)
-		atomicAdd(&res->rows_filtered, (unsigned long long) cnt.rows_filtered);
-	if (cnt.rows_joined)
-		atomicAdd(&res->rows_joined, (unsigned long long) cnt.rows_joined);
-}
-
-/*
- * The same over a direct group table of nslots slots whose states fit in
- * shared memory: the block's rows update its own copy of the states (with
- * the same atomics, on shared memory), which is merged into the global
- * table once at the end (warp_row_agg_merge_into).  Keys and slot states
- * stay global (written once per group).
- */
-__global__ void __launch_bounds__(BLOCK_THREADS)
-warp_gpu_rows_shared(WarpRowEnv env, WarpRowGroups grp, long long nslots, const WarpAggSpec *aggs,
-					 long long r0, long long r1, DevResult *res)
-{
-	extern __shared__ WarpAggState sh_aggs[];
-	WarpRowState s;
-	WarpRowCounts cnt;
-	WarpRowGroups lg = grp;
-	long long	stride = (long long) gridDim.x * blockDim.x;
-	long long	nstates = nslots * grp.naggs;
-	long long	row,
-				i;
-	int			iter = 0;
-
-	for (i = threadIdx.x; i < nstates; i += blockDim.x)
-		warp_row_agg_init(&aggs[i % grp.naggs], &sh_aggs[i]);
-	__syncthreads();
-	lg.aggs = sh_aggs;
-	cnt.rows_filtered = 0;
-	cnt.rows_joined = 0;
-	for (row = r0 + (long long) blockIdx.x * blockDim.x + threadIdx.x; row < r1; row += stride)
-	{
-		int			st = warp_row_run(&env, &s, &lg, row, &cnt);
-
-		if (st != WARP_OK)
-		{
-			if (atomicCAS(&res->status, 0, st) == 0)
-				res->bad_row = row;
-			break;
-		}
-		if ((++iter & 31) == 0 && *(volatile int *) &res->status != 0)
-			break;
-	}
-	__syncthreads();
-	for (i = threadIdx.x; i < nstates; i += blockDim.x)
-		warp_row_agg_merge_into(&aggs[i % grp.naggs], &grp.aggs[i], &sh_aggs[i]);
 	if (cnt.rows_filtered)
 		atomicAdd(&res->rows_filtered, (unsigned long long) cnt.rows_filtered);
 	if (cnt.rows_joined)
@@ -1417,15 +1361,8 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 		env.tables = g->d_tables;
 		env.cols = bs->d_cols;
 		env.nrows = nrows;
-		if (g->grp.direct && g->grp.naggs > 0 &&
-			(size_t) g->nslots * g->grp.naggs * sizeof(WarpAggState) <= SHARED_AGG_BYTES)
-			warp_gpu_rows_shared<<<grid_for(g, r1 - r0), BLOCK_THREADS,
-				(size_t) g->nslots * g->grp.naggs * sizeof(WarpAggState), g->stream>>>(
-					env, g->grp, (long long) g->nslots, g->d_aggs, (long long) r0,
-					(long long) r1, g->d_res);
-		else
-			warp_gpu_rows<<<grid_for(g, r1 - r0), BLOCK_THREADS, 0, g->stream>>>(
-				env, g->grp, (long long) r0, (long long) r1, g->d_res);
+		warp_gpu_rows<<<grid_for(g, r1 - r0), BLOCK_THREADS, 0, g->stream>>>(
+			env, g->grp, (long long) r0, (long long) r1, g->d_res);
 		if (!CUDA_OK(cudaGetLastError()) ||
 			!CUDA_OK(cudaMemcpyAsync(g->h_res, g->d_res, sizeof(DevResult),
 									 cudaMemcpyDeviceToHost, g->stream)))

@@ -1429,65 +1429,6 @@ TEST(float_edge_values)
 	CHECK(isnan(warp_row_half(0x7e00)) && warp_row_half(0x7bff) == 65504.0);
 }
 
-/*
- * A block's pre-aggregated states merged into the global one
- * (warp_row_agg_merge_into) equal every value accumulated into one state:
- * exactly for integers (128-bit sums across the carry), within rounding for
- * float sums; empty parts change nothing.
- */
-TEST(merged_partial_states_equal_one_state)
-{
-	static const struct
-	{
-		int			kind;
-		int			type;
-	}			cases[] = {
-		{WA_COUNT_STAR, WT_INT8}, {WA_COUNT, WT_INT4}, {WA_SUM_INT, WT_INT4}, {WA_AVG_INT, WT_INT2},
-		{WA_SUM_INT8, WT_INT8}, {WA_MIN, WT_INT8}, {WA_MAX, WT_INT4}, {WA_MIN, WT_FLOAT8},
-		{WA_MAX, WT_FLOAT8}, {WA_SUM_FLOAT, WT_FLOAT8}, {WA_AVG_FLOAT, WT_FLOAT8},
-	};
-	int			c;
-
-	for (c = 0; c < (int) (sizeof(cases) / sizeof(cases[0])); c++)
-	{
-		WarpAggSpec ag;
-		WarpAggState whole,
-					part[4],
-					merged;
-		int			i,
-					k;
-
-		memset(&ag, 0, sizeof(ag));
-		ag.kind = (warp_uint8) cases[c].kind;
-		ag.type = (warp_uint8) cases[c].type;
-		ag.arg = 0;
-		ag.filter = -1;
-		warp_row_agg_init(&ag, &whole);
-		warp_row_agg_init(&ag, &merged);
-		for (k = 0; k < 4; k++)
-			warp_row_agg_init(&ag, &part[k]);
-		for (i = 0; i < 3000; i++)
-		{
-			/* int8 values near the top: their sum passes 2^64 */
-			warp_int64	iv = cases[c].type == WT_INT8 ?
-				(warp_int64) ((i * 2654435761u) % 1000) * INT64_C(9000000000000000) + i :
-				(warp_int64) ((i * 7919) % 20001) - 10000;
-			double		fv = (double) ((i * 104729) % 100003) / 7.0 - 5000.0;
-
-			/* part 3 stays empty */
-			CHECK(warp_row_agg_update(&ag, &whole, iv, fv) == WARP_OK);
-			CHECK(warp_row_agg_update(&ag, &part[i % 3], iv, fv) == WARP_OK);
-		}
-		for (k = 0; k < 4; k++)
-			warp_row_agg_merge_into(&ag, &merged, &part[k]);
-		CHECK_MSG(merged.count == whole.count, "count");
-		CHECK_MSG(merged.ival == whole.ival && merged.wide_lo == whole.wide_lo &&
-				  merged.wide_hi == whole.wide_hi, "integer state");
-		CHECK_MSG(fabs(merged.fval - whole.fval) <= 1e-9 * fabs(whole.fval) + 1e-9 &&
-				  fabs(merged.fsxx - whole.fsxx) <= 1e-9 * fabs(whole.fsxx) + 1e-9, "float state");
-	}
-}
-
 TEST(check_rejects_what_it_cannot_do)
 {
 	Prog		g;
@@ -1580,7 +1521,6 @@ main(void)
 	RUN(star_join_every_aggregate);
 	RUN(no_group_keys_and_empty_input);
 	RUN(float_edge_values);
-	RUN(merged_partial_states_equal_one_state);
 	RUN(check_rejects_what_it_cannot_do);
 	RUN(date_timestamp_limits);
 	UNIT_EXIT();
