@@ -64,6 +64,9 @@ typedef struct WarpDim
 	Var		   *dim_key;
 	int			kind;			/* WarpJoinKind */
 	int			key_resno;
+	int			key2_resno;		/* a second key column (packed with the
+								 * first, see warp_plan.c pack_keys), or 0 */
+	List	   *key_display;	/* NIL, or List(fact Vars, dim Vars) */
 	int			npay;
 	int		   *pay_resno;
 	int16	   *pay_len;
@@ -340,6 +343,22 @@ dim_from_cache(WarpScanState *ws, WarpDim *d)
 	int64		i;
 
 	d->cache_key = warp_dimcache_key(d->ps->plan, ws->css.ss.ps.state);
+	if (d->cache_key != NULL)
+	{
+		/*
+		 * What the engine takes from the plan's rows: which columns are the
+		 * key(s) and the payload.  The same plan can serve another query
+		 * that joins on another of its columns.
+		 */
+		StringInfoData buf;
+		int			k;
+
+		initStringInfo(&buf);
+		appendStringInfo(&buf, "%s\nkey %d %d pay", d->cache_key, d->key_resno, d->key2_resno);
+		for (k = 0; k < d->npay; k++)
+			appendStringInfo(&buf, " %d", d->pay_resno[k]);
+		d->cache_key = buf.data;
+	}
 	if (d->cache_key == NULL || (c = warp_dimcache_get(d->cache_key)) == NULL ||
 		c->npay != d->npay)
 		return false;
@@ -476,6 +495,21 @@ build_dim(WarpScanState *ws, WarpDim *d)
 		key = slot_getattr(slot, d->key_resno, &isnull);
 		if (isnull)
 			continue;			/* NULL never matches */
+		if (d->key2_resno > 0)
+		{
+			/* two int2/int4 key columns: a * 2^32 + (b + 2^31), as the fact
+			 * side's expression computes it */
+			Datum		key2 = slot_getattr(slot, d->key2_resno, &isnull);
+			int64		a = keytype == INT2OID ? DatumGetInt16(key) : DatumGetInt32(key);
+			int64		b;
+			TupleDesc	td = slot->tts_tupleDescriptor;
+
+			if (isnull)
+				continue;
+			b = TupleDescAttr(td, d->key2_resno - 1)->atttypid == INT2OID ?
+				DatumGetInt16(key2) : DatumGetInt32(key2);
+			key = Int64GetDatum(a * INT64CONST(4294967296) + (b + INT64CONST(2147483648)));
+		}
 		for (k = 0; k < d->npay; k++)
 			v[k] = slot_getattr(slot, d->pay_resno[k], &nl[k]);
 		if (n == cap)
@@ -486,6 +520,8 @@ build_dim(WarpScanState *ws, WarpDim *d)
 		}
 		if (d->text_key)
 			keys[n] = text_key_number(d, key, &kslots, &kmask);
+		else if (d->key2_resno > 0)
+			keys[n] = DatumGetInt64(key);
 		else
 		{
 			double		unused;
@@ -1635,11 +1671,15 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 		node->custom_ps = lappend(node->custom_ps, d->ps);
 		d->key_resno = intVal(lfourth(jn));
 		d->kind = intVal(list_nth(jn, 4));
+		d->key2_resno = intVal(list_nth(jn, 5));
+		d->key_display = list_nth(jn, 6);
 		d->npay = list_length(presnos);
 		d->pay_resno = palloc(sizeof(int) * Max(d->npay, 1));
 		d->pay_len = palloc(sizeof(int16) * Max(d->npay, 1));
 		d->pay_byval = palloc(sizeof(bool) * Max(d->npay, 1));
 		check_resno(plan, d->key_resno);
+		if (d->key2_resno > 0)
+			check_resno(plan, d->key2_resno);
 		foreach(ac, presnos)
 		{
 			int			resno = lfirst_int(ac);
@@ -1745,10 +1785,23 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		static const char *const kinds[] = {"", " (left)", " (semi)", " (anti)"};
 
-		appendStringInfo(&buf, "%s%s = %s%s", j ? ", " : "",
-						 deparse(ws, context, (Node *) ws->dims[j].fact_key),
-						 deparse(ws, context, (Node *) ws->dims[j].dim_key),
-						 kinds[ws->dims[j].kind]);
+		if (ws->dims[j].key_display != NIL)
+		{
+			List	   *fv = linitial(ws->dims[j].key_display);
+			List	   *dv = lsecond(ws->dims[j].key_display);
+
+			appendStringInfo(&buf, "%s(%s, %s) = (%s, %s)%s", j ? ", " : "",
+							 deparse(ws, context, linitial(fv)),
+							 deparse(ws, context, lsecond(fv)),
+							 deparse(ws, context, linitial(dv)),
+							 deparse(ws, context, lsecond(dv)),
+							 kinds[ws->dims[j].kind]);
+		}
+		else
+			appendStringInfo(&buf, "%s%s = %s%s", j ? ", " : "",
+							 deparse(ws, context, (Node *) ws->dims[j].fact_key),
+							 deparse(ws, context, (Node *) ws->dims[j].dim_key),
+							 kinds[ws->dims[j].kind]);
 	}
 	if (ws->ndims)
 		ExplainPropertyText("Join Keys", buf.data, es);

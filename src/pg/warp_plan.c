@@ -85,6 +85,9 @@ typedef struct StarInfo
 	List	   *kinds;			/* WarpJoinKind, per dim */
 	List	   *fact_keys;		/* Expr (fact side), per dim */
 	List	   *dim_keys;		/* Var (dim side), per dim */
+	List	   *dim_keys2;		/* per dim: its second key column (Var), or
+								 * NULL (see pack_keys) */
+	List	   *key_display;	/* per dim: NIL, or List(fact Vars, dim Vars) */
 	List	   *payload;		/* per dim: List of Var (group columns) */
 	List	   *key_info;		/* per group key: List(kind, expr, join, col) */
 	List	   *agg_info;		/* per aggregate: List(kind, arg, filter, type) */
@@ -184,6 +187,50 @@ join_key_types_ok(Oid a, Oid b, Oid collation)
 		(tb == WT_INT2 || tb == WT_INT4 || tb == WT_INT8))
 		return true;
 	return a == b && (ta == WT_DATE || ta == WT_TIMESTAMP);
+}
+
+/*
+ * Two integer join columns (int2 or int4) as one int8 key, exact and
+ * order-preserving for every pair: a * 2^32 + (b + 2^31).  The fact side
+ * is this expression (int8 arithmetic the engine compiles like any other,
+ * never overflowing for these ranges); the dimension side computes the
+ * same from its two columns (warp_exec.c, build_dim).  A NULL in either
+ * column gives NULL, which never matches, as (a, b) = (c, d) never does.
+ */
+static bool
+packable(Oid t)
+{
+	return t == INT2OID || t == INT4OID;
+}
+
+static Expr *
+pack_keys(Var *a, Var *b)
+{
+	Expr	   *a8 = (Expr *) makeFuncExpr(a->vartype == INT2OID ? F_INT8_INT2 : F_INT8_INT4,
+										   INT8OID, list_make1(copyObject(a)), InvalidOid,
+										   InvalidOid, COERCE_EXPLICIT_CAST);
+	Expr	   *b8 = (Expr *) makeFuncExpr(b->vartype == INT2OID ? F_INT8_INT2 : F_INT8_INT4,
+										   INT8OID, list_make1(copyObject(b)), InvalidOid,
+										   InvalidOid, COERCE_EXPLICIT_CAST);
+	Expr	   *hi = make_opclause(686 /* int8 * int8 */ , INT8OID, false, a8,
+								   (Expr *) makeConst(INT8OID, -1, InvalidOid, 8,
+													  Int64GetDatum(INT64CONST(4294967296)),
+													  false, FLOAT8PASSBYVAL),
+								   InvalidOid, InvalidOid);
+	Expr	   *lo = make_opclause(684 /* int8 + int8 */ , INT8OID, false, b8,
+								   (Expr *) makeConst(INT8OID, -1, InvalidOid, 8,
+													  Int64GetDatum(INT64CONST(2147483648)),
+													  false, FLOAT8PASSBYVAL),
+								   InvalidOid, InvalidOid);
+
+	((OpExpr *) hi)->opfuncid = F_INT8MUL;
+	((OpExpr *) lo)->opfuncid = F_INT8PL;
+	{
+		Expr	   *sum = make_opclause(684, INT8OID, false, hi, lo, InvalidOid, InvalidOid);
+
+		((OpExpr *) sum)->opfuncid = F_INT8PL;
+		return sum;
+	}
 }
 
 /* union-find over range table indexes: the arms of a snowflake */
@@ -434,7 +481,12 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 	 */
 	{
 		List	   *ordered = NIL;
+		List	   *fkeys = NIL,
+				   *dkeys = NIL,
+				   *dkeys2 = NIL,
+				   *display = NIL;
 		int			narms = 0;
+		ListCell   *fc;
 
 		foreach(lc, si->dims)
 		{
@@ -443,7 +495,7 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 			if (arm_root(arm, rel->relid) == (int) rel->relid)
 				narms++;
 		}
-		foreach(lc, si->dim_keys)
+		forboth(lc, si->dim_keys, fc, si->fact_keys)
 		{
 			int			dvno = ((Var *) lfirst(lc))->varno;
 			int			a = arm_root(arm, dvno);
@@ -452,8 +504,40 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 			RelOptInfo *drel;
 
 			if (bms_is_member(a, joined))
-				return not_offloaded("a dimension joined by more than one column");
+			{
+				/*
+				 * The arm's second key column: the two pack into one int8
+				 * key when all four columns are int2/int4; more columns, or
+				 * others, stay PostgreSQL's
+				 */
+				int			k = 0;
+				ListCell   *kc;
+
+				foreach(kc, dkeys)
+				{
+					if (arm_root(arm, ((Var *) lfirst(kc))->varno) == a)
+						break;
+					k++;
+				}
+				if (kc == NULL || list_nth(dkeys2, k) != NULL ||
+					!packable(((Var *) lfirst(kc))->vartype) ||
+					!packable(((Var *) lfirst(lc))->vartype) ||
+					!IsA(list_nth(fkeys, k), Var) ||
+					!packable(((Var *) list_nth(fkeys, k))->vartype) ||
+					!packable(((Var *) lfirst(fc))->vartype))
+					return not_offloaded("a dimension joined by more than two columns, or by two that are not int2/int4");
+				list_nth_cell(dkeys2, k)->ptr_value = lfirst(lc);
+				list_nth_cell(display, k)->ptr_value =
+					list_make2(list_make2(list_nth(fkeys, k), lfirst(fc)),
+							   list_make2(list_nth(dkeys, k), lfirst(lc)));
+				list_nth_cell(fkeys, k)->ptr_value = pack_keys(list_nth(fkeys, k), lfirst(fc));
+				continue;
+			}
 			joined = bms_add_member(joined, a);
+			fkeys = lappend(fkeys, lfirst(fc));
+			dkeys = lappend(dkeys, lfirst(lc));
+			dkeys2 = lappend(dkeys2, NULL);
+			display = lappend(display, NIL);
 			foreach(dc, si->dims)
 				if (arm_root(arm, ((RelOptInfo *) lfirst(dc))->relid) == a)
 					members = bms_add_member(members, ((RelOptInfo *) lfirst(dc))->relid);
@@ -479,6 +563,10 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 		if (list_length(ordered) != narms)
 			return not_offloaded("a relation is not joined to the fact table (cross join)");
 		si->dims = ordered;
+		si->fact_keys = fkeys;
+		si->dim_keys = dkeys;
+		si->dim_keys2 = dkeys2;
+		si->key_display = display;
 	}
 	return true;
 }
@@ -1156,6 +1244,11 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			List	   *presnos = NIL;
 			ListCell   *vc;
 			int			key_resno = target_position(dt, lfirst(dk));
+			Var		   *dk2 = list_nth(si.dim_keys2, foreach_current_index(fk));
+			int			key2_resno = dk2 ? target_position(dt, dk2) : 0;
+
+			if (key2_resno < 0)
+				key_resno = -1;
 
 			foreach(vc, (List *) lfirst(pl))
 			{
@@ -1180,6 +1273,10 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			}
 			joins = lappend(joins, list_make5(lfirst(fk), lfirst(dk), presnos,
 											  makeInteger(key_resno), makeInteger(kind)));
+			/* 5: the second key column's position (0: none); 6: for EXPLAIN */
+			llast(joins) = lappend(llast(joins), makeInteger(key2_resno));
+			llast(joins) = lappend(llast(joins),
+								   list_nth(si.key_display, foreach_current_index(fk)));
 			dc = lnext(si.dims, dc);
 		}
 		cp->custom_private = list_make5(list_make2(makeInteger(si.fact->relid),

@@ -2398,6 +2398,62 @@ def test_snowflake_arms(mk):
         assert "WarpPreAgg" not in plan_of(conn, q), q
 
 
+def test_two_column_joins(mk):
+    """A dimension joined by two int2/int4 columns: the engine packs each
+    pair into one int8 key (a * 2^32 + (b + 2^31)) on both sides.  Inner,
+    left, semi and anti joins, either column order, int2 beside int4,
+    negative values and both ends of the int4 range, NULLs in either
+    column on either side, duplicate pairs, an Arrow dimension (cached
+    across queries) and a heap one; 1 and 4 threads, the daemon.  Three
+    columns, or an int8 column, stay PostgreSQL's."""
+    import random
+    rnd = random.Random(16)
+    n = 30000
+    edge = [-2147483648, 2147483647, 0, -1]
+    rows = [(i, None if i % 37 == 0 else rnd.choice(edge + list(range(-5, 40))),
+             None if i % 41 == 0 else rnd.randint(-4, 12), (i * 7) % 100, i % 5) for i in range(n)]
+    s = mk()
+    s.table("f", [("id", "int4"), ("x", "int4"), ("y", "int2"), ("v", "int8"), ("z", "int4")], rows,
+            batch_rows=5000)
+    dim = [(a, b, "n%d" % ((a * 3 + b) % 9)) for a in list(range(-5, 40)) + edge for b in range(-4, 10)]
+    dim += [(None, 1, "nul"), (3, None, "nul2"), (3, 2, "dup")]
+    s.table("d2", [("a", "int4"), ("b", "int2"), ("name", "text")], dim, arrow=False)
+    s.table("da", [("a", "int4"), ("b", "int4"), ("name", "text")], dim)
+    queries = [
+        "SELECT d2.name, count(*), sum(f.v) FROM f JOIN d2 ON f.x = d2.a AND f.y = d2.b GROUP BY 1",
+        "SELECT d2.name, count(*) FROM f JOIN d2 ON f.y = d2.b AND f.x = d2.a GROUP BY 1",
+        "SELECT d2.name, count(*), max(f.id) FROM f LEFT JOIN d2 ON f.x = d2.a AND f.y = d2.b GROUP BY 1",
+        "SELECT count(*), sum(v) FROM f WHERE EXISTS "
+        "(SELECT 1 FROM d2 WHERE d2.a = f.x AND d2.b = f.y AND d2.name <> 'n3')",
+        "SELECT count(*), sum(v) FROM f WHERE NOT EXISTS (SELECT 1 FROM d2 WHERE d2.a = f.x AND d2.b = f.y)",
+        "SELECT da.name, count(*), sum(f.v) FROM f JOIN da ON f.x = da.a AND f.y = da.b GROUP BY 1",
+        "SELECT da.name, d2.name, count(*) FROM f JOIN da ON f.x = da.a AND f.y = da.b "
+        "JOIN d2 ON f.z = d2.a AND f.id = d2.b GROUP BY 1, 2",
+    ]
+    conn = s.conn
+    for threads in ("1", "4"):
+        conn.execute("SET pg_warp.cpu_threads = " + threads)
+        try:
+            for q in queries:
+                check(s, q, expect=nonempty)
+        finally:
+            conn.execute("RESET pg_warp.cpu_threads")
+    if gpud_status(conn) is not None:
+        conn.execute("SET pg_warp.mode = gpu")
+        try:
+            for q in queries[:3]:
+                check(s, q, expect=nonempty)
+        finally:
+            conn.execute("RESET pg_warp.mode")
+    set_side(conn, s.w, True)
+    plan = plan_of(conn, queries[0])
+    assert "Join Keys: (f.x, f.y) = (d2.a, d2.b)" in plan, plan
+    for q in ("SELECT count(*) FROM f JOIN d2 ON f.x = d2.a AND f.y = d2.b AND f.z = d2.a",
+              "SELECT count(*) FROM f JOIN d2 ON f.v = d2.a AND f.y = d2.b"):
+        check(s, q, offload=False)
+        assert "WarpPreAgg" not in plan_of(conn, q), q
+
+
 def test_threads_float_order(mk):
     """Whether a float sum overflows depends on the order of the additions
     when values come near the top of the range: PostgreSQL adds in row
