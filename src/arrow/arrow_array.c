@@ -319,6 +319,26 @@ is_large(ArrowTypeId t)
 		t == ARROW_TYPE_LARGE_LIST;
 }
 
+/* offset i of an offsets buffer of w-byte (4 or 8) entries */
+static inline int64_t
+offset_entry(const uint8_t *p, int64_t i, int w)
+{
+	if (w == 4)
+	{
+		int32_t		v32;
+
+		memcpy(&v32, p + i * 4, 4);
+		return v32;
+	}
+	else
+	{
+		int64_t		v;
+
+		memcpy(&v, p + i * 8, 8);
+		return v;
+	}
+}
+
 /*
  * Load and check the offsets buffer (buffer index idx) of an array of
  * length len: first >= 0, non-decreasing.  *last = the final offset.
@@ -350,17 +370,8 @@ load_offsets(LoadCtx *lc, const ArrowField *f, int idx, int64_t len,
 	prev = 0;
 	for (i = 0; i <= len; i++)
 	{
-		int64_t		v;
+		int64_t		v = offset_entry(p, i, w);
 
-		if (w == 4)
-		{
-			int32_t		v32;
-
-			memcpy(&v32, p + i * 4, 4);
-			v = v32;
-		}
-		else
-			memcpy(&v, p + i * 8, 8);
 		if (v < prev)
 			return lc_corrupt(lc, lc->meta->buffers[idx].offset,
 							  "column \"%s\": offset %" PRId64 " (%" PRId64 ") is %s",
@@ -1103,17 +1114,8 @@ load_string_range(LoadCtx *lc, const ArrowField *f, int bi, int64_t len,
 		return -1;
 	for (i = 0; i <= row_len; i++)
 	{
-		int64_t		v;
+		int64_t		v = offset_entry(op, i, w);
 
-		if (w == 4)
-		{
-			int32_t		v32;
-
-			memcpy(&v32, op + i * 4, 4);
-			v = v32;
-		}
-		else
-			memcpy(&v, op + i * 8, 8);
 		if (i == 0)
 			first = prev = v;
 		if (v < prev || v < 0)

@@ -895,6 +895,67 @@ warp_builder_strings(WarpBuilder *b, WarpProgram *p)
 }
 
 /*
+ * A two-argument operator of a column and a constant, either way round
+ * (relabelings stripped): the column, the constant and whether the
+ * constant came first.  False for any other shape.
+ */
+static bool
+column_and_const(OpExpr *op, Var **v, Const **c, bool *swapped)
+{
+	Expr	   *l = linitial(op->args);
+	Expr	   *r = lsecond(op->args);
+
+	while (IsA(l, RelabelType))
+		l = ((RelabelType *) l)->arg;
+	while (IsA(r, RelabelType))
+		r = ((RelabelType *) r)->arg;
+	*swapped = IsA(l, Const);
+	*c = (Const *) (*swapped ? l : r);
+	*v = (Var *) (*swapped ? r : l);
+	return IsA(*c, Const) && IsA(*v, Var);
+}
+
+/*
+ * The boolean program column of a text predicate with one constant string
+ * (WARP_TEXT_LIKE: the pattern; WARP_TEXT_CMP: comparison cmp with the
+ * string), one per attribute, predicate and string: a WN_COL node over it.
+ */
+static int
+text_predicate_column(WarpBuilder *b, AttrNumber attno, int mode, int cmp,
+					  const char *bytes, int len)
+{
+	int			ci,
+				n;
+
+	for (ci = 0; ci < b->ncols; ci++)
+	{
+		ListCell   *lc;
+
+		if (b->col_attno[ci] != attno || b->cols[ci].text != mode || b->cols[ci].cmp != cmp)
+			continue;
+		foreach(lc, b->text_consts)
+		{
+			WarpTextConst *tc = lfirst(lc);
+
+			if (tc->col == ci && tc->len == len && memcmp(tc->bytes, bytes, len) == 0)
+				break;
+		}
+		if (lc != NULL)
+			break;
+	}
+	if (ci == b->ncols)
+	{
+		ci = new_column(b, attno, WT_BOOL);
+		b->cols[ci].text = (uint8) mode;
+		b->cols[ci].cmp = (uint8) cmp;
+		(void) text_const_index(b, ci, bytes, len);
+	}
+	n = add_node(b, WN_COL, WT_BOOL);
+	b->nodes[n].a = ci;
+	return n;
+}
+
+/*
  * text < <= > >= constant on a text or varchar column of the fact table
  * under the C collation, where PostgreSQL compares bytes (varstr_cmp:
  * memcmp, the shorter string first on a tie): a boolean column of its own
@@ -904,33 +965,17 @@ warp_builder_strings(WarpBuilder *b, WarpProgram *p)
 static int
 compile_text_order(WarpBuilder *b, OpExpr *op, Oid fn)
 {
-	Expr	   *l,
-			   *r,
-			   *col;
 	Const	   *c;
 	Var		   *v;
 	text	   *t;
-	const char *pb;
-	int			plen,
-				sub,
-				ci,
+	int			sub,
 				n;
 	bool		swapped;
 
 	if (list_length(op->args) != 2)
 		return -2;
-	l = linitial(op->args);
-	r = lsecond(op->args);
-	while (IsA(l, RelabelType))
-		l = ((RelabelType *) l)->arg;
-	while (IsA(r, RelabelType))
-		r = ((RelabelType *) r)->arg;
-	swapped = IsA(l, Const);
-	c = (Const *) (swapped ? l : r);
-	col = swapped ? r : l;
-	if (!IsA(c, Const) || !IsA(col, Var))
+	if (!column_and_const(op, &v, &c, &swapped))
 		return refuse(b, "text ordering other than a column with a constant");
-	v = (Var *) col;
 	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
 		return refuse(b, "text ordering on another type");
 	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
@@ -949,36 +994,8 @@ compile_text_order(WarpBuilder *b, OpExpr *op, Oid fn)
 		return n;
 	}
 	t = DatumGetTextPP(c->constvalue);
-	pb = VARDATA_ANY(t);
-	plen = VARSIZE_ANY_EXHDR(t);
-	/* one column per attribute, comparison and constant */
-	for (ci = 0; ci < b->ncols; ci++)
-	{
-		ListCell   *lc;
-
-		if (b->col_attno[ci] != v->varattno || b->cols[ci].text != WARP_TEXT_CMP ||
-			b->cols[ci].cmp != sub)
-			continue;
-		foreach(lc, b->text_consts)
-		{
-			WarpTextConst *tc = lfirst(lc);
-
-			if (tc->col == ci && tc->len == plen && memcmp(tc->bytes, pb, plen) == 0)
-				break;
-		}
-		if (lc != NULL)
-			break;
-	}
-	if (ci == b->ncols)
-	{
-		ci = new_column(b, v->varattno, WT_BOOL);
-		b->cols[ci].text = WARP_TEXT_CMP;
-		b->cols[ci].cmp = (uint8) sub;
-		(void) text_const_index(b, ci, pb, plen);
-	}
-	n = add_node(b, WN_COL, WT_BOOL);
-	b->nodes[n].a = ci;
-	return n;
+	return text_predicate_column(b, v->varattno, WARP_TEXT_CMP, sub,
+								 VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 }
 
 /*
@@ -1037,9 +1054,6 @@ static int
 compile_text_cmp(WarpBuilder *b, OpExpr *op)
 {
 	Oid			fn = OidIsValid(op->opfuncid) ? op->opfuncid : get_opcode(op->opno);
-	Expr	   *l,
-			   *r,
-			   *col;
 	Const	   *c;
 	Var		   *v;
 	int			sub,
@@ -1057,20 +1071,8 @@ compile_text_cmp(WarpBuilder *b, OpExpr *op)
 		return compile_text_order(b, op, fn);
 	else
 		return -2;
-	if (list_length(op->args) != 2)
+	if (list_length(op->args) != 2 || !column_and_const(op, &v, &c, &swapped))
 		return -2;
-	l = linitial(op->args);
-	r = lsecond(op->args);
-	while (IsA(l, RelabelType))
-		l = ((RelabelType *) l)->arg;
-	while (IsA(r, RelabelType))
-		r = ((RelabelType *) r)->arg;
-	swapped = IsA(l, Const);
-	c = (Const *) (swapped ? l : r);
-	col = swapped ? r : l;
-	if (!IsA(c, Const) || !IsA(col, Var))
-		return -2;
-	v = (Var *) col;
 	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
 		return -2;
 	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
@@ -1118,8 +1120,6 @@ compile_text_like(WarpBuilder *b, OpExpr *op)
 	text	   *t;
 	const char *pb;
 	int			plen,
-				i,
-				ci,
 				n;
 
 	if ((fn != F_TEXTLIKE && fn != F_TEXTNLIKE) || list_length(op->args) != 2)
@@ -1153,33 +1153,7 @@ compile_text_like(WarpBuilder *b, OpExpr *op)
 	plen = VARSIZE_ANY_EXHDR(t);
 	if (!warp_like_pattern_ok((const uint8 *) pb, plen))
 		return refuse(b, "LIKE pattern ending in the escape character");
-	/* one column per attribute and pattern */
-	for (ci = 0; ci < b->ncols; ci++)
-	{
-		ListCell   *lc;
-
-		if (b->col_attno[ci] != v->varattno || b->cols[ci].text != WARP_TEXT_LIKE)
-			continue;
-		foreach(lc, b->text_consts)
-		{
-			WarpTextConst *tc = lfirst(lc);
-
-			if (tc->col == ci && tc->len == plen && memcmp(tc->bytes, pb, plen) == 0)
-				break;
-		}
-		if (lc != NULL)
-			break;
-	}
-	if (ci == b->ncols)
-	{
-		ci = new_column(b, v->varattno, WT_BOOL);
-		b->cols[ci].text = WARP_TEXT_LIKE;
-		i = text_const_index(b, ci, pb, plen);
-		Assert(i == 0);
-		(void) i;
-	}
-	n = add_node(b, WN_COL, WT_BOOL);
-	b->nodes[n].a = ci;
+	n = text_predicate_column(b, v->varattno, WARP_TEXT_LIKE, 0, pb, plen);
 	if (fn == F_TEXTNLIKE)
 	{
 		int			x = add_node(b, WN_NOT, WT_BOOL);

@@ -386,6 +386,52 @@ def check(star, sql, offload=True, ordered=False, expect=None):
     return want
 
 
+def check_everywhere(star, queries, workers=0, daemon=0, expect=None):
+    """check() every query with the CPU driver on 1 and on 4 threads; the
+    first `workers` under PostgreSQL's parallel workers (pg_warp.cpu_threads
+    = 1, parallel costs zero); the first `daemon` through pg_warp_gpud when
+    one serves the cluster."""
+    conn = star.conn
+    for threads in ("1", "4"):
+        conn.execute("SET pg_warp.cpu_threads = " + threads)
+        try:
+            for q in queries:
+                check(star, q, expect=expect)
+        finally:
+            conn.execute("RESET pg_warp.cpu_threads")
+    if workers:
+        settings = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
+                    "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0",
+                    "pg_warp.cpu_threads = 1"]
+        try:
+            for st in settings:
+                conn.execute("SET " + st)
+            for q in queries[:workers]:
+                check(star, q, expect=expect)
+        finally:
+            for st in settings:
+                conn.execute("RESET " + st.split(" =")[0])
+            conn.execute("SET max_parallel_workers_per_gather = 0")
+    if daemon and gpud_status(conn) is not None:
+        conn.execute("SET pg_warp.mode = gpu")
+        try:
+            for q in queries[:daemon]:
+                check(star, q, expect=expect)
+        finally:
+            conn.execute("RESET pg_warp.mode")
+
+
+def icu_nondeterministic(conn):
+    """public.pgwarp_test_ci, a nondeterministic ICU collation, or False
+    where the server has no ICU"""
+    try:
+        conn.execute("CREATE COLLATION IF NOT EXISTS public.pgwarp_test_ci "
+                     "(provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
+        return True
+    except psycopg.Error:
+        return False
+
+
 # ----------------------------------------------------------------- fixtures
 
 @pytest.fixture(scope="module")
@@ -2280,38 +2326,8 @@ def test_text_join_keys(mk):
         "SELECT dm.g, count(*) FROM f JOIN dm ON f.km = dm.k WHERE f.km IN ('k0001', 'k0005', 'zz') GROUP BY 1",
     ]
     conn = s.conn
-    for threads in ("1", "4"):
-        conn.execute("SET pg_warp.cpu_threads = " + threads)
-        try:
-            for q in queries:
-                check(s, q, expect=nonempty)
-        finally:
-            conn.execute("RESET pg_warp.cpu_threads")
-    settings = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0", "parallel_tuple_cost = 0",
-                "min_parallel_table_scan_size = 0", "pg_warp.cpu_threads = 1"]
-    try:
-        for st in settings:
-            conn.execute("SET " + st)
-        for q in queries[:4]:
-            check(s, q, expect=nonempty)
-    finally:
-        for st in settings:
-            conn.execute("RESET " + st.split(" =")[0])
-        conn.execute("SET max_parallel_workers_per_gather = 0")
-    if gpud_status(conn) is not None:
-        conn.execute("SET pg_warp.mode = gpu")
-        try:
-            for q in queries[:4]:
-                check(s, q, expect=nonempty)
-        finally:
-            conn.execute("RESET pg_warp.mode")
-    try:
-        conn.execute("CREATE COLLATION IF NOT EXISTS public.pgwarp_test_ci "
-                     "(provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
-        have_icu = True
-    except psycopg.Error:
-        have_icu = False
-    if have_icu:
+    check_everywhere(s, queries, workers=4, daemon=4, expect=nonempty)
+    if icu_nondeterministic(conn):
         set_side(conn, s.w, True)
         plan = plan_of(conn, "SELECT count(*) FROM f JOIN dfw ON f.kf = dfw.k COLLATE public.pgwarp_test_ci")
         assert "WarpPreAgg" not in plan, plan
@@ -2358,31 +2374,7 @@ def test_snowflake_arms(mk):
     for side in (s.w, s.h):
         conn.execute("CREATE FUNCTION %s.region_ok(int8) RETURNS bool LANGUAGE sql IMMUTABLE "
                      "AS 'SELECT $1 < 3'" % side)
-    for threads in ("1", "4"):
-        conn.execute("SET pg_warp.cpu_threads = " + threads)
-        try:
-            for q in queries:
-                check(s, q, expect=nonempty)
-        finally:
-            conn.execute("RESET pg_warp.cpu_threads")
-    settings = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0", "parallel_tuple_cost = 0",
-                "min_parallel_table_scan_size = 0", "pg_warp.cpu_threads = 1"]
-    try:
-        for st in settings:
-            conn.execute("SET " + st)
-        for q in queries[:3]:
-            check(s, q, expect=nonempty)
-    finally:
-        for st in settings:
-            conn.execute("RESET " + st.split(" =")[0])
-        conn.execute("SET max_parallel_workers_per_gather = 0")
-    if gpud_status(conn) is not None:
-        conn.execute("SET pg_warp.mode = gpu")
-        try:
-            for q in queries[:3]:
-                check(s, q, expect=nonempty)
-        finally:
-            conn.execute("RESET pg_warp.mode")
+    check_everywhere(s, queries, workers=3, daemon=3, expect=nonempty)
     # PostgreSQL's plan
     check(s, "SELECT count(*) FROM f JOIN supp ON f.sk = supp.sk JOIN nation ON supp.nk = nation.nk "
              "AND nation.rk < f.v", offload=False, expect=nonempty)
@@ -2404,7 +2396,8 @@ def test_two_column_joins(mk):
     left, semi and anti joins, either column order, int2 beside int4,
     negative values and both ends of the int4 range, NULLs in either
     column on either side, duplicate pairs, an Arrow dimension (cached
-    across queries) and a heap one; 1 and 4 threads, the daemon.  Three
+    across queries) and a heap one; 1 and 4 threads, parallel workers, the
+    daemon.  Three
     columns, or an int8 column, stay PostgreSQL's."""
     import random
     rnd = random.Random(16)
@@ -2431,20 +2424,7 @@ def test_two_column_joins(mk):
         "JOIN d2 ON f.z = d2.a AND f.id = d2.b GROUP BY 1, 2",
     ]
     conn = s.conn
-    for threads in ("1", "4"):
-        conn.execute("SET pg_warp.cpu_threads = " + threads)
-        try:
-            for q in queries:
-                check(s, q, expect=nonempty)
-        finally:
-            conn.execute("RESET pg_warp.cpu_threads")
-    if gpud_status(conn) is not None:
-        conn.execute("SET pg_warp.mode = gpu")
-        try:
-            for q in queries[:3]:
-                check(s, q, expect=nonempty)
-        finally:
-            conn.execute("RESET pg_warp.mode")
+    check_everywhere(s, queries, workers=2, daemon=3, expect=nonempty)
     set_side(conn, s.w, True)
     plan = plan_of(conn, queries[0])
     assert "Join Keys: (f.x, f.y) = (d2.a, d2.b)" in plan, plan
