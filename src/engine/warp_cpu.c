@@ -2637,6 +2637,77 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 	return WARP_OK;
 }
 
+/*
+ * Only the quals over a batch: keep[i] stays true for the rows that pass
+ * them all and turns false for the others (rows keep already rejected are
+ * not evaluated).  Returns WARP_OK with *kept = the rows still kept, or
+ * the first error or load status met (keep is then partly updated: the
+ * caller must treat every row as kept).
+ */
+WarpStatus
+warp_cpu_filter_batch(WarpCpu *x, const ArrowArray *cols, warp_int64 nrows, bool *keep,
+					  warp_int64 *kept, WarpLoadStatus *load_status)
+{
+	const WarpProgram *p = x->p;
+	warp_int64	start;
+	int			c;
+
+	*load_status = WARP_LOAD_OK;
+	*kept = 0;
+	for (c = 0; c < p->ncols; c++)
+		x->tdict[c] = NULL;
+	x->bcols = cols;
+	for (start = 0; start < nrows; start += WARP_VEC)
+	{
+		int			n = (int) (nrows - start < WARP_VEC ? nrows - start : WARP_VEC);
+		int			m = 0,
+					q,
+					k;
+
+		x->vstart = start;
+		x->vn = n;
+		for (k = 0; k < n; k++)
+		{
+			x->sel[m] = (warp_uint16) k;
+			m += keep[start + k] != 0;
+			keep[start + k] = false;
+		}
+		for (q = 0; q < p->nquals && m > 0; q++)
+		{
+			int			qn = p->quals[q];
+			int			m2 = filter_col_const(x, qn, x->sel, m);
+
+			if (m2 < 0)
+			{
+				WarpStatus	st = eval(x, qn, x->sel, m);
+				const warp_uint8 *qnull = x->nv[qn];
+				const warp_int64 *qval = x->iv[qn];
+
+				if (st == WARP_STATUS_LOAD)
+				{
+					*load_status = x->load_status;
+					return st;
+				}
+				if (st != WARP_OK)
+					return st;
+				m2 = 0;
+				for (k = 0; k < m; k++)
+				{
+					int			i = x->sel[k];
+
+					x->sel[m2] = (warp_uint16) i;
+					m2 += (qnull[i] == 0) & (qval[i] != 0);
+				}
+			}
+			m = m2;
+		}
+		for (k = 0; k < m; k++)
+			keep[start + x->sel[k]] = true;
+		*kept += m;
+	}
+	return WARP_OK;
+}
+
 WarpStatus
 warp_cpu_run_batch(WarpCpu *x, const ArrowArray *cols, warp_int64 nrows,
 				   const bool *keep, WarpLoadStatus *load_status,

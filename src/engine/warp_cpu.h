@@ -90,6 +90,15 @@ extern WarpStatus warp_cpu_run_batch(WarpCpu *cpu, const ArrowArray *cols, warp_
 									 const bool *keep, WarpLoadStatus *load_status,
 									 int *bad_col, warp_int64 *bad_row);
 
+/*
+ * Only the program's quals over a batch (no joins or aggregates): keep[i]
+ * turns false for rows that fail them; *kept = rows still kept.  Not
+ * WARP_OK: an error or a load problem (*load_status), keep to be ignored.
+ */
+extern WarpStatus warp_cpu_filter_batch(WarpCpu *cpu, const ArrowArray *cols,
+										warp_int64 nrows, bool *keep, warp_int64 *kept,
+										WarpLoadStatus *load_status);
+
 /* Groups found so far, and their keys and partial states. */
 extern warp_int64 warp_cpu_ngroups(const WarpCpu *cpu);
 /* key k of group g: value (int64 or double bits) and NULL flag */

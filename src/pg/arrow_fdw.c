@@ -44,6 +44,8 @@
 
 #include "arrow_fdw.h"
 #include "arrow_scan.h"
+#include "arrow_skip.h"
+#include "warp_scan_filter.h"
 #include "warp.h"
 #include "pg_warp.h"
 
@@ -223,6 +225,20 @@ arrowBeginForeignScan(ForeignScanState *node, int eflags)
 		attrs = bms_add_member(attrs, lfirst_int(lc));
 	arrow_scan_begin(ss, rel, attrs, plan->scan.plan.qual, plan->scan.scanrelid,
 					 &node->ss.ps, (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
+	/*
+	 * pg_warp's engine as a row prefilter (warp_scan_filter.c), when some
+	 * qual is more than the raw-value row filter (arrow_skip.c: "column OP
+	 * constant") already decides
+	 */
+	foreach(lc, plan->scan.plan.qual)
+		if (arrow_skip_quals_build(list_make1(lfirst(lc)), plan->scan.scanrelid,
+								   RelationGetDescr(rel), &node->ss.ps) == NULL)
+		{
+			ss->engine_filter = warp_scan_filter_create(plan->scan.plan.qual,
+														plan->scan.scanrelid,
+														node->ss.ps.ps_ExprContext);
+			break;
+		}
 }
 
 static TupleTableSlot *
@@ -286,7 +302,11 @@ arrowEndForeignScan(ForeignScanState *node)
 static void
 arrowExplainForeignScan(ForeignScanState *node, ExplainState *es)
 {
-	arrow_scan_explain(node->fdw_state, RelationGetDescr(node->ss.ss_currentRelation), es);
+	ArrowScanState *ss = node->fdw_state;
+
+	arrow_scan_explain(ss, RelationGetDescr(node->ss.ss_currentRelation), es);
+	if (ss->engine_filter)
+		warp_scan_filter_explain(ss->engine_filter, &node->ss.ps, es);
 }
 
 /* -------------------------------------------------------------- parallel */

@@ -84,6 +84,9 @@ typedef struct ArrowScanState
 	int64		cur_row;
 	ArrowArray *cur_cols;		/* per attno-1, valid if attr referenced */
 	bool	   *cur_keep;		/* per row: may pass the clauses */
+	struct WarpScanFilter *engine_filter;	/* arrow_fdw's scans: pg_warp's
+											 * engine as a row prefilter, or
+											 * NULL (warp_scan_filter.c) */
 
 	/*
 	 * Work units per batch: 1 = whole batches; more splits each batch whose

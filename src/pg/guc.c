@@ -14,6 +14,7 @@
 
 bool		pgwarp_enabled = true;
 bool		pgwarp_enable_preagg = true;
+bool		pgwarp_enable_scan_filter = true;
 int			pgwarp_heap_min_rows = 100000;
 int			pgwarp_inner_hash_mem = 256 * 1024;	/* kB */
 int			pgwarp_cpu_threads = -1;
@@ -79,6 +80,18 @@ pgwarp_define_gucs(void)
 							 "partial aggregation) plans.",
 							 NULL,
 							 &pgwarp_enable_preagg,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pg_warp.enable_scan_filter",
+							 "Lets pg_warp's engine prefilter the rows of arrow_fdw "
+							 "scans that no pg_warp plan takes.",
+							 "The quals the engine computes exactly are evaluated "
+							 "over each batch's columns first; PostgreSQL still "
+							 "evaluates every qual on the rows kept.",
+							 &pgwarp_enable_scan_filter,
 							 true,
 							 PGC_USERSET,
 							 0,

@@ -17,6 +17,7 @@ typedef enum PgWarpMode
 } PgWarpMode;
 
 extern bool pgwarp_enabled;
+extern bool pgwarp_enable_scan_filter;
 extern int	pgwarp_mode;
 
 extern void pgwarp_define_gucs(void);

@@ -982,6 +982,8 @@ compile_text_order(WarpBuilder *b, OpExpr *op, Oid fn)
 		return refuse(b, "column of another relation or a system column");
 	if (!OidIsValid(op->inputcollid) || !lc_collate_is_c(op->inputcollid))
 		return refuse(b, "text ordering under a collation other than C");
+	if (GetDatabaseEncoding() != PG_UTF8)
+		return refuse(b, "text in a database whose encoding is not UTF8");
 	sub = fn == F_TEXT_LT ? WARP_CMP_LT : fn == F_TEXT_LE ? WARP_CMP_LE :
 		fn == F_TEXT_GT ? WARP_CMP_GT : WARP_CMP_GE;
 	if (swapped)				/* c op X == X op' c */
@@ -1021,6 +1023,8 @@ warp_compile_text_join_key(WarpBuilder *b, Expr *expr, int n, const char *const 
 		return refuse(b, "text join key that is not a text column");
 	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
 		return refuse(b, "column of another relation or a system column");
+	if (GetDatabaseEncoding() != PG_UTF8)
+		return refuse(b, "text in a database whose encoding is not UTF8");
 	/* a column of its own: not shared with comparisons with constants */
 	ci = new_column(b, v->varattno, WT_INT8);
 	b->cols[ci].text = WARP_TEXT_EQ;
@@ -1079,6 +1083,9 @@ compile_text_cmp(WarpBuilder *b, OpExpr *op)
 		return refuse(b, "column of another relation or a system column");
 	if (!OidIsValid(op->inputcollid) || !get_collation_isdeterministic(op->inputcollid))
 		return refuse(b, "text comparison under a nondeterministic collation");
+	/* the files hold UTF-8, compared byte for byte with the constants */
+	if (GetDatabaseEncoding() != PG_UTF8)
+		return refuse(b, "text in a database whose encoding is not UTF8");
 	ci = column_index(b, v->varattno, WT_INT8);
 	b->cols[ci].text = WARP_TEXT_EQ;
 	x = add_node(b, WN_COL, WT_INT8);
@@ -1179,6 +1186,8 @@ compile_text_key(WarpBuilder *b, Var *v, Oid collation)
 		return refuse(b, "column of another relation or a system column");
 	if (!OidIsValid(collation) || !get_collation_isdeterministic(collation))
 		return refuse(b, "text group key under a nondeterministic collation");
+	if (GetDatabaseEncoding() != PG_UTF8)
+		return refuse(b, "text in a database whose encoding is not UTF8");
 	for (ci = 0; ci < b->ncols; ci++)
 		if (b->col_attno[ci] == v->varattno && b->cols[ci].text == WARP_TEXT_KEY)
 			break;

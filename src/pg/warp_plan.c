@@ -26,6 +26,7 @@
 
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_class.h"
+#include "mb/pg_wchar.h"
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "executor/instrument.h"
@@ -180,7 +181,8 @@ join_key_types_ok(Oid a, Oid b, Oid collation)
 	 * engine numbers the dimension's key strings, CPU driver only)
 	 */
 	if ((a == TEXTOID || a == VARCHAROID) && (b == TEXTOID || b == VARCHAROID))
-		return OidIsValid(collation) && get_collation_isdeterministic(collation);
+		return OidIsValid(collation) && get_collation_isdeterministic(collation) &&
+			GetDatabaseEncoding() == PG_UTF8;	/* Arrow's bytes are UTF-8 */
 	if (!warp_type_of(a, &ta) || !warp_type_of(b, &tb))
 		return false;
 	if ((ta == WT_INT2 || ta == WT_INT4 || ta == WT_INT8) &&

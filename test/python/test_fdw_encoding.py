@@ -39,6 +39,22 @@ def test_read_converts_to_database_encoding(latin1, scratch):
     assert got == values
     # the server really stores LATIN1: one byte per accented character
     assert latin1.execute("SELECT octet_length(s) FROM enc_r WHERE s = 'café'").fetchone()[0] == 4
+    # pg_warp's engine compares the files' UTF-8 bytes: in a LATIN1 database
+    # text equality, LIKE and text group keys stay PostgreSQL's (costs set so
+    # that the engine would otherwise take these tiny queries)
+    latin1.execute("SET cpu_tuple_cost = 10000")
+    latin1.execute("SET cpu_operator_cost = 2500")
+    try:
+        for q, want in (("SELECT count(*) FROM enc_r WHERE s = 'café'", [(1,)]),
+                        ("SELECT count(*) FROM enc_r WHERE s LIKE 'Gr%e'", [(1,)]),
+                        ("SELECT s, count(*) FROM enc_r WHERE s = 'ÿ' GROUP BY s", [("ÿ", 1)])):
+            assert latin1.execute(q).fetchall() == want, q
+        plan = "\n".join(r[0] for r in latin1.execute(
+            "EXPLAIN (VERBOSE) SELECT count(*) FROM enc_r WHERE s = 'café'").fetchall())
+        assert "not offloaded" in plan and "UTF8" in plan, plan
+    finally:
+        latin1.execute("RESET cpu_tuple_cost")
+        latin1.execute("RESET cpu_operator_cost")
 
 
 def test_read_unrepresentable_character_is_an_error(latin1, scratch):

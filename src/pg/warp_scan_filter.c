@@ -1,0 +1,179 @@
+/*-------------------------------------------------------------------------
+ *
+ * warp_scan_filter.c
+ *	  The engine as a row prefilter of arrow_fdw's own scans.
+ *
+ * Where pg_warp's WarpPreAgg does not take a query (no aggregation, or one
+ * the engine does not compute), arrow_fdw still scans the file batch by
+ * batch.  The scan's quals that the engine computes exactly are compiled
+ * into a program of quals only; each batch's column vectors go through it
+ * (warp_cpu_filter_batch) before any row becomes a tuple, so rows failing
+ * them cost no tuple at all.  PostgreSQL still evaluates every qual on the
+ * rows kept: the prefilter can only save work.  Where the engine meets an
+ * error on a batch (a division by zero, a value it cannot read), it keeps
+ * all of that batch's rows and PostgreSQL raises its own error, if its
+ * scan gets that far (a LIMIT may stop it first).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "nodes/makefuncs.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+
+#include "pg_warp.h"
+#include "warp.h"
+#include "warp_cpu.h"
+#include "warp_scan_filter.h"
+
+struct WarpScanFilter
+{
+	WarpProgram prog;
+	WarpCpu    *cpu;
+	AttrNumber *col_attno;
+	ArrowArray *cols;
+	bool	   *scratch;
+	int64		scratch_len;
+	List	   *quals;			/* the quals it evaluates (for EXPLAIN) */
+	MemoryContext cxt;
+	WarpAlloc	alloc;
+	int64		rows_removed;
+	int64		batches_given_up;
+};
+
+static void *
+filter_alloc(void *ctx, size_t size)
+{
+	return MemoryContextAllocExtended((MemoryContext) ctx, size,
+									  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+}
+
+WarpScanFilter *
+warp_scan_filter_create(List *quals, Index relid, ExprContext *econtext)
+{
+	MemoryContext cxt;
+	MemoryContext old;
+	WarpScanFilter *f;
+	WarpBuilder b;
+	List	   *nodes = NIL;
+	ListCell   *lc;
+	int			i;
+
+	if (!pgwarp_enabled || !pgwarp_enable_scan_filter || quals == NIL)
+		return NULL;
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_warp scan filter",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	f = palloc0(sizeof(WarpScanFilter));
+	f->cxt = cxt;
+	warp_builder_init(&b, relid, econtext);
+	/*
+	 * The quals in PostgreSQL's order, up to the first the engine does not
+	 * compute: a row may only be dropped for failing qual j when every qual
+	 * PostgreSQL evaluates before j was evaluated too, so that their errors
+	 * are met (and the batch left to PostgreSQL) exactly where PostgreSQL
+	 * would meet them.
+	 */
+	foreach(lc, quals)
+	{
+		int			n = warp_compile_qual(&b, (Expr *) lfirst(lc));
+
+		if (n < 0)
+			break;
+		nodes = lappend_int(nodes, n);
+		f->quals = lappend(f->quals, lfirst(lc));
+	}
+	if (nodes == NIL)
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(cxt);
+		return NULL;
+	}
+	f->prog.version = WARP_PROGRAM_VERSION;
+	f->prog.nquals = list_length(nodes);
+	f->prog.quals = palloc(sizeof(int32) * f->prog.nquals);
+	i = 0;
+	foreach(lc, nodes)
+		f->prog.quals[i++] = lfirst_int(lc);
+	f->prog.nnodes = b.nnodes;
+	f->prog.nodes = b.nodes;
+	f->prog.nargs = b.nargs;
+	f->prog.args = b.args;
+	warp_builder_strings(&b, &f->prog);
+	f->prog.ncols = b.ncols;
+	f->prog.cols = b.cols;
+	f->col_attno = b.col_attno;
+	if (warp_program_validate(&f->prog) != NULL)
+	{
+		/* cannot happen: leave the scan to PostgreSQL's quals */
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(cxt);
+		return NULL;
+	}
+	f->alloc.alloc = filter_alloc;
+	f->alloc.ctx = cxt;
+	f->cpu = warp_cpu_create(&f->prog, NULL, &f->alloc);
+	f->cols = palloc0(sizeof(ArrowArray) * Max(f->prog.ncols, 1));
+	MemoryContextSwitchTo(old);
+	if (f->cpu == NULL)
+	{
+		MemoryContextDelete(cxt);
+		return NULL;
+	}
+	return f;
+}
+
+int64
+warp_scan_filter_batch(WarpScanFilter *f, const ArrowArray *cols_of_attr, int64 nrows,
+					   bool *keep)
+{
+	WarpLoadStatus ls;
+	int64		kept;
+	int64		before = 0,
+				i;
+	int			c;
+
+	if (nrows > f->scratch_len)
+	{
+		f->scratch = MemoryContextAllocHuge(f->cxt, sizeof(bool) * nrows);
+		f->scratch_len = nrows;
+	}
+	for (i = 0; i < nrows; i++)
+		before += keep[i] != 0;
+	memcpy(f->scratch, keep, sizeof(bool) * nrows);
+	for (c = 0; c < f->prog.ncols; c++)
+	{
+		f->cols[c] = cols_of_attr[f->col_attno[c] - 1];
+		if (f->cols[c].field == NULL)
+		{
+			/* a column this file does not have (NULL to PostgreSQL) */
+			f->batches_given_up++;
+			return before;
+		}
+	}
+	if (warp_cpu_filter_batch(f->cpu, f->cols, nrows, f->scratch, &kept, &ls) != WARP_OK ||
+		ls != WARP_LOAD_OK)
+	{
+		f->batches_given_up++;
+		return before;			/* PostgreSQL's quals decide every row */
+	}
+	memcpy(keep, f->scratch, sizeof(bool) * nrows);
+	f->rows_removed += before - kept;
+	return kept;
+}
+
+void
+warp_scan_filter_explain(WarpScanFilter *f, PlanState *ps, ExplainState *es)
+{
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, ps->plan, NIL);
+	Node	   *expr = (Node *) make_ands_explicit(f->quals);
+
+	ExplainPropertyText("Engine Prefilter", deparse_expression(expr, context, false, false), es);
+	if (es->analyze)
+	{
+		ExplainPropertyInteger("Rows Removed by Engine", NULL, f->rows_removed, es);
+		if (f->batches_given_up > 0)
+			ExplainPropertyInteger("Batches Left to PostgreSQL", NULL, f->batches_given_up, es);
+	}
+}

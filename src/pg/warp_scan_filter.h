@@ -1,0 +1,28 @@
+/*
+ * warp_scan_filter.h — the engine as a row prefilter of arrow_fdw's scans
+ * (see warp_scan_filter.c).
+ */
+#ifndef WARP_SCAN_FILTER_H
+#define WARP_SCAN_FILTER_H
+
+#include "commands/explain.h"
+#include "nodes/execnodes.h"
+
+#include "arrow.h"
+
+typedef struct WarpScanFilter WarpScanFilter;
+
+/* NULL when pg_warp is off or the engine computes none of the quals */
+extern WarpScanFilter *warp_scan_filter_create(List *quals, Index relid, ExprContext *econtext);
+
+/*
+ * keep[i] turns false for rows the engine finds failing the quals;
+ * returns the rows still kept.  cols_of_attr: the batch's columns by
+ * attribute number - 1.
+ */
+extern int64 warp_scan_filter_batch(WarpScanFilter *f, const ArrowArray *cols_of_attr,
+									int64 nrows, bool *keep);
+
+extern void warp_scan_filter_explain(WarpScanFilter *f, PlanState *ps, ExplainState *es);
+
+#endif							/* WARP_SCAN_FILTER_H */
