@@ -696,6 +696,10 @@ build_program(WarpScanState *ws)
 	p->ncols = b.ncols;
 	p->cols = b.cols;
 	ws->col_attno = b.col_attno;
+	/* a heap fact table's text columns come as Utf8 arrays (run_cpu_heap) */
+	for (i = 0; i < p->ncols; i++)
+		if (p->cols[i].text)
+			p->cols[i].native = 0;
 	bad = warp_program_validate(p);
 	if (bad)
 		elog(ERROR, "pg_warp: invalid program: %s", bad);
@@ -956,6 +960,8 @@ run_cpu_heap(WarpScanState *ws)
 	ArrowArray *cols;
 	uint8	  **valid;
 	int		   *nnull;
+	StringInfoData *tdata;		/* text columns: the batch's bytes */
+	MemoryContext batch_cxt;
 	WarpJoinTable **tables;
 	TableScanDesc scan;
 	TupleTableSlot *slot;
@@ -971,10 +977,23 @@ run_cpu_heap(WarpScanState *ws)
 	cols = palloc0(sizeof(ArrowArray) * Max(ncols, 1));
 	valid = palloc0(sizeof(uint8 *) * Max(ncols, 1));
 	nnull = palloc0(sizeof(int) * Max(ncols, 1));
+	tdata = palloc0(sizeof(StringInfoData) * Max(ncols, 1));
 	for (c = 0; c < ncols; c++)
 	{
 		const WarpColumnSpec *cs = &ws->prog.cols[c];
 
+		if (cs->text)
+		{
+			/* text: a LargeUtf8 array of the batch's bytes (the database is
+			 * UTF8, as the planner requires for the engine's text) */
+			fields[c].type.id = ARROW_TYPE_LARGE_UTF8;
+			cols[c].field = &fields[c];
+			cols[c].offsets = palloc(sizeof(int64) * (WARP_HEAP_BATCH + 1));
+			initStringInfo(&tdata[c]);
+			valid[c] = palloc(WARP_HEAP_BATCH / 8);
+			maxatt = Max(maxatt, ws->col_attno[c]);
+			continue;
+		}
 		Assert(cs->native);
 		if (WARP_TYPE_IS_FLOAT(cs->type))
 		{
@@ -998,6 +1017,9 @@ run_cpu_heap(WarpScanState *ws)
 		scan = table_beginscan_parallel(rel, ws->heap_pscan);
 	else
 		scan = table_beginscan(rel, estate->es_snapshot, 0, NULL);
+	/* detoasted text values live until their batch has run */
+	batch_cxt = AllocSetContextCreate(ws->engine_cxt, "pg_warp heap batch",
+									  ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(old);
 
 	for (;;)
@@ -1013,6 +1035,32 @@ run_cpu_heap(WarpScanState *ws)
 				Datum		d = slot->tts_values[att];
 				int64	   *iv = (int64 *) cols[c].values;
 
+				if (ws->prog.cols[c].text)
+				{
+					int64	   *off = (int64 *) cols[c].offsets;
+
+					if (n == 0)
+					{
+						resetStringInfo(&tdata[c]);
+						off[0] = 0;
+					}
+					if (slot->tts_isnull[att])
+					{
+						valid[c][n >> 3] &= ~(1 << (n & 7));
+						nnull[c]++;
+					}
+					else
+					{
+						MemoryContext oc = MemoryContextSwitchTo(batch_cxt);
+						text	   *t = DatumGetTextPP(d);
+
+						MemoryContextSwitchTo(oc);
+						valid[c][n >> 3] |= 1 << (n & 7);
+						appendBinaryStringInfo(&tdata[c], VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+					}
+					off[n + 1] = tdata[c].len;
+					continue;
+				}
 				if (slot->tts_isnull[att])
 				{
 					valid[c][n >> 3] &= ~(1 << (n & 7));
@@ -1061,6 +1109,11 @@ run_cpu_heap(WarpScanState *ws)
 				cols[c].null_count = nnull[c];
 				cols[c].validity = nnull[c] > 0 ? valid[c] : NULL;
 				nnull[c] = 0;
+				if (ws->prog.cols[c].text)
+				{
+					cols[c].data = (const uint8 *) tdata[c].data;
+					cols[c].data_len = tdata[c].len;
+				}
 			}
 			st = warp_cpu_run_batch(ws->cpu, cols, n, NULL, &ls, &bad_col, &bad_row);
 			if (st != WARP_OK)
@@ -1069,6 +1122,7 @@ run_cpu_heap(WarpScanState *ws)
 				elog(ERROR, "pg_warp: the engine could not read column %d of heap table \"%s\"",
 					 bad_col, RelationGetRelationName(rel));
 			n = 0;
+			MemoryContextReset(batch_cxt);
 			CHECK_FOR_INTERRUPTS();
 		}
 		if (!more)

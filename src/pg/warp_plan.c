@@ -966,6 +966,33 @@ cpu_only_walker(Node *node, void *context)
 	return expression_tree_walker(node, cpu_only_walker, context);
 }
 
+/*
+ * What the engine does not take from a heap fact table (run_cpu_heap
+ * deforms fixed-width columns and text, not numeric): numeric columns and
+ * expressions, and date/time functions (whose infinite inputs heap tables
+ * may hold; Arrow files cannot).
+ */
+static bool
+heap_refused_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var) && ((Var *) node)->vartype == NUMERICOID)
+		return true;
+	if ((IsA(node, Const) || IsA(node, OpExpr) || IsA(node, FuncExpr)) &&
+		exprType(node) == NUMERICOID)
+		return true;
+	if (IsA(node, FuncExpr))
+	{
+		Oid			f = ((FuncExpr *) node)->funcid;
+
+		if (f == F_DATE_TRUNC_TEXT_TIMESTAMP || f == F_DATE_PART_TEXT_TIMESTAMP ||
+			f == F_EXTRACT_TEXT_DATE || f == F_EXTRACT_TEXT_TIMESTAMP)
+			return true;
+	}
+	return expression_tree_walker(node, heap_refused_walker, context);
+}
+
 static bool
 gpu_can_run(StarInfo *si)
 {
@@ -1110,11 +1137,11 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		not_offloaded("DISTINCT aggregates with group keys that cannot be sorted");
 		return;
 	}
-	if (si.heap && (cpu_only_walker((Node *) si.quals, NULL) ||
-					cpu_only_walker((Node *) si.fact_exprs, NULL) ||
-					cpu_only_walker((Node *) si.fact_keys, NULL)))
+	if (si.heap && (heap_refused_walker((Node *) si.quals, NULL) ||
+					heap_refused_walker((Node *) si.fact_exprs, NULL) ||
+					heap_refused_walker((Node *) si.fact_keys, NULL)))
 	{
-		not_offloaded("heap fact table: numeric, text and date/time functions are read from Arrow files only");
+		not_offloaded("heap fact table: numeric and date/time functions are read from Arrow files only");
 		return;
 	}
 
