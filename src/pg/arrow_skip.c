@@ -60,8 +60,9 @@ typedef struct SkipQual
 	bool		value_null;
 	__int128	ivalue;
 	double		dvalue;
-	char	   *tvalue;			/* DOM_TEXT: the value's bytes */
+	char	   *tvalue;			/* DOM_TEXT: the value's bytes, in cxt */
 	int			tlen;
+	MemoryContext cxt;			/* the scan's: outlives its batches */
 	const char *opname;
 } SkipQual;
 
@@ -277,6 +278,7 @@ add_qual(ArrowSkipQuals *sq, Expr *clause, Index scanrelid, TupleDesc tupdesc, P
 			strategy = commute_strategy(strategy);
 	}
 	q = &sq->q[sq->n++];
+	q->cxt = CurrentMemoryContext;
 	q->attno = var->varattno - 1;
 	q->strategy = strategy;
 	q->domain = dom;
@@ -373,8 +375,14 @@ set_value(SkipQual *q, Datum d, Oid typid)
 	{
 		text	   *t = DatumGetTextPP(d);
 
+		/*
+		 * in the scan's context: the value is evaluated once, during the
+		 * first batch, whose memory is reset before the next batch (a
+		 * palloc here left later batches comparing with freed bytes, which
+		 * dropped rows that matched)
+		 */
 		q->tlen = VARSIZE_ANY_EXHDR(t);
-		q->tvalue = palloc(q->tlen + 1);
+		q->tvalue = MemoryContextAlloc(q->cxt, q->tlen + 1);
 		memcpy(q->tvalue, VARDATA_ANY(t), q->tlen);
 		return;
 	}
