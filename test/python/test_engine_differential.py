@@ -3,8 +3,9 @@
 A seeded RNG (PGWARP_DIFF_SEED, default below) builds a small star schema:
 one fact table of a few thousand rows (int2/int4/int8/float4/float8/date/
 timestamp/bool, numeric(12,2)/numeric(18,0) and text columns, NULL-heavy columns,
-extreme values, NaN / -0 / Infinity) and four dimensions (int4, int2, int8 and date keys, with
-duplicate and NULL keys, text and integer attributes).  It is written once
+extreme values, NaN / -0 / Infinity) and six dimensions (int4, int2, int8, date and text keys,
+and one joined by two columns (int4, int2), with duplicate and NULL keys, text and integer
+attributes).  It is written once
 as Arrow files (pyarrow, with per-batch min/max statistics, so that batches
 get skipped) and once as CSV (pyarrow.csv) loaded into heap tables.
 
@@ -146,7 +147,11 @@ def gen_data(rng):
     d3 += [(4294967297, "big", 1), (2, "l2dup", 2), (-9223372036854775808, "min", 0)]
     d4 = [(dt, ["Jan", "Feb"][dt.month - 1], dt.year) for dt in dates]
     d4 += [(dates[3], "Jan-dup", 2020), (None, "none", None)]
-    return fact, (d1, d2, d3, d4)
+    # a text-keyed dimension (joined on f.tx) and one joined by two columns
+    d5 = [(t, rng.randint(0, 3)) for t in TEXTS] + [("AIR", 9), (None, 7), ("zz", 1)]
+    d6 = [(a, b, "p%d" % ((a + b) % 5)) for a in range(0, 40, 2) for b in range(0, 16, 3)]
+    d6 += [(None, 1, "nulla"), (2, None, "nullb"), (4, 3, "dupx")]
+    return fact, (d1, d2, d3, d4, d5, d6)
 
 
 FACT_COLS = [("id", "int4"), ("k1", "int4"), ("k2", "int8"), ("k3", "int2"), ("kd", "date"),
@@ -157,13 +162,15 @@ D1_COLS = [("k", "int4"), ("name", "text"), ("grp", "int4")]
 D2_COLS = [("k", "int2"), ("cat", "text"), ("w", "int8")]
 D3_COLS = [("k", "int8"), ("label", "text"), ("z", "int4")]
 D4_COLS = [("dk", "date"), ("month", "text"), ("yr", "int4")]
+D5_COLS = [("t", "text"), ("tg", "int4")]
+D6_COLS = [("a", "int4"), ("b", "int2"), ("lab", "text")]
 
 
 @pytest.fixture(scope="module")
 def star():
     sess = Session()
     rng = random.Random(SEED)
-    fact, (d1, d2, d3, d4) = gen_data(rng)
+    fact, (d1, d2, d3, d4, d5, d6) = gen_data(rng)
     s = Star(sess, "diff")
     # per-batch min/max statistics: arrow_fdw skips batches (only on quals
     # that cannot fail, so no error a heap scan raises is skipped)
@@ -172,6 +179,8 @@ def star():
     s.table("d2", D2_COLS, d2, arrow=False)
     s.table("d3", D3_COLS, d3, arrow=True)
     s.table("d4", D4_COLS, d4, arrow=False)
+    s.table("d5", D5_COLS, d5, arrow=True)
+    s.table("d6", D6_COLS, d6, arrow=False)
     yield s
     s.close()
     sess.close()
@@ -195,6 +204,9 @@ JOINS = {
            ["d3.z IS NOT NULL", "d3.label >= 'l3'", "d3.k % 2 = 0", "coalesce(d3.z, 0) < 2"]),
     "d4": ("f.kd = d4.dk", ["d4.month", "d4.yr"],
            ["d4.month = 'Jan'", "d4.dk > date '2020-01-10'", "d4.yr = 2020"]),
+    # a text join key; a dimension joined by two columns (int4, int2)
+    "d5": ("f.tx = d5.t", ["d5.tg", "d5.t"], ["d5.tg > 0", "d5.t <> 'MAIL'", "d5.t LIKE 'A%'"]),
+    "d6": ("f.k1 = d6.a AND f.k3 = d6.b", ["d6.lab"], ["d6.lab <> 'p0'", "d6.a < 20", "d6.b IS NOT NULL"]),
 }
 
 
@@ -583,14 +595,14 @@ class Gen:
             elif r < 0.21:
                 dim_quals.append("EXISTS (SELECT 1 FROM %s WHERE %s%s)"
                                  % (dname, on, " AND " + q if q else ""))
-            elif r < 0.25:
+            elif r < 0.25 and " AND " not in on:
                 fk, dk = [s.strip() for s in on.split("=")]
                 dim_quals.append("%s IN (SELECT %s FROM %s%s)"
                                  % (fk, dk, dname, " WHERE " + q if q else ""))
             elif r < 0.33:
                 dim_quals.append("NOT EXISTS (SELECT 1 FROM %s WHERE %s%s)"
                                  % (dname, on, " AND " + q if q else ""))
-            elif r < 0.34:
+            elif r < 0.34 and " AND " not in on:
                 fk, dk = [s.strip() for s in on.split("=")]
                 dim_quals.append("%s NOT IN (SELECT %s FROM %s%s)"
                                  % (fk, dk, dname, " WHERE " + q if q else ""))
