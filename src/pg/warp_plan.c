@@ -940,16 +940,21 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
  * row evaluator's limits run on the CPU driver, which under mode auto is
  * better done by a (parallel) plan in the backends than in the daemon.
  */
-/* what only the CPU driver computes (warp_row_check): date_trunc,
- * date_part, extract, or a numeric or text column, anywhere */
+/*
+ * Whether an expression holds something beyond the engine's plain paths:
+ * date_trunc, date_part, extract, numeric columns or expressions, and text
+ * columns when *(bool *) context says they count.
+ */
 static bool
-cpu_only_walker(Node *node, void *context)
+special_walker(Node *node, void *context)
 {
+	bool		text_counts = *(bool *) context;
+
 	if (node == NULL)
 		return false;
 	if (IsA(node, Var) && (((Var *) node)->vartype == NUMERICOID ||
-						   ((Var *) node)->vartype == TEXTOID ||
-						   ((Var *) node)->vartype == VARCHAROID))
+						   (text_counts && (((Var *) node)->vartype == TEXTOID ||
+											((Var *) node)->vartype == VARCHAROID))))
 		return true;
 	/* numeric arithmetic, constants and casts */
 	if ((IsA(node, Const) || IsA(node, OpExpr) || IsA(node, FuncExpr)) &&
@@ -963,7 +968,16 @@ cpu_only_walker(Node *node, void *context)
 			f == F_EXTRACT_TEXT_DATE || f == F_EXTRACT_TEXT_TIMESTAMP)
 			return true;
 	}
-	return expression_tree_walker(node, cpu_only_walker, context);
+	return expression_tree_walker(node, special_walker, context);
+}
+
+/* what only the CPU driver computes (warp_row_check): the above, text too */
+static bool
+cpu_only_walker(Node *node, void *context)
+{
+	bool		text_counts = true;
+
+	return special_walker(node, &text_counts);
 }
 
 /*
@@ -975,22 +989,9 @@ cpu_only_walker(Node *node, void *context)
 static bool
 heap_refused_walker(Node *node, void *context)
 {
-	if (node == NULL)
-		return false;
-	if (IsA(node, Var) && ((Var *) node)->vartype == NUMERICOID)
-		return true;
-	if ((IsA(node, Const) || IsA(node, OpExpr) || IsA(node, FuncExpr)) &&
-		exprType(node) == NUMERICOID)
-		return true;
-	if (IsA(node, FuncExpr))
-	{
-		Oid			f = ((FuncExpr *) node)->funcid;
+	bool		text_counts = false;
 
-		if (f == F_DATE_TRUNC_TEXT_TIMESTAMP || f == F_DATE_PART_TEXT_TIMESTAMP ||
-			f == F_EXTRACT_TEXT_DATE || f == F_EXTRACT_TEXT_TIMESTAMP)
-			return true;
-	}
-	return expression_tree_walker(node, heap_refused_walker, context);
+	return special_walker(node, &text_counts);
 }
 
 static bool
