@@ -85,12 +85,13 @@ struct WarpCpu
 	const ArrowArray **tdict;
 	warp_int32 **tmap;
 	warp_int64 *tcap;
-	/* text group-key columns (WARP_TEXT_KEY): their distinct strings */
+	/*
+	 * per column, distinct strings by hash (WarpIntern): a text group key's
+	 * (filled as rows come), or a WARP_TEXT_EQ column's program strings when
+	 * it has more than 8 (a text join key's dimension keys, long IN lists;
+	 * filled at create, so ids are the strings' indexes)
+	 */
 	WarpIntern *intern;
-	/* WARP_TEXT_EQ columns with many strings (a text join key's dimension
-	 * keys, long IN lists): an open-addressing table of string indexes */
-	warp_int32 **eqslots;
-	warp_uint64 *eqmask;
 
 	/* main selection and joined rows */
 	warp_uint16 *sel;
@@ -153,7 +154,7 @@ xalloc0(WarpCpu *x, size_t size)
 
 /* ---------------------------------------------------------------- setup */
 
-static bool eq_table_build(WarpCpu *x, int c);
+static bool eq_strings_intern(WarpCpu *x, int c);
 
 static bool
 alloc_joined(WarpCpu *x, warp_int64 cap)
@@ -291,8 +292,6 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	x->tmap = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
 	x->tcap = xalloc0(x, sizeof(warp_int64) * (prog->ncols + 1));
 	x->intern = xalloc0(x, sizeof(WarpIntern) * (prog->ncols + 1));
-	x->eqslots = xalloc0(x, sizeof(warp_int32 *) * (prog->ncols + 1));
-	x->eqmask = xalloc0(x, sizeof(warp_uint64) * (prog->ncols + 1));
 	x->sel = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
 	x->usel = xalloc(x, sizeof(warp_uint16) * WARP_VEC);
 	x->mark = xalloc(x, WARP_VEC);
@@ -304,7 +303,7 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	x->knull = xalloc(x, prog->nkeys + 1);
 	x->stride = xalloc(x, sizeof(warp_int64) * (prog->nkeys + 1));
 	if (!x->tables || !x->iv || !x->fv || !x->nv || !x->selA || !x->selB ||
-		!x->ci || !x->cf || !x->cn || !x->qv || !x->tdict || !x->tmap || !x->tcap || !x->intern || !x->eqslots || !x->eqmask ||
+		!x->ci || !x->cf || !x->cn || !x->qv || !x->tdict || !x->tmap || !x->tcap || !x->intern ||
 		!x->sel || !x->usel || !x->mark || !x->hidx || !x->hrow ||
 		!x->ok || !x->gagg || !x->kbuf || !x->knull || !x->stride)
 		return NULL;
@@ -339,7 +338,7 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 		if ((!x->cf[c] && !x->ci[c]) || !x->cn[c])
 			return NULL;
 		if (prog->cols[c].text == WARP_TEXT_EQ && prog->cols[c].str_count > 8 &&
-			!eq_table_build(x, c))
+			!eq_strings_intern(x, c))
 			return NULL;
 	}
 	for (ni = 0; ni < prog->nnodes; ni++)
@@ -629,6 +628,21 @@ load_decimal_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 }
 
 
+/* whether a three-way comparison result c (-1, 0, 1) satisfies WARP_CMP_* op */
+static inline bool
+cmp_holds(int op, int c)
+{
+	switch (op)
+	{
+		case WARP_CMP_EQ: return c == 0;
+		case WARP_CMP_NE: return c != 0;
+		case WARP_CMP_LT: return c < 0;
+		case WARP_CMP_LE: return c <= 0;
+		case WARP_CMP_GT: return c > 0;
+		default: return c >= 0;
+	}
+}
+
 /*
  * The intern table's own hash (ids never leave the driver, so it need match
  * nothing else): 8-byte loads, one multiply-xorshift per word.
@@ -684,6 +698,27 @@ intern_rehash(WarpCpu *x, WarpIntern *t)
 	return true;
 }
 
+/* the id of bytes [p, p + len) among t's strings, or -1 (*slot: where it would go) */
+static inline warp_int64
+intern_find(const WarpIntern *t, const warp_uint8 *p, warp_int32 len, warp_uint64 *slot)
+{
+	warp_uint64 h = intern_hash(p, len) & t->mask;
+
+	for (;;)
+	{
+		warp_int32	id = t->slot[h];
+
+		if (id < 0)
+			break;
+		if (t->off[id + 1] - t->off[id] == len &&
+			(len == 0 || memcmp(t->bytes + t->off[id], p, (size_t) len) == 0))
+			return id;
+		h = (h + 1) & t->mask;
+	}
+	*slot = h;
+	return -1;
+}
+
 /* the id of bytes [p, p + len) in column c's strings, added if new; -1: no memory */
 static warp_int64
 intern_id(WarpCpu *x, int c, const warp_uint8 *p, warp_int32 len)
@@ -699,17 +734,11 @@ intern_id(WarpCpu *x, int c, const warp_uint8 *p, warp_int32 len)
 			return -1;
 		t->off[0] = 0;
 	}
-	h = intern_hash(p, len) & t->mask;
-	for (;;)
 	{
-		warp_int32	id = t->slot[h];
+		warp_int64	id = intern_find(t, p, len, &h);
 
-		if (id < 0)
-			break;
-		if (t->off[id + 1] - t->off[id] == len &&
-			(len == 0 || memcmp(t->bytes + t->off[id], p, (size_t) len) == 0))
+		if (id >= 0)
 			return id;
-		h = (h + 1) & t->mask;
 	}
 	if (t->n >= WARP_INT32_MAX - 2)
 		return -1;
@@ -749,32 +778,24 @@ intern_id(WarpCpu *x, int c, const warp_uint8 *p, warp_int32 len)
 	return t->n - 1;
 }
 
-/* the table of column c's strings (WARP_TEXT_EQ); false: no memory */
+/*
+ * A WARP_TEXT_EQ column's program strings into its intern table, in order:
+ * their ids are their indexes (the builder gives a column distinct
+ * strings).  false: no memory.
+ */
 static bool
-eq_table_build(WarpCpu *x, int c)
+eq_strings_intern(WarpCpu *x, int c)
 {
 	const WarpColumnSpec *cs = &x->p->cols[c];
-	warp_uint64 cap = 16;
-	warp_int32 *slots;
 	warp_int32	k;
 
-	while (cap < (warp_uint64) cs->str_count * 2)
-		cap *= 2;
-	slots = xalloc(x, sizeof(warp_int32) * cap);
-	if (slots == NULL)
-		return false;
-	memset(slots, 0xff, sizeof(warp_int32) * cap);
 	for (k = 0; k < cs->str_count; k++)
 	{
 		const WarpString *s = &x->p->strings[cs->str_first + k];
-		warp_uint64 h = intern_hash(x->p->strbytes + s->off, s->len) & (cap - 1);
 
-		while (slots[h] >= 0)
-			h = (h + 1) & (cap - 1);
-		slots[h] = k;
+		if (intern_id(x, c, x->p->strbytes + s->off, s->len) != k)
+			return false;
 	}
-	x->eqslots[c] = slots;
-	x->eqmask[c] = cap - 1;
 	return true;
 }
 
@@ -799,36 +820,18 @@ text_match(WarpCpu *x, const WarpColumnSpec *cs, const warp_uint8 *p, warp_int64
 	}
 	if (cs->text == WARP_TEXT_KEY)
 		return intern_id(x, (int) (cs - x->p->cols), p, (warp_int32) len);
-	if (cs->text == WARP_TEXT_EQ && x->eqslots[cs - x->p->cols])
+	if (cs->text == WARP_TEXT_EQ && x->intern[cs - x->p->cols].slot)
 	{
-		int			c = (int) (cs - x->p->cols);
-		warp_uint64 h = intern_hash(p, (warp_int32) len) & x->eqmask[c];
+		warp_uint64 unused;
 
-		for (;;)
-		{
-			warp_int32	cand = x->eqslots[c][h];
-			const WarpString *s;
-
-			if (cand < 0)
-				return -1;
-			s = &x->p->strings[cs->str_first + cand];
-			if (s->len == len && (len == 0 || memcmp(x->p->strbytes + s->off, p, (size_t) len) == 0))
-				return cand;
-			h = (h + 1) & x->eqmask[c];
-		}
+		return intern_find(&x->intern[cs - x->p->cols], p, (warp_int32) len, &unused);
 	}
 	if (cs->text == WARP_TEXT_CMP)
 	{
 		const WarpString *s = &x->p->strings[cs->str_first];
-		int			c = warp_text_cmp_c(p, (warp_int32) len, x->p->strbytes + s->off, s->len);
 
-		switch (cs->cmp)
-		{
-			case WARP_CMP_LT: return c < 0;
-			case WARP_CMP_LE: return c <= 0;
-			case WARP_CMP_GT: return c > 0;
-			default: return c >= 0;
-		}
+		return cmp_holds(cs->cmp, warp_text_cmp_c(p, (warp_int32) len,
+												   x->p->strbytes + s->off, s->len));
 	}
 
 	for (k = 0; k < cs->str_count; k++)
@@ -1199,15 +1202,7 @@ eval_numeric_cmp(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel,
 		if (rn[i])
 			continue;
 		c = warp_numeric_cmp(warp_numeric_make(qa[i], sa), warp_numeric_make(qb[i], sb));
-		switch (nd->sub)
-		{
-			case WARP_CMP_EQ: out[i] = c == 0; break;
-			case WARP_CMP_NE: out[i] = c != 0; break;
-			case WARP_CMP_LT: out[i] = c < 0; break;
-			case WARP_CMP_LE: out[i] = c <= 0; break;
-			case WARP_CMP_GT: out[i] = c > 0; break;
-			default: out[i] = c >= 0; break;
-		}
+		out[i] = cmp_holds(nd->sub, c);
 	}
 }
 
@@ -1290,15 +1285,7 @@ eval_cmp(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
 
 			rn[i] = an[i] | bn[i];
 			c = warp_float8_cmp(fa[i], fb[i]);
-			switch (nd->sub)
-			{
-				case WARP_CMP_EQ: out[i] = c == 0; break;
-				case WARP_CMP_NE: out[i] = c != 0; break;
-				case WARP_CMP_LT: out[i] = c < 0; break;
-				case WARP_CMP_LE: out[i] = c <= 0; break;
-				case WARP_CMP_GT: out[i] = c > 0; break;
-				default: out[i] = c >= 0; break;
-			}
+			out[i] = cmp_holds(nd->sub, c);
 		}
 	}
 	else
@@ -2019,28 +2006,6 @@ accumulate(WarpCpu *x, int a, warp_int64 ne)
 	warp_int64	e;
 	WarpStatus	st;
 
-	if (qv && (ag->kind == WA_MIN || ag->kind == WA_MAX))
-	{
-		/* numeric min/max: every value has the node's display scale, so
-		 * the unscaled integers order like the numerics */
-		for (e = 0; e < ne; e++)
-		{
-			int			i = epos[e];
-			WarpAggState *s;
-
-			if (!ok[i])
-				continue;
-			s = &gs[eg[e]];
-			if (s->count == 0 ||
-				(ag->kind == WA_MIN ? qv[i] < warp_agg_wide(s) : qv[i] > warp_agg_wide(s)))
-			{
-				s->wide_lo = (warp_uint64) qv[i];
-				s->wide_hi = (warp_int64) (qv[i] >> 64);
-			}
-			s->count++;
-		}
-		return WARP_OK;
-	}
 	switch ((WarpAggKind) ag->kind)
 	{
 		case WA_SUM_NUMERIC:
@@ -2094,11 +2059,8 @@ accumulate(WarpCpu *x, int a, warp_int64 ne)
 					WarpAggState *s = &gs[eg[e]];
 
 					/* do_int128_accum: 128 bits never overflow here */
-					warp_int128 w = warp_agg_wide(s) + iv[i];
-
 					s->count++;
-					s->wide_lo = (warp_uint64) w;
-					s->wide_hi = (warp_int64) (w >> 64);
+					warp_agg_set_wide(s, warp_agg_wide(s) + iv[i]);
 				}
 			}
 			break;
@@ -2112,7 +2074,15 @@ accumulate(WarpCpu *x, int a, warp_int64 ne)
 				if (!ok[i])
 					continue;
 				s = &gs[eg[e]];
-				if (fv)
+				if (qv)
+				{
+					/* numeric: every value has the node's display scale, so
+					 * the unscaled integers order like the numerics */
+					if (s->count == 0 ||
+						(ag->kind == WA_MIN ? qv[i] < warp_agg_wide(s) : qv[i] > warp_agg_wide(s)))
+						warp_agg_set_wide(s, qv[i]);
+				}
+				else if (fv)
 				{
 					/* float8smaller(state, new): new unless state < new */
 					bool		keep = ag->kind == WA_MIN ? warp_float8_lt(s->fval, fv[i])
@@ -2457,13 +2427,53 @@ probe(WarpCpu *x, int step, warp_int64 *ne_io)
 }
 
 /* One vector: rows [start, start+n) of the batch. */
+/*
+ * The quals, in order, over the *m rows of x->sel: each keeps the rows it
+ * passes (not NULL, true), so later quals see only those.
+ */
+static WarpStatus
+run_quals(WarpCpu *x, int *m)
+{
+	const WarpProgram *p = x->p;
+	int			q,
+				k;
+
+	for (q = 0; q < p->nquals && *m > 0; q++)
+	{
+		int			qn = p->quals[q];
+		int			m2 = filter_col_const(x, qn, x->sel, *m);
+		WarpStatus	st;
+
+		if (m2 < 0)
+		{
+			const warp_uint8 *qnull;
+			const warp_int64 *qval;
+
+			if ((st = eval(x, qn, x->sel, *m)) != WARP_OK)
+				return st;
+			qnull = x->nv[qn];
+			qval = x->iv[qn];
+			/* branch-free compaction: selectivity is data, not a pattern */
+			m2 = 0;
+			for (k = 0; k < *m; k++)
+			{
+				int			i = x->sel[k];
+
+				x->sel[m2] = (warp_uint16) i;
+				m2 += (qnull[i] == 0) & (qval[i] != 0);
+			}
+		}
+		*m = m2;
+	}
+	return WARP_OK;
+}
+
 static WarpStatus
 run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 		   const bool *keep, WarpLoadStatus *ls, int *bad_col, warp_int64 *bad_row)
 {
 	const WarpProgram *p = x->p;
 	int			m = 0,
-				q,
 				j,
 				k,
 				a,
@@ -2489,34 +2499,8 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 		}
 	x->counters.rows_in += n;
 
-	for (q = 0; q < p->nquals && m > 0; q++)
-	{
-		int			qn = p->quals[q];
-		int			m2 = filter_col_const(x, qn, x->sel, m);
-
-		if (m2 >= 0)
-		{
-			m = m2;
-			continue;
-		}
-		m2 = 0;
-		if ((st = eval(x, qn, x->sel, m)) != WARP_OK)
-			return st;
-		{
-			const warp_uint8 *qnull = x->nv[qn];
-			const warp_int64 *qval = x->iv[qn];
-
-			/* branch-free compaction: selectivity is data, not a pattern */
-			for (k = 0; k < m; k++)
-			{
-				int			i = x->sel[k];
-
-				x->sel[m2] = (warp_uint16) i;
-				m2 += (qnull[i] == 0) & (qval[i] != 0);
-			}
-		}
-		m = m2;
-	}
+	if ((st = run_quals(x, &m)) != WARP_OK)
+		return st;
 	x->counters.rows_filtered += m;
 	if (m == 0)
 		return WARP_OK;
@@ -2661,8 +2645,8 @@ warp_cpu_filter_batch(WarpCpu *x, const ArrowArray *cols, warp_int64 nrows, bool
 	{
 		int			n = (int) (nrows - start < WARP_VEC ? nrows - start : WARP_VEC);
 		int			m = 0,
-					q,
 					k;
+		WarpStatus	st;
 
 		x->vstart = start;
 		x->vn = n;
@@ -2672,34 +2656,11 @@ warp_cpu_filter_batch(WarpCpu *x, const ArrowArray *cols, warp_int64 nrows, bool
 			m += keep[start + k] != 0;
 			keep[start + k] = false;
 		}
-		for (q = 0; q < p->nquals && m > 0; q++)
+		if ((st = run_quals(x, &m)) != WARP_OK)
 		{
-			int			qn = p->quals[q];
-			int			m2 = filter_col_const(x, qn, x->sel, m);
-
-			if (m2 < 0)
-			{
-				WarpStatus	st = eval(x, qn, x->sel, m);
-				const warp_uint8 *qnull = x->nv[qn];
-				const warp_int64 *qval = x->iv[qn];
-
-				if (st == WARP_STATUS_LOAD)
-				{
-					*load_status = x->load_status;
-					return st;
-				}
-				if (st != WARP_OK)
-					return st;
-				m2 = 0;
-				for (k = 0; k < m; k++)
-				{
-					int			i = x->sel[k];
-
-					x->sel[m2] = (warp_uint16) i;
-					m2 += (qnull[i] == 0) & (qval[i] != 0);
-				}
-			}
-			m = m2;
+			if (st == WARP_STATUS_LOAD)
+				*load_status = x->load_status;
+			return st;
 		}
 		for (k = 0; k < m; k++)
 			keep[start + x->sel[k]] = true;

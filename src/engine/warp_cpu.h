@@ -51,6 +51,13 @@ warp_agg_wide(const WarpAggState *s)
 	return (warp_int128) (((warp_uint128) (warp_uint64) s->wide_hi << 64) | s->wide_lo);
 }
 
+static inline void
+warp_agg_set_wide(WarpAggState *s, warp_int128 v)
+{
+	s->wide_lo = (warp_uint64) v;
+	s->wide_hi = (warp_int64) (v >> 64);
+}
+
 /* What a run did, for EXPLAIN ANALYZE. */
 typedef struct WarpCpuCounters
 {

@@ -228,17 +228,21 @@ arrowBeginForeignScan(ForeignScanState *node, int eflags)
 	/*
 	 * pg_warp's engine as a row prefilter (warp_scan_filter.c), when some
 	 * qual is more than the raw-value row filter (arrow_skip.c: "column OP
-	 * constant") already decides
+	 * constant") decides
 	 */
-	foreach(lc, plan->scan.plan.qual)
-		if (arrow_skip_quals_build(list_make1(lfirst(lc)), plan->scan.scanrelid,
-								   RelationGetDescr(rel), &node->ss.ps) == NULL)
-		{
-			ss->engine_filter = warp_scan_filter_create(plan->scan.plan.qual,
+	{
+		int			decided = arrow_skip_quals_count(ss->skip);
+
+		/*
+		 * the quals after the leading ones the raw-value filter decides: it
+		 * runs first and cannot fail, so the engine starting after them keeps
+		 * PostgreSQL's order
+		 */
+		if (decided < list_length(plan->scan.plan.qual))
+			ss->engine_filter = warp_scan_filter_create(list_copy_tail(plan->scan.plan.qual, decided),
 														plan->scan.scanrelid,
 														node->ss.ps.ps_ExprContext);
-			break;
-		}
+	}
 }
 
 static TupleTableSlot *

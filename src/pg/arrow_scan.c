@@ -406,7 +406,7 @@ arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext, bool row_filter
 										  nrows, ss->cur_keep, econtext);
 			if (ss->engine_filter && kept > 0)
 				kept = warp_scan_filter_batch(ss->engine_filter, ss->cur_cols, nrows,
-											  ss->cur_keep);
+											  ss->cur_keep, kept);
 		}
 		else
 		{

@@ -288,6 +288,12 @@ add_qual(ArrowSkipQuals *sq, Expr *clause, Index scanrelid, TupleDesc tupdesc, P
 	return true;
 }
 
+int
+arrow_skip_quals_count(const ArrowSkipQuals *sq)
+{
+	return sq ? sq->n + sq->nnull : 0;
+}
+
 ArrowSkipQuals *
 arrow_skip_quals_build(List *quals, Index scanrelid, TupleDesc tupdesc, PlanState *ps)
 {

@@ -17,6 +17,9 @@ typedef struct ArrowSkipStats ArrowSkipStats;
 /* Quals "column OP constant-or-parameter" usable for skipping; NULL if none. */
 extern ArrowSkipQuals *arrow_skip_quals_build(List *quals, Index scanrelid,
 											  TupleDesc tupdesc, PlanState *ps);
+/* How many of the quals (a leading run of them) sq decides: the rest are
+ * the executor's alone. */
+extern int	arrow_skip_quals_count(const ArrowSkipQuals *sq);
 /* Parameters may change on rescan. */
 extern void arrow_skip_quals_rescan(ArrowSkipQuals *sq);
 /* e.g. "lo_quantity < 25, lo_orderdate >= $1" */

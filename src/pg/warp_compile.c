@@ -200,35 +200,50 @@ column_index(WarpBuilder *b, AttrNumber attno, WarpType t)
 }
 
 /*
- * An aggregate's argument that is a numeric(p, s) column of the fact table
- * with p <= 18: the column's values as their unscaled int8 (value * 10^s),
- * which sum/avg (as exact 128-bit sums), min, max and count read.  Never
- * part of an expression: the engine has no numeric arithmetic yet.  Node
- * index, or -1 with why_not; *scale = s.
+ * The program column of a numeric(p <= 18, s) column v of the fact table
+ * (WarpColumnSpec.decimal: its unscaled int8 values), or -1 with why_not.
+ * bounded: numeric expressions rest on the declared precision, so values
+ * beyond it are then checked at load.  *p, *s: the declared typmod.
+ */
+static int
+decimal_column(WarpBuilder *b, Var *v, bool bounded, int *p, int *s)
+{
+	int			c;
+
+	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
+		return refuse(b, "column of another relation or a system column");
+	if (!pgwarp_numeric_typmod(v->vartypmod, p, s))
+		return refuse(b, "numeric column without a declared precision and scale");
+	if (*p > 18 || *s < 0 || *s > *p)
+		return refuse(b, "numeric column of more than 18 digits or a negative scale");
+	c = column_index(b, v->varattno, WT_INT8);
+	b->cols[c].decimal = 1;
+	b->cols[c].scale = (uint8) *s;
+	if (bounded)
+		b->cols[c].precision = (uint8) *p;
+	return c;
+}
+
+/*
+ * An aggregate's argument (or a group key) that is a numeric(p <= 18, s)
+ * column of the fact table: the column's values as their unscaled int8
+ * (value * 10^s), which sum/avg (as exact 128-bit sums), min, max and count
+ * read.  Expressions go through compile_numeric.  Node index, or -1 with
+ * why_not; *scale = s.
  */
 int
 warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale)
 {
-	Var		   *v = (Var *) expr;
 	int			p,
-				s,
 				c,
 				n;
 
-	if (!IsA(expr, Var) || v->vartype != NUMERICOID)
+	if (!IsA(expr, Var) || ((Var *) expr)->vartype != NUMERICOID)
 		return refuse(b, "numeric expression (only a numeric column is read)");
-	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
-		return refuse(b, "column of another relation or a system column");
-	if (!pgwarp_numeric_typmod(v->vartypmod, &p, &s))
-		return refuse(b, "numeric column without a declared precision and scale");
-	if (p > 18 || s < 0 || s > p)
-		return refuse(b, "numeric column of more than 18 digits or a negative scale");
-	c = column_index(b, v->varattno, WT_INT8);
-	b->cols[c].decimal = 1;
-	b->cols[c].scale = (uint8) s;
+	if ((c = decimal_column(b, (Var *) expr, false, &p, scale)) < 0)
+		return -1;
 	n = add_node(b, WN_COL, WT_INT8);
 	b->nodes[n].a = c;
-	*scale = s;
 	return n;
 }
 
@@ -260,21 +275,12 @@ compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
 	{
 		case T_Var:
 			{
-				Var		   *v = (Var *) expr;
 				int			p,
 							sc,
 							c;
 
-				if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
-					return refuse(b, "column of another relation or a system column");
-				if (!pgwarp_numeric_typmod(v->vartypmod, &p, &sc))
-					return refuse(b, "numeric column without a declared precision and scale");
-				if (p > 18 || sc < 0 || sc > p)
-					return refuse(b, "numeric column of more than 18 digits or a negative scale");
-				c = column_index(b, v->varattno, WT_INT8);
-				b->cols[c].decimal = 1;
-				b->cols[c].scale = (uint8) sc;
-				b->cols[c].precision = (uint8) p;
+				if ((c = decimal_column(b, (Var *) expr, true, &p, &sc)) < 0)
+					return -1;
 				n = add_node(b, WN_COL, WT_NUMERIC);
 				b->nodes[n].a = c;
 				b->nodes[n].scale = (uint8) sc;
@@ -895,6 +901,30 @@ warp_builder_strings(WarpBuilder *b, WarpProgram *p)
 }
 
 /*
+ * Whether the engine can take text column v of the fact table under
+ * collation: byte equality (a deterministic collation) or, with order, byte
+ * order (the C collation), over the files' UTF-8 bytes (a UTF8 database:
+ * the constants are in its encoding).  false with why_not otherwise.
+ */
+static bool
+fact_text_column(WarpBuilder *b, Var *v, Oid collation, bool order)
+{
+	const char *why = NULL;
+
+	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
+		why = "column of another relation or a system column";
+	else if (!OidIsValid(collation) ||
+			 !(order ? lc_collate_is_c(collation) : get_collation_isdeterministic(collation)))
+		why = order ? "text ordering under a collation other than C" :
+			"text under a nondeterministic collation";
+	else if (GetDatabaseEncoding() != PG_UTF8)
+		why = "text in a database whose encoding is not UTF8";
+	if (why)
+		refuse(b, why);
+	return why == NULL;
+}
+
+/*
  * A two-argument operator of a column and a constant, either way round
  * (relabelings stripped): the column, the constant and whether the
  * constant came first.  False for any other shape.
@@ -978,12 +1008,8 @@ compile_text_order(WarpBuilder *b, OpExpr *op, Oid fn)
 		return refuse(b, "text ordering other than a column with a constant");
 	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
 		return refuse(b, "text ordering on another type");
-	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
-		return refuse(b, "column of another relation or a system column");
-	if (!OidIsValid(op->inputcollid) || !lc_collate_is_c(op->inputcollid))
-		return refuse(b, "text ordering under a collation other than C");
-	if (GetDatabaseEncoding() != PG_UTF8)
-		return refuse(b, "text in a database whose encoding is not UTF8");
+	if (!fact_text_column(b, v, op->inputcollid, true))
+		return -1;
 	sub = fn == F_TEXT_LT ? WARP_CMP_LT : fn == F_TEXT_LE ? WARP_CMP_LE :
 		fn == F_TEXT_GT ? WARP_CMP_GT : WARP_CMP_GE;
 	if (swapped)				/* c op X == X op' c */
@@ -1079,13 +1105,8 @@ compile_text_cmp(WarpBuilder *b, OpExpr *op)
 		return -2;
 	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
 		return -2;
-	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
-		return refuse(b, "column of another relation or a system column");
-	if (!OidIsValid(op->inputcollid) || !get_collation_isdeterministic(op->inputcollid))
-		return refuse(b, "text comparison under a nondeterministic collation");
-	/* the files hold UTF-8, compared byte for byte with the constants */
-	if (GetDatabaseEncoding() != PG_UTF8)
-		return refuse(b, "text in a database whose encoding is not UTF8");
+	if (!fact_text_column(b, v, op->inputcollid, false))
+		return -1;
 	ci = column_index(b, v->varattno, WT_INT8);
 	b->cols[ci].text = WARP_TEXT_EQ;
 	x = add_node(b, WN_COL, WT_INT8);
@@ -1143,12 +1164,8 @@ compile_text_like(WarpBuilder *b, OpExpr *op)
 	c = (Const *) pat;
 	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
 		return refuse(b, "LIKE on a type other than text or varchar");
-	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
-		return refuse(b, "column of another relation or a system column");
-	if (!OidIsValid(op->inputcollid) || !get_collation_isdeterministic(op->inputcollid))
-		return refuse(b, "LIKE under a nondeterministic collation");
-	if (GetDatabaseEncoding() != PG_UTF8)
-		return refuse(b, "LIKE in a database whose encoding is not UTF8");
+	if (!fact_text_column(b, v, op->inputcollid, false))
+		return -1;
 	if (c->constisnull)
 	{
 		n = add_node(b, WN_CONST, WT_BOOL);
@@ -1182,12 +1199,8 @@ compile_text_key(WarpBuilder *b, Var *v, Oid collation)
 	int			ci,
 				n;
 
-	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
-		return refuse(b, "column of another relation or a system column");
-	if (!OidIsValid(collation) || !get_collation_isdeterministic(collation))
-		return refuse(b, "text group key under a nondeterministic collation");
-	if (GetDatabaseEncoding() != PG_UTF8)
-		return refuse(b, "text in a database whose encoding is not UTF8");
+	if (!fact_text_column(b, v, collation, false))
+		return -1;
 	for (ci = 0; ci < b->ncols; ci++)
 		if (b->col_attno[ci] == v->varattno && b->cols[ci].text == WARP_TEXT_KEY)
 			break;

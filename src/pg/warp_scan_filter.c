@@ -126,12 +126,10 @@ warp_scan_filter_create(List *quals, Index relid, ExprContext *econtext)
 
 int64
 warp_scan_filter_batch(WarpScanFilter *f, const ArrowArray *cols_of_attr, int64 nrows,
-					   bool *keep)
+					   bool *keep, int64 before)
 {
 	WarpLoadStatus ls;
 	int64		kept;
-	int64		before = 0,
-				i;
 	int			c;
 
 	if (nrows > f->scratch_len)
@@ -139,8 +137,6 @@ warp_scan_filter_batch(WarpScanFilter *f, const ArrowArray *cols_of_attr, int64 
 		f->scratch = MemoryContextAllocHuge(f->cxt, sizeof(bool) * nrows);
 		f->scratch_len = nrows;
 	}
-	for (i = 0; i < nrows; i++)
-		before += keep[i] != 0;
 	memcpy(f->scratch, keep, sizeof(bool) * nrows);
 	for (c = 0; c < f->prog.ncols; c++)
 	{

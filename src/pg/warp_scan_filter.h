@@ -16,12 +16,12 @@ typedef struct WarpScanFilter WarpScanFilter;
 extern WarpScanFilter *warp_scan_filter_create(List *quals, Index relid, ExprContext *econtext);
 
 /*
- * keep[i] turns false for rows the engine finds failing the quals;
- * returns the rows still kept.  cols_of_attr: the batch's columns by
- * attribute number - 1.
+ * keep[i] (kept of them true) turns false for rows the engine finds
+ * failing the quals; returns the rows still kept.  cols_of_attr: the
+ * batch's columns by attribute number - 1.
  */
 extern int64 warp_scan_filter_batch(WarpScanFilter *f, const ArrowArray *cols_of_attr,
-									int64 nrows, bool *keep);
+									int64 nrows, bool *keep, int64 kept);
 
 extern void warp_scan_filter_explain(WarpScanFilter *f, PlanState *ps, ExplainState *es);
 
