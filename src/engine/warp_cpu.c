@@ -29,6 +29,7 @@
 #include "warp_ops_float.h"
 #include "warp_ops_int.h"
 #include "warp_ops_datetime.h"
+#include "warp_ops_tz.h"
 #include "warp_ops_text.h"
 
 /* direct-address group table when the product of payload counts is small */
@@ -1579,6 +1580,8 @@ eval_datetime(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, in
 {
 	WarpStatus	st = eval(x, nd->a, sel, n);
 	bool		is_ts = x->p->nodes[nd->a].type == WT_TIMESTAMP;
+	bool		in_zone = (nd->flags & WARP_DT_TZ) != 0;
+	const WarpTz *tz = &x->p->tz;
 	WarpDtField field = (WarpDtField) nd->sub;
 	int			scale = warp_dt_extract_scale(field, is_ts);
 	int			k;
@@ -1589,18 +1592,46 @@ eval_datetime(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, in
 	{
 		int			i = sel[k];
 		warp_int64	v = x->iv[nd->a][i];
+		warp_int64 *out = &x->iv[ni][i];
 		WarpNumeric num;
 
 		x->nv[ni][i] = x->nv[nd->a][i];
 		if (x->nv[ni][i])
 			continue;
-		if (nd->flags & WARP_DT_TRUNC)
+		if (nd->flags & WARP_DT_CAST)
 		{
-			if ((st = warp_timestamp_trunc(field, v, &x->iv[ni][i])) != WARP_OK)
+			switch ((WarpDtCast) nd->sub)
+			{
+				case WARP_DTC_DATE_TIMESTAMP:
+					st = warp_date_to_timestamp((warp_int32) v, out);
+					break;
+				case WARP_DTC_TIMESTAMPTZ_TIMESTAMP:
+					st = warp_timestamptz_to_timestamp(tz, v, out);
+					break;
+				case WARP_DTC_TIMESTAMPTZ_DATE:
+					st = warp_timestamptz_to_date(tz, v, out);
+					break;
+				case WARP_DTC_TIMESTAMP_TIMESTAMPTZ:
+					st = warp_timestamp_to_timestamptz(tz, v, out);
+					break;
+				default:
+					st = warp_date_to_timestamptz(tz, v, out);
+					break;
+			}
+			if (st != WARP_OK)
 				return st;
 			continue;
 		}
-		st = is_ts ? warp_timestamp_extract(field, v, &num)
+		if (nd->flags & WARP_DT_TRUNC)
+		{
+			st = in_zone ? warp_timestamptz_trunc(tz, field, v, out)
+				: warp_timestamp_trunc(field, v, out);
+			if (st != WARP_OK)
+				return st;
+			continue;
+		}
+		st = in_zone ? warp_timestamptz_extract(tz, field, v, &num)
+			: is_ts ? warp_timestamp_extract(field, v, &num)
 			: warp_date_extract(field, (warp_int32) v, &num);
 		if (st != WARP_OK)
 			return st;
@@ -1612,7 +1643,7 @@ eval_datetime(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, in
 		else if (nd->type == WT_NUMERIC)
 			x->qv[ni][i] = num.value;
 		else
-			x->iv[ni][i] = (warp_int64) num.value;
+			*out = (warp_int64) num.value;
 	}
 	return WARP_OK;
 }

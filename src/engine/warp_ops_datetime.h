@@ -13,8 +13,8 @@
  * 5874897 AD -- converts identically, including its astronomical year
  * numbering (year 0 is 1 BC) and the BC adjustments of extract().
  *
- * Only timestamp WITHOUT time zone is handled: timestamptz fields depend
- * on the session's TimeZone, which the engine does not model.
+ * timestamp WITH time zone, which depends on the session's TimeZone, is
+ * in warp_ops_tz.h.
  *
  * Infinite inputs return the fallback status WARP_ERR_NOT_FINITE from
  * extract (PostgreSQL returns +-Infinity or NULL there, which the engine's
@@ -590,38 +590,29 @@ warp_timestamp_trunc_supported(WarpDtField field)
 }
 
 /*
- * date_trunc(field, timestamp) as timestamp_trunc computes it: zero every
- * finer field.  week truncates to the ISO week's Monday; decade, century
- * and millennium use the same year arithmetic as extract(), which for BC
- * years means e.g. the 1st century BC starts at 100 BC.  Infinite
- * timestamps are returned unchanged, as PostgreSQL does.
+ * Zero every field of tm finer than field, as timestamp_trunc and
+ * timestamptz_trunc_internal do: week truncates to the ISO week's Monday;
+ * decade, century and millennium use the same year arithmetic as
+ * extract(), which for BC years means e.g. the 1st century BC starts at
+ * 100 BC.
  */
 WARP_FN WarpStatus
-warp_timestamp_trunc(WarpDtField field, warp_int64 ts, warp_int64 *res)
+warp_tm_trunc(WarpDtField field, WarpTm *tm)
 {
-	WarpTm		tm;
-
-	if (!warp_timestamp_is_finite(ts))
-	{
-		*res = ts;
-		return WARP_OK;
-	}
-	if (!warp_timestamp2tm(ts, &tm))
-		return WARP_ERR_TIMESTAMP_RANGE;
 	switch (field)
 	{
 		case WARP_DT_WEEK:
 			{
-				int			woy = warp_date2isoweek(tm.year, tm.mon, tm.mday);
+				int			woy = warp_date2isoweek(tm->year, tm->mon, tm->mday);
 
 				/* the ISO week may belong to the neighbouring year */
-				if (woy >= 52 && tm.mon == 1)
-					--tm.year;
-				if (woy <= 1 && tm.mon == 12)
-					++tm.year;
-				warp_j2date(warp_isoweek2j(tm.year, woy), &tm.year, &tm.mon, &tm.mday);
-				tm.hour = tm.min = tm.sec = 0;
-				tm.usec = 0;
+				if (woy >= 52 && tm->mon == 1)
+					--tm->year;
+				if (woy <= 1 && tm->mon == 12)
+					++tm->year;
+				warp_j2date(warp_isoweek2j(tm->year, woy), &tm->year, &tm->mon, &tm->mday);
+				tm->hour = tm->min = tm->sec = 0;
+				tm->usec = 0;
 				break;
 			}
 		case WARP_DT_MILLENNIUM:
@@ -635,30 +626,30 @@ warp_timestamp_trunc(WarpDtField field, warp_int64 ts, warp_int64 *res)
 		case WARP_DT_MINUTE:
 		case WARP_DT_SECOND:
 			if (field == WARP_DT_MILLENNIUM)
-				tm.year = tm.year > 0 ? ((tm.year + 999) / 1000) * 1000 - 999
-					: -((999 - (tm.year - 1)) / 1000) * 1000 + 1;
+				tm->year = tm->year > 0 ? ((tm->year + 999) / 1000) * 1000 - 999
+					: -((999 - (tm->year - 1)) / 1000) * 1000 + 1;
 			else if (field == WARP_DT_CENTURY)
-				tm.year = tm.year > 0 ? ((tm.year + 99) / 100) * 100 - 99
-					: -((99 - (tm.year - 1)) / 100) * 100 + 1;
+				tm->year = tm->year > 0 ? ((tm->year + 99) / 100) * 100 - 99
+					: -((99 - (tm->year - 1)) / 100) * 100 + 1;
 			else if (field == WARP_DT_DECADE)
-				tm.year = tm.year > 0 ? (tm.year / 10) * 10
-					: -((8 - (tm.year - 1)) / 10) * 10;
+				tm->year = tm->year > 0 ? (tm->year / 10) * 10
+					: -((8 - (tm->year - 1)) / 10) * 10;
 			if (field >= WARP_DT_YEAR)
-				tm.mon = 1;
+				tm->mon = 1;
 			if (field >= WARP_DT_QUARTER)
-				tm.mon = 3 * ((tm.mon - 1) / 3) + 1;
+				tm->mon = 3 * ((tm->mon - 1) / 3) + 1;
 			if (field >= WARP_DT_MONTH)
-				tm.mday = 1;
+				tm->mday = 1;
 			if (field >= WARP_DT_DAY)
-				tm.hour = 0;
+				tm->hour = 0;
 			if (field >= WARP_DT_HOUR)
-				tm.min = 0;
+				tm->min = 0;
 			if (field >= WARP_DT_MINUTE)
-				tm.sec = 0;
-			tm.usec = 0;
+				tm->sec = 0;
+			tm->usec = 0;
 			break;
 		case WARP_DT_MILLISECONDS:
-			tm.usec = (tm.usec / 1000) * 1000;
+			tm->usec = (tm->usec / 1000) * 1000;
 			break;
 		case WARP_DT_MICROSECONDS:
 			break;
@@ -666,6 +657,29 @@ warp_timestamp_trunc(WarpDtField field, warp_int64 ts, warp_int64 *res)
 			/* not a date_trunc unit: never built */
 			return WARP_ERR_NOT_FINITE;
 	}
+	return WARP_OK;
+}
+
+/*
+ * date_trunc(field, timestamp) as timestamp_trunc computes it (see
+ * warp_tm_trunc).  Infinite timestamps are returned unchanged, as
+ * PostgreSQL does.
+ */
+WARP_FN WarpStatus
+warp_timestamp_trunc(WarpDtField field, warp_int64 ts, warp_int64 *res)
+{
+	WarpTm		tm;
+	WarpStatus	st;
+
+	if (!warp_timestamp_is_finite(ts))
+	{
+		*res = ts;
+		return WARP_OK;
+	}
+	if (!warp_timestamp2tm(ts, &tm))
+		return WARP_ERR_TIMESTAMP_RANGE;
+	if ((st = warp_tm_trunc(field, &tm)) != WARP_OK)
+		return st;
 	return warp_tm2timestamp(&tm, res);
 }
 

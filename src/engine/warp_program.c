@@ -199,13 +199,30 @@ warp_program_validate(const WarpProgram *p)
 				break;
 			case WN_DATETIME:
 				{
-					int			f = nd->flags & (WARP_DT_TRUNC | WARP_DT_EXTRACT | WARP_DT_PART);
+					int			f = nd->flags & (WARP_DT_TRUNC | WARP_DT_EXTRACT |
+												 WARP_DT_PART | WARP_DT_CAST);
 					WarpType	at;
 
 					if (!node_ok(p, nd->a, i))
 						return "argument index out of range";
 					at = (WarpType) p->nodes[nd->a].type;
+					if (f == WARP_DT_CAST)
+					{
+						static const warp_uint8 from[WARP_DTC_COUNT] = {
+							WT_DATE, WT_TIMESTAMP, WT_TIMESTAMP, WT_TIMESTAMP, WT_DATE
+						};
+						static const warp_uint8 to[WARP_DTC_COUNT] = {
+							WT_TIMESTAMP, WT_TIMESTAMP, WT_DATE, WT_TIMESTAMP, WT_TIMESTAMP
+						};
+
+						if (nd->sub >= WARP_DTC_COUNT || (nd->flags & WARP_DT_TZ) ||
+							at != from[nd->sub] || nd->type != to[nd->sub])
+							return "bad date/time conversion";
+						break;
+					}
 					if (nd->sub >= WARP_DT_FIELD_COUNT || (at != WT_DATE && at != WT_TIMESTAMP))
+						return "bad date/time field or argument";
+					if ((nd->flags & WARP_DT_TZ) && at != WT_TIMESTAMP)
 						return "bad date/time field or argument";
 					if (f == WARP_DT_TRUNC ? nd->type != WT_TIMESTAMP || at != WT_TIMESTAMP :
 						f == WARP_DT_EXTRACT ? nd->type != WT_INT8 && nd->type != WT_NUMERIC :
@@ -224,6 +241,8 @@ warp_program_validate(const WarpProgram *p)
 				return bad;
 		}
 	}
+	if (!warp_tz_valid(&p->tz))
+		return "bad time zone table";
 	if (p->nstrings < 0 || p->nstrbytes < 0 ||
 		(p->nstrings > 0 && p->strings == NULL) || (p->nstrbytes > 0 && p->strbytes == NULL))
 		return "bad string table";

@@ -36,9 +36,10 @@
 #define WARP_PROGRAM_H
 
 #include "warp_defs.h"
+#include "warp_ops_tz.h"
 
 /* version of this format; bump when a struct or an enum changes */
-#define WARP_PROGRAM_VERSION 5
+#define WARP_PROGRAM_VERSION 6
 
 typedef enum WarpType
 {
@@ -84,12 +85,28 @@ typedef enum WarpOp
 								 * FROM a), numeric as its unscaled int8 at
 								 * warp_dt_extract_scale() in
 								 * warp_ops_datetime.h; WARP_DT_PART:
-								 * date_part(field, a), float8 */
+								 * date_part(field, a), float8; with
+								 * WARP_DT_TZ a is a timestamptz, read in
+								 * the program's zone (.tz).  WARP_DT_CAST:
+								 * .sub = WarpDtCast, a conversion */
 } WarpOp;
 
 #define WARP_DT_TRUNC		0x02
 #define WARP_DT_EXTRACT		0x04
 #define WARP_DT_PART		0x08
+#define WARP_DT_TZ			0x10
+#define WARP_DT_CAST		0x20
+
+/* WN_DATETIME conversions (.flags WARP_DT_CAST): argument -> result type */
+typedef enum WarpDtCast
+{
+	WARP_DTC_DATE_TIMESTAMP,	/* date -> timestamp */
+	WARP_DTC_TIMESTAMPTZ_TIMESTAMP, /* timestamptz -> timestamp (zone) */
+	WARP_DTC_TIMESTAMPTZ_DATE,	/* timestamptz -> date (zone) */
+	WARP_DTC_TIMESTAMP_TIMESTAMPTZ, /* timestamp -> timestamptz (zone) */
+	WARP_DTC_DATE_TIMESTAMPTZ,	/* date -> timestamptz (zone) */
+	WARP_DTC_COUNT
+} WarpDtCast;
 
 enum
 {
@@ -285,6 +302,9 @@ typedef struct WarpProgram
 	WarpString *strings;
 	warp_int32	nstrbytes;
 	warp_uint8 *strbytes;
+	WarpTz		tz;				/* the session's TimeZone (WARP_DT_TZ and
+								 * the zone casts); n = 0 and zero offsets
+								 * when unused */
 } WarpProgram;
 
 /*

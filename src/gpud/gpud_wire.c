@@ -36,6 +36,10 @@ gpud_put_program(GpudBuf *b, GpudJob *job, const WarpProgram *prog)
 	job->prog.aggs = NULL;
 	job->prog.strings = NULL;
 	job->prog.strbytes = NULL;
+	job->prog.tz.at = NULL;
+	job->prog.tz.off = NULL;
+	job->off_tz_at = gpud_buf_put(b, prog->tz.at, sizeof(warp_int64) * prog->tz.n);
+	job->off_tz_off = gpud_buf_put(b, prog->tz.off, sizeof(warp_int32) * prog->tz.n);
 	job->off_strings = gpud_buf_put(b, prog->strings, sizeof(WarpString) * prog->nstrings);
 	job->off_strbytes = gpud_buf_put(b, prog->strbytes, prog->nstrbytes);
 	job->off_cols = gpud_buf_put(b, prog->cols, sizeof(WarpColumnSpec) * prog->ncols);
@@ -96,6 +100,8 @@ gpud_job_open(uint8_t *arena, uint64_t arena_size, uint64_t job_off,
 	ARR(aggs, off_aggs, prog->naggs, WarpAggSpec);
 	ARR(strings, off_strings, prog->nstrings, WarpString);
 	ARR(strbytes, off_strbytes, prog->nstrbytes, warp_uint8);
+	ARR(tz.at, off_tz_at, prog->tz.n, warp_int64);
+	ARR(tz.off, off_tz_off, prog->tz.n, warp_int32);
 #undef ARR
 	if ((bad = warp_program_validate(prog)) != NULL)
 		return bad;

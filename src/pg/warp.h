@@ -64,6 +64,7 @@ typedef struct WarpBuilder
 								 * its root (warp_compile_group_key) */
 	List	   *text_consts;	/* WarpTextConst: strings of text columns */
 	Bitmapset  *join_key_cols;	/* columns of text join keys */
+	bool		uses_tz;		/* a node reads the session's TimeZone */
 	/* the program being built */
 	WarpNode   *nodes;
 	int			nnodes;
@@ -84,8 +85,17 @@ extern int	warp_compile_expr(WarpBuilder *b, Expr *expr);
 /* the same for a qual (a WHERE condition), whose operator's operands may
  * be stable expressions folded at executor start */
 extern int	warp_compile_qual(WarpBuilder *b, Expr *expr);
-/* the program's string table (text columns' constants), into p */
-extern void warp_builder_strings(WarpBuilder *b, WarpProgram *p);
+/* the program's string table (text columns' constants) and, when a node
+ * needs it, the session's time zone, into p */
+extern void warp_builder_finish(WarpBuilder *b, WarpProgram *p);
+/* warp_tz.c: the session's TimeZone as the engine's table, or NULL with
+ * *why; warp_program_set_tz copies it into p (ERROR if unusable) */
+extern const WarpTz *warp_session_tz(const char **why);
+/* date/time functions and conversions the engine computes (CPU driver) */
+extern bool warp_is_extract_func(Oid funcid);
+extern bool warp_is_datetime_func(Oid funcid);
+extern bool warp_is_datetime_cast(Oid funcid);
+extern void warp_program_set_tz(WarpProgram *p);
 /* a group key expression: as warp_compile_expr, but extract() (numeric)
  * may be its root; warp_group_key_numeric_scale gives that numeric's scale */
 extern int	warp_compile_group_key(WarpBuilder *b, Expr *expr);

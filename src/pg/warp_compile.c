@@ -31,6 +31,7 @@
 #include "utils/fmgrprotos.h"
 #include "utils/datetime.h"
 #include "parser/scansup.h"
+#include "pgtime.h"
 
 #include "pg_warp.h"
 #include "warp.h"
@@ -345,7 +346,7 @@ compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
 				int			a,
 							d;
 
-				if (fe->funcid == F_EXTRACT_TEXT_DATE || fe->funcid == F_EXTRACT_TEXT_TIMESTAMP)
+				if (warp_is_extract_func(fe->funcid))
 				{
 					/* every field fits int64 at its scale: 19 digits */
 					if ((n = compile_datetime(b, fe)) < 0)
@@ -655,38 +656,141 @@ datetime_field(Const *c)
 	return -1;
 }
 
+/* extract(unit FROM date | timestamp | timestamptz) */
+bool
+warp_is_extract_func(Oid funcid)
+{
+	return funcid == F_EXTRACT_TEXT_DATE || funcid == F_EXTRACT_TEXT_TIMESTAMP ||
+		funcid == F_EXTRACT_TEXT_TIMESTAMPTZ;
+}
+
+/* the date/time functions compile_datetime takes (a constant unit first) */
+bool
+warp_is_datetime_func(Oid funcid)
+{
+	return warp_is_extract_func(funcid) ||
+		funcid == F_DATE_TRUNC_TEXT_TIMESTAMP || funcid == F_DATE_TRUNC_TEXT_TIMESTAMPTZ ||
+		funcid == F_DATE_PART_TEXT_TIMESTAMP || funcid == F_DATE_PART_TEXT_TIMESTAMPTZ;
+}
+
+/* the conversions compile_datetime_cast takes */
+bool
+warp_is_datetime_cast(Oid funcid)
+{
+	return funcid == F_TIMESTAMP_DATE || funcid == F_TIMESTAMP_TIMESTAMPTZ ||
+		funcid == F_DATE_TIMESTAMPTZ || funcid == F_TIMESTAMPTZ_TIMESTAMP ||
+		funcid == F_TIMESTAMPTZ_DATE;
+}
+
+/*
+ * Whether the session's TimeZone can be given to the engine (warp_tz.c);
+ * marks the program as needing it.  false with why_not otherwise.
+ */
+static bool
+session_zone_ok(WarpBuilder *b)
+{
+	const char *why;
+
+	if (warp_session_tz(&why) == NULL)
+	{
+		refuse(b, psprintf("timestamptz in time zone \"%s\" (%s)",
+						   pg_get_timezone_name(session_timezone), why));
+		return false;
+	}
+	b->uses_tz = true;
+	return true;
+}
+
+/*
+ * The casts between date, timestamp and timestamptz (date(timestamptz),
+ * timestamp(date), ...), those through the session's TimeZone included.
+ * -2 when fe is not one of them.
+ */
+static int
+compile_datetime_cast(WarpBuilder *b, FuncExpr *fe)
+{
+	WarpDtCast	kind;
+	WarpType	t;
+	int			a,
+				n;
+
+	switch (fe->funcid)
+	{
+		case F_TIMESTAMP_DATE:
+			kind = WARP_DTC_DATE_TIMESTAMP;
+			t = WT_TIMESTAMP;
+			break;
+		case F_TIMESTAMP_TIMESTAMPTZ:
+			kind = WARP_DTC_TIMESTAMPTZ_TIMESTAMP;
+			t = WT_TIMESTAMP;
+			break;
+		case F_DATE_TIMESTAMPTZ:
+			kind = WARP_DTC_TIMESTAMPTZ_DATE;
+			t = WT_DATE;
+			break;
+		case F_TIMESTAMPTZ_TIMESTAMP:
+			kind = WARP_DTC_TIMESTAMP_TIMESTAMPTZ;
+			t = WT_TIMESTAMP;
+			break;
+		case F_TIMESTAMPTZ_DATE:
+			kind = WARP_DTC_DATE_TIMESTAMPTZ;
+			t = WT_TIMESTAMP;
+			break;
+		default:
+			return -2;
+	}
+	if (list_length(fe->args) != 1)
+		return refuse(b, "date/time conversion with more than one argument");
+	if (kind != WARP_DTC_DATE_TIMESTAMP && !session_zone_ok(b))
+		return -1;
+	if ((a = warp_compile_expr(b, linitial(fe->args))) < 0)
+		return -1;
+	n = add_node(b, WN_DATETIME, t);
+	b->nodes[n].a = a;
+	b->nodes[n].sub = (uint8) kind;
+	b->nodes[n].flags = WARP_DT_CAST;
+	return n;
+}
+
 /*
  * date_trunc(unit, timestamp), date_part(unit, timestamp) and
  * extract(unit FROM date | timestamp) with a constant unit the engine
  * computes exactly as PostgreSQL does (warp_ops_datetime.h).  extract()
  * returns numeric, which the engine holds as its unscaled integer: only
  * at the root of a group key (warp_compile_group_key), whose value goes
- * back to PostgreSQL as that numeric.  The timestamptz variants depend on
- * the session's time zone and stay PostgreSQL's.
+ * back to PostgreSQL as that numeric.  The timestamptz variants read the
+ * value in the session's TimeZone (warp_ops_tz.h).
  */
 static int
 compile_datetime(WarpBuilder *b, FuncExpr *fe)
 {
 	Expr	   *unit = linitial(fe->args);
 	Expr	   *arg = lsecond(fe->args);
-	bool		is_ts = exprType((Node *) arg) == TIMESTAMPOID;
+	Oid			argtype = exprType((Node *) arg);
+	bool		is_ts = argtype == TIMESTAMPOID || argtype == TIMESTAMPTZOID;
 	int			field,
 				a,
 				n,
 				flags;
 	WarpType	t;
 
+	if (list_length(fe->args) != 2)
+		return refuse(b, "date/time function with a time zone argument");
 	if (!IsA(unit, Const) || (field = datetime_field((Const *) unit)) < 0)
 		return refuse(b, "date/time unit that is not a constant the engine knows");
+	if (argtype == TIMESTAMPTZOID && !session_zone_ok(b))
+		return -1;
 	switch (fe->funcid)
 	{
 		case F_DATE_TRUNC_TEXT_TIMESTAMP:
+		case F_DATE_TRUNC_TEXT_TIMESTAMPTZ:
 			if (!warp_timestamp_trunc_supported(field))
 				return refuse(b, "date_trunc unit");
 			flags = WARP_DT_TRUNC;
 			t = WT_TIMESTAMP;
 			break;
 		case F_DATE_PART_TEXT_TIMESTAMP:
+		case F_DATE_PART_TEXT_TIMESTAMPTZ:
 			if (!warp_timestamp_extract_supported(field))
 				return refuse(b, "date_part unit");
 			flags = WARP_DT_PART;
@@ -703,6 +807,8 @@ compile_datetime(WarpBuilder *b, FuncExpr *fe)
 	}
 	if ((a = warp_compile_expr(b, arg)) < 0)
 		return -1;
+	if (argtype == TIMESTAMPTZOID)
+		flags |= WARP_DT_TZ;
 	n = add_node(b, WN_DATETIME, t);
 	b->nodes[n].a = a;
 	b->nodes[n].sub = (uint8) field;
@@ -850,8 +956,8 @@ text_const_index(WarpBuilder *b, int col, const char *bytes, int len)
 	return k;
 }
 
-void
-warp_builder_strings(WarpBuilder *b, WarpProgram *p)
+static void
+builder_strings(WarpBuilder *b, WarpProgram *p)
 {
 	ListCell   *lc;
 	int			n = list_length(b->text_consts),
@@ -898,6 +1004,15 @@ warp_builder_strings(WarpBuilder *b, WarpProgram *p)
 
 		memcpy(p->strbytes + p->strings[first[tc->col] + tc->k].off, tc->bytes, tc->len);
 	}
+}
+
+void
+warp_builder_finish(WarpBuilder *b, WarpProgram *p)
+{
+	builder_strings(b, p);
+	memset(&p->tz, 0, sizeof(p->tz));
+	if (b->uses_tz)
+		warp_program_set_tz(p);
 }
 
 /*
@@ -1280,11 +1395,11 @@ warp_group_key_numeric_scale(Expr *expr)
 	}
 	fe = (FuncExpr *) expr;
 	if (!IsA(expr, FuncExpr) ||
-		(fe->funcid != F_EXTRACT_TEXT_DATE && fe->funcid != F_EXTRACT_TEXT_TIMESTAMP) ||
+		!warp_is_extract_func(fe->funcid) ||
 		!IsA(linitial(fe->args), Const) ||
 		(field = datetime_field((Const *) linitial(fe->args))) < 0)
 		return -1;
-	return warp_dt_extract_scale((WarpDtField) field, fe->funcid == F_EXTRACT_TEXT_TIMESTAMP);
+	return warp_dt_extract_scale((WarpDtField) field, fe->funcid != F_EXTRACT_TEXT_DATE);
 }
 
 static int
@@ -1297,9 +1412,10 @@ compile_func(WarpBuilder *b, FuncExpr *fe)
 	int			a,
 				n;
 
-	if (fe->funcid == F_DATE_TRUNC_TEXT_TIMESTAMP || fe->funcid == F_DATE_PART_TEXT_TIMESTAMP ||
-		fe->funcid == F_EXTRACT_TEXT_DATE || fe->funcid == F_EXTRACT_TEXT_TIMESTAMP)
+	if (warp_is_datetime_func(fe->funcid))
 		return compile_datetime(b, fe);
+	if ((n = compile_datetime_cast(b, fe)) != -2)
+		return n;
 	if (fe->funcretset || list_length(fe->args) != 1 || fe->funcid >= FirstNormalObjectId)
 		return refuse(b, "function the engine does not compute");
 	argtype = exprType(linitial(fe->args));
@@ -1511,8 +1627,7 @@ compile_expr(WarpBuilder *b, Expr *expr)
 	/* numeric expressions; extract() at a group key's root stays int8 */
 	if (exprType((Node *) expr) == NUMERICOID &&
 		!(IsA(expr, FuncExpr) && b->numeric_root && b->depth == 1 &&
-		  (((FuncExpr *) expr)->funcid == F_EXTRACT_TEXT_DATE ||
-		   ((FuncExpr *) expr)->funcid == F_EXTRACT_TEXT_TIMESTAMP)))
+		  warp_is_extract_func(((FuncExpr *) expr)->funcid)))
 	{
 		int			d;
 

@@ -692,7 +692,7 @@ build_program(WarpScanState *ws)
 	p->nodes = b.nodes;
 	p->nargs = b.nargs;
 	p->args = b.args;
-	warp_builder_strings(&b, p);
+	warp_builder_finish(&b, p);
 	p->ncols = b.ncols;
 	p->cols = b.cols;
 	ws->col_attno = b.col_attno;

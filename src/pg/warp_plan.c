@@ -942,7 +942,8 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
  */
 /*
  * Whether an expression holds something beyond the engine's plain paths:
- * date_trunc, date_part, extract, numeric columns or expressions, and text
+ * date_trunc, date_part, extract and the date/timestamp/timestamptz
+ * conversions, numeric columns or expressions, and text
  * columns when *(bool *) context says they count.
  */
 static bool
@@ -964,8 +965,7 @@ special_walker(Node *node, void *context)
 	{
 		Oid			f = ((FuncExpr *) node)->funcid;
 
-		if (f == F_DATE_TRUNC_TEXT_TIMESTAMP || f == F_DATE_PART_TEXT_TIMESTAMP ||
-			f == F_EXTRACT_TEXT_DATE || f == F_EXTRACT_TEXT_TIMESTAMP)
+		if (warp_is_datetime_func(f) || warp_is_datetime_cast(f))
 			return true;
 	}
 	return expression_tree_walker(node, special_walker, context);

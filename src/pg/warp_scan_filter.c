@@ -100,7 +100,7 @@ warp_scan_filter_create(List *quals, Index relid, ExprContext *econtext)
 	f->prog.nodes = b.nodes;
 	f->prog.nargs = b.nargs;
 	f->prog.args = b.args;
-	warp_builder_strings(&b, &f->prog);
+	warp_builder_finish(&b, &f->prog);
 	f->prog.ncols = b.ncols;
 	f->prog.cols = b.cols;
 	f->col_attno = b.col_attno;
