@@ -64,6 +64,8 @@
 #include "warp_join.h"
 #include "warp_ops_float.h"
 #include "warp_ops_int.h"
+#include "warp_ops_datetime.h"
+#include "warp_ops_tz.h"
 #include "warp_program.h"
 
 /* limits of the row evaluator (per-thread memory on the GPU) */
@@ -675,6 +677,83 @@ warp_row_arith(const WarpNode *nd, WarpRowState *s, int ni)
 	return st;
 }
 
+/*
+ * date_trunc, extract (as an int8 group key: numeric nodes are refused) and
+ * date_part of a date, timestamp or timestamptz (in the program's zone),
+ * and the date/time conversions, with the CPU driver's functions.
+ * date_part's float8 is the decimal value rounded once; beyond 2^53 the
+ * CPU driver rounds through the decimal string, so such a row goes back.
+ */
+WARP_FN int
+warp_row_datetime(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int ni)
+{
+	const WarpTz *tz = &p->tz;
+	warp_int64	v = s->v[nd->a],
+				r = 0;
+	WarpDtField field = (WarpDtField) nd->sub;
+	bool		is_ts = p->nodes[nd->a].type == WT_TIMESTAMP;
+	bool		in_zone = (nd->flags & WARP_DT_TZ) != 0;
+	WarpNumeric num;
+	WarpStatus	st;
+	int			scale;
+
+	if (nd->flags & WARP_DT_CAST)
+	{
+		switch ((WarpDtCast) nd->sub)
+		{
+			case WARP_DTC_DATE_TIMESTAMP:
+				st = warp_date_to_timestamp((warp_int32) v, &r);
+				break;
+			case WARP_DTC_TIMESTAMPTZ_TIMESTAMP:
+				st = warp_timestamptz_to_timestamp(tz, v, &r);
+				break;
+			case WARP_DTC_TIMESTAMPTZ_DATE:
+				st = warp_timestamptz_to_date(tz, v, &r);
+				break;
+			case WARP_DTC_TIMESTAMP_TIMESTAMPTZ:
+				st = warp_timestamp_to_timestamptz(tz, v, &r);
+				break;
+			default:
+				st = warp_date_to_timestamptz(tz, v, &r);
+				break;
+		}
+		if (st == WARP_OK)
+			warp_row_set_int(s, ni, r);
+		return st;
+	}
+	if (nd->flags & WARP_DT_TRUNC)
+	{
+		st = in_zone ? warp_timestamptz_trunc(tz, field, v, &r) : warp_timestamp_trunc(field, v, &r);
+		if (st == WARP_OK)
+			warp_row_set_int(s, ni, r);
+		return st;
+	}
+	st = in_zone ? warp_timestamptz_extract(tz, field, v, &num)
+		: is_ts ? warp_timestamp_extract(field, v, &num)
+		: warp_date_extract(field, (warp_int32) v, &num);
+	if (st != WARP_OK)
+		return st;
+	scale = warp_dt_extract_scale(field, is_ts);
+	if (num.scale != scale || num.value > WARP_INT64_MAX || num.value < WARP_INT64_MIN)
+		return WARP_ERR_NUMERIC_OVERFLOW;
+	r = (warp_int64) num.value;
+	if (nd->flags & WARP_DT_PART)
+	{
+		const double p10[] = {1, 10, 100, 1000, 1e4, 1e5, 1e6};
+		warp_uint64 mag = r < 0 ? -(warp_uint64) r : (warp_uint64) r;
+
+		if (scale > 6)
+			return WARP_ROW_BAD;
+		if (scale > 0 && mag >= ((warp_uint64) 1 << 53))
+			return WARP_ROW_BAD;
+		/* exact operands: one correctly rounded division */
+		warp_row_set_float(s, ni, scale == 0 ? (double) r : (double) r / p10[scale]);
+		return WARP_OK;
+	}
+	warp_row_set_int(s, ni, r);
+	return WARP_OK;
+}
+
 WARP_FN int
 warp_row_cast(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int ni)
 {
@@ -923,8 +1002,13 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 			}
 			return WARP_OK;
 		case WN_DATETIME:
-			/* refused by warp_row_check: the CPU driver computes these */
-			return WARP_ERR_NOT_FINITE;
+			WARP_ROW_NEED_CHILD(nd->a);
+			if (s->st[nd->a] == 2)
+			{
+				s->st[ni] = 2;
+				return WARP_OK;
+			}
+			return warp_row_datetime(p, nd, s, ni);
 		case WN_NULLIF:
 			WARP_ROW_NEED_CHILD(nd->a);
 			WARP_ROW_NEED_CHILD(nd->b);
@@ -1511,12 +1595,10 @@ warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
 		if (p->cols[i].decimal || p->cols[i].text)
 			return "numeric and text columns are read by the CPU driver only";
 	for (i = 0; i < p->nnodes; i++)
-	{
-		if (p->nodes[i].op == WN_DATETIME)
-			return "date_trunc, extract and date_part run on the CPU driver only";
 		if (p->nodes[i].type == WT_NUMERIC)
 			return "numeric expressions run on the CPU driver only";
-	}
+	if (!warp_tz_valid(&p->tz))
+		return "malformed time zone table";
 	/* arguments precede their node (validated): depth in one pass */
 	for (i = 0; i < p->nnodes; i++)
 	{

@@ -567,15 +567,16 @@ upload(WarpGpu *g, const void *src, size_t n, void **dst, char *why, size_t whyl
 	return CUDA_OK(cudaMemcpy(*dst, src, n, cudaMemcpyHostToDevice));
 }
 
-/* the program with its arrays, in one device allocation */
+/* the program with its arrays (the time zone table's too), in one device
+ * allocation */
 static bool
 upload_program(WarpGpu *g, const WarpProgram *p, char *why, size_t whylen)
 {
 	WarpProgram dp = *p;
-	size_t		off[7],
-				len[7],
+	size_t		off[9],
+				len[9],
 				total;
-	const void *src[7];
+	const void *src[9];
 	warp_uint8 *host,
 			   *dev;
 	int			i;
@@ -594,8 +595,12 @@ upload_program(WarpGpu *g, const WarpProgram *p, char *why, size_t whylen)
 	len[5] = sizeof(WarpGroupKey) * p->nkeys;
 	src[6] = p->aggs;
 	len[6] = sizeof(WarpAggSpec) * p->naggs;
+	src[7] = p->tz.at;
+	len[7] = sizeof(warp_int64) * p->tz.n;
+	src[8] = p->tz.off;
+	len[8] = sizeof(warp_int32) * p->tz.n;
 	total = align_up(sizeof(WarpProgram), 64);
-	for (i = 0; i < 7; i++)
+	for (i = 0; i < 9; i++)
 	{
 		off[i] = total;
 		total = align_up(total + len[i], 64);
@@ -612,7 +617,7 @@ upload_program(WarpGpu *g, const WarpProgram *p, char *why, size_t whylen)
 		return false;
 	}
 	dev = (warp_uint8 *) g->d_prog_mem;
-	for (i = 0; i < 7; i++)
+	for (i = 0; i < 9; i++)
 		if (len[i] > 0)
 			memcpy(host + off[i], src[i], len[i]);
 	dp.cols = (WarpColumnSpec *) (dev + off[0]);
@@ -622,6 +627,8 @@ upload_program(WarpGpu *g, const WarpProgram *p, char *why, size_t whylen)
 	dp.joins = (WarpJoinSpec *) (dev + off[4]);
 	dp.keys = (WarpGroupKey *) (dev + off[5]);
 	dp.aggs = (WarpAggSpec *) (dev + off[6]);
+	dp.tz.at = (const warp_int64 *) (dev + off[7]);
+	dp.tz.off = (const warp_int32 *) (dev + off[8]);
 	/* text constants: programs with text columns never reach the device
 	 * (warp_row_check) */
 	dp.nstrings = 0;

@@ -940,22 +940,29 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
  * row evaluator's limits run on the CPU driver, which under mode auto is
  * better done by a (parallel) plan in the backends than in the daemon.
  */
+/* what special_walker looks for besides numeric */
+typedef struct SpecialWhat
+{
+	bool		text;			/* text columns */
+	bool		datetime;		/* every date/time function and conversion,
+								 * not only extract() */
+} SpecialWhat;
+
 /*
  * Whether an expression holds something beyond the engine's plain paths:
- * date_trunc, date_part, extract and the date/timestamp/timestamptz
- * conversions, numeric columns or expressions, and text
- * columns when *(bool *) context says they count.
+ * numeric columns or expressions, extract() (numeric), and what *context
+ * adds: text columns, the other date/time functions and conversions.
  */
 static bool
 special_walker(Node *node, void *context)
 {
-	bool		text_counts = *(bool *) context;
+	SpecialWhat *what = (SpecialWhat *) context;
 
 	if (node == NULL)
 		return false;
 	if (IsA(node, Var) && (((Var *) node)->vartype == NUMERICOID ||
-						   (text_counts && (((Var *) node)->vartype == TEXTOID ||
-											((Var *) node)->vartype == VARCHAROID))))
+						   (what->text && (((Var *) node)->vartype == TEXTOID ||
+										   ((Var *) node)->vartype == VARCHAROID))))
 		return true;
 	/* numeric arithmetic, constants and casts */
 	if ((IsA(node, Const) || IsA(node, OpExpr) || IsA(node, FuncExpr)) &&
@@ -965,19 +972,25 @@ special_walker(Node *node, void *context)
 	{
 		Oid			f = ((FuncExpr *) node)->funcid;
 
-		if (warp_is_datetime_func(f) || warp_is_datetime_cast(f))
+		if (warp_is_extract_func(f) ||
+			(what->datetime && (warp_is_datetime_func(f) || warp_is_datetime_cast(f))))
 			return true;
 	}
 	return expression_tree_walker(node, special_walker, context);
 }
 
-/* what only the CPU driver computes (warp_row_check): the above, text too */
+/*
+ * What only the CPU driver computes (warp_row_check): numeric, text and
+ * extract() (numeric even as a group key, where the row evaluator could
+ * take its integer: kept simple); date_trunc, date_part and the date/time
+ * conversions run on the GPU too.
+ */
 static bool
 cpu_only_walker(Node *node, void *context)
 {
-	bool		text_counts = true;
+	SpecialWhat what = {true, false};
 
-	return special_walker(node, &text_counts);
+	return special_walker(node, &what);
 }
 
 /*
@@ -989,9 +1002,9 @@ cpu_only_walker(Node *node, void *context)
 static bool
 heap_refused_walker(Node *node, void *context)
 {
-	bool		text_counts = false;
+	SpecialWhat what = {false, true};
 
-	return special_walker(node, &text_counts);
+	return special_walker(node, &what);
 }
 
 static bool

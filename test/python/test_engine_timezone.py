@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pytest
 
+from pwhelpers import gpud_status
 from test_engine_targeted import Session, Star, check, plan_of, run, same_result, set_side
 
 ZONES = ["UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe",
@@ -181,7 +182,17 @@ def test_timestamptz_in_zone(tzstar, zone):
         for n in range(1, len(_far_years()) + 1):
             for e in EXTREME_EXPRS:
                 check(tzstar, "SELECT min(%s), count(*) FROM x WHERE id = %d" % (e, n))
+        # through pg_warp_gpud: the zone table crosses the arena; on a GPU
+        # the kernel converts (extract() stays on the CPU driver)
+        if gpud_status(conn) is not None:
+            conn.execute("SET pg_warp.mode = gpu")
+            for q in ROW_QUERIES + GROUP_QUERIES:
+                check(tzstar, q)
+            set_side(conn, tzstar.w, True)
+            plan = plan_of(conn, GROUP_QUERIES[0])
+            assert "(pg_warp_gpud)" in plan, plan
     finally:
+        conn.execute("RESET pg_warp.mode")
         conn.execute("SET TimeZone = 'UTC'")
 
 

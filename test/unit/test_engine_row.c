@@ -72,11 +72,42 @@ typedef struct Prog
 	int			tchoice[4];		/* join i uses tables[tchoice[i]] */
 } Prog;
 
+/*
+ * A made-up time zone for the timestamptz nodes: transitions about every
+ * half year around the generated timestamps (2021), offsets of -5 h, -4 h,
+ * +5:30 and +1 h, some a few hours apart from the half-year rhythm.
+ */
+#define NTZ 16
+static warp_int64 tz_at[NTZ];
+static warp_int32 tz_off[NTZ];
+
+static void
+tz_init(WarpTz *tz)
+{
+	static const warp_int32 offs[4] = {-18000, -14400, 19800, 3600};
+	int			i;
+
+	for (i = 0; i < NTZ; i++)
+	{
+		tz_at[i] = INT64_C(946684800) + INT64_C(680000000) + (warp_int64) i * 15778800 +
+			(i % 3) * 3600;
+		tz_off[i] = offs[i % 4];
+	}
+	memset(tz, 0, sizeof(*tz));
+	tz->n = NTZ;
+	tz->at = tz_at;
+	tz->off = tz_off;
+	tz->off0_local = -17762;	/* a local mean time */
+	tz->off0_next = -18000;
+	tz->cycle_start = tz_at[NTZ - 1] + 1;
+}
+
 static void
 prog_init(Prog *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->p.version = WARP_PROGRAM_VERSION;
+	tz_init(&g->p.tz);
 	g->p.nodes = g->nodes;
 	g->p.args = g->args;
 	g->p.cols = g->cols;
@@ -177,6 +208,63 @@ fconst(Prog *g, WarpType t, double v, bool isnull)
 static int	gen_bool(Prog *g, int d);
 static int	gen_float(Prog *g, WarpType t, int d);
 
+/*
+ * A timestamp(tz)-valued date/time node over column 6 (timestamp) or 5
+ * (date): date_trunc in or out of the zone, or a conversion.
+ */
+static int
+gen_datetime(Prog *g)
+{
+	static const int trunc_units[] = {WARP_DT_SECOND, WARP_DT_MINUTE, WARP_DT_HOUR, WARP_DT_DAY,
+	WARP_DT_WEEK, WARP_DT_MONTH, WARP_DT_YEAR, WARP_DT_MILLENNIUM};
+	int			n;
+
+	switch (rn(5))
+	{
+		case 0:
+		case 1:
+			n = node(g, WN_DATETIME, WT_TIMESTAMP, trunc_units[rn(8)], col(g, 6), -1);
+			g->nodes[n].flags = WARP_DT_TRUNC | (rn(2) ? WARP_DT_TZ : 0);
+			return n;
+		case 2:
+			n = node(g, WN_DATETIME, WT_TIMESTAMP,
+					 rn(2) ? WARP_DTC_TIMESTAMPTZ_TIMESTAMP : WARP_DTC_TIMESTAMP_TIMESTAMPTZ,
+					 col(g, 6), -1);
+			break;
+		case 3:
+			n = node(g, WN_DATETIME, WT_TIMESTAMP,
+					 rn(2) ? WARP_DTC_DATE_TIMESTAMP : WARP_DTC_DATE_TIMESTAMPTZ, col(g, 5), -1);
+			break;
+		default:
+			{
+				int			d = node(g, WN_DATETIME, WT_DATE, WARP_DTC_TIMESTAMPTZ_DATE, col(g, 6), -1);
+
+				g->nodes[d].flags = WARP_DT_CAST;
+				n = node(g, WN_DATETIME, WT_TIMESTAMP, WARP_DTC_DATE_TIMESTAMP, d, -1);
+				break;
+			}
+	}
+	g->nodes[n].flags = WARP_DT_CAST;
+	return n;
+}
+
+/* date_part(field, column 6 or 5), in or out of the zone */
+static int
+gen_date_part(Prog *g)
+{
+	static const int fields[] = {WARP_DT_MICROSECONDS, WARP_DT_MILLISECONDS, WARP_DT_SECOND,
+		WARP_DT_HOUR, WARP_DT_DAY, WARP_DT_WEEK, WARP_DT_DOY, WARP_DT_ISOYEAR, WARP_DT_EPOCH};
+	bool		ts = rn(3) != 0;
+	int			f = fields[rn(9)];
+	int			n;
+
+	if (!ts)
+		f = fields[4 + rn(5)];	/* the date fields */
+	n = node(g, WN_DATETIME, WT_FLOAT8, f, col(g, ts ? 6 : 5), -1);
+	g->nodes[n].flags = WARP_DT_PART | (ts && rn(2) ? WARP_DT_TZ : 0);
+	return n;
+}
+
 /* an integer expression of type t (int2/int4/int8) */
 static int
 gen_int(Prog *g, WarpType t, int d)
@@ -268,6 +356,8 @@ gen_float(Prog *g, WarpType t, int d)
 	switch (r)
 	{
 		case 0:
+			if (t == WT_FLOAT8 && rn(4) == 0)
+				return gen_date_part(g);
 			if (t == WT_FLOAT8)
 				return col(g, rn(2) ? 2 : 10);
 			return col(g, rn(2) ? 8 : 13);
@@ -323,7 +413,7 @@ gen_bool(Prog *g, int d)
 		case 1:
 			{
 				/* comparison of a column with a constant */
-				int			c = rn(6);
+				int			c = rn(7);
 
 				if (c == 0)
 					return node(g, WN_CMP, WT_BOOL, rn(6), col(g, 5),
@@ -334,6 +424,9 @@ gen_bool(Prog *g, int d)
 				if (c == 2)
 					return node(g, WN_CMP, WT_BOOL, rn(6), col(g, 2),
 								fconst(g, WT_FLOAT8, rn(21) - 10, false));
+				if (c == 3)
+					return node(g, WN_CMP, WT_BOOL, rn(6), gen_datetime(g),
+								iconst(g, WT_TIMESTAMP, (int64_t) (690000000 + rn(200)) * 1000000, false));
 				return node(g, WN_CMP, WT_BOOL, rn(6), col(g, rn(2) ? 0 : 3),
 							iconst(g, WT_INT4, rn(21) - 10, rn(20) == 0));
 			}
@@ -946,9 +1039,10 @@ same_group(const WarpProgram *p, const WarpCpu *cpu, warp_int64 gi, const WarpRo
 				break;
 			case WA_MIN:
 			case WA_MAX:
+				/* -0 vs 0 matters (it prints); a NaN's sign does not */
 				ok = ok && c->ival == w->ival &&
 					(c->fval == w->fval || (isnan(c->fval) && isnan(w->fval))) &&
-					signbit(c->fval) == signbit(w->fval);
+					(isnan(c->fval) || signbit(c->fval) == signbit(w->fval));
 				break;
 			case WA_SUM_FLOAT:
 				ok = ok && close_enough(c->fval, w->fval);
@@ -1032,7 +1126,8 @@ gen_program(Prog *g)
 			static const int kc[] = {0, 3, 4, 5, 7, 10, 13};
 
 			k->kind = WG_FACT;
-			k->node = rn(3) ? col(g, kc[rn(7)]) : gen_int(g, WT_INT4, 1);
+			k->node = rn(4) == 0 ? gen_datetime(g) :
+				rn(3) ? col(g, kc[rn(7)]) : gen_int(g, WT_INT4, 1);
 		}
 	}
 	for (i = 0; i < na; i++)
@@ -1052,10 +1147,11 @@ gen_program(Prog *g)
 			case WA_MIN:
 			case WA_MAX:
 				{
-					int			c = rn(6);
+					int			c = rn(8);
 
 					ag->arg = c == 0 ? gen_float(g, rn(2) ? WT_FLOAT8 : WT_FLOAT4, depth) :
 						c == 1 ? col(g, 5) : c == 2 ? col(g, 6) :
+						c == 7 ? gen_datetime(g) :
 						gen_int(g, c == 3 ? WT_INT8 : WT_INT4, depth);
 					break;
 				}
