@@ -17,6 +17,8 @@
 #      restarted), device out of memory (CPU fallback), a query over its
 #      GPU memory quota (CPU fallback), a cancelled query (prompt, daemon
 #      survives)
+#   5. timestamptz functions and casts in six time zones on the GPU against
+#      vanilla PostgreSQL, and their timing (pg_warp off, CPU, GPU)
 # Output: a summary line per check; results under $OUT (or build/gpu-check).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -130,6 +132,44 @@ el=$(since "$t0")
 grep -q "canceling statement" "$OUTDIR/cancel.err" && awk -v e="$el" 'BEGIN { exit !(e < 1.5) }' &&
 	[ "$(gpud_pid)" = "$pid" ] && ok "cancel: stopped after $el s, daemon alive" ||
 	bad "cancel (took $el s: $(cat "$OUTDIR/cancel.err"))"
+
+# 5. timestamptz in the session's TimeZone on the GPU (date_trunc, date_part,
+#    the casts): the same answers as vanilla PostgreSQL in zones with
+#    daylight saving, odd offsets and skipped days, run on the GPU
+q -c "DROP TABLE IF EXISTS tz_src; CREATE TABLE tz_src AS
+      SELECT a, a::timestamp AS ts, a::date AS d, (extract(epoch FROM a)::int8 % 1000) AS v
+      FROM generate_series(timestamptz '1990-01-01 00:00:00.000001+00',
+                           timestamptz '2025-12-31+00', interval '97 seconds 3 microseconds') a" &&
+	pgwarp dump -d "dbname=postgres" --quiet -c 'SELECT * FROM tz_src' -o "$WORK/tz.arrow" &&
+	q -c "DROP FOREIGN TABLE IF EXISTS tz_t; CREATE FOREIGN TABLE tz_t (a timestamptz, ts timestamp, d date, v int8)
+	      SERVER arrow_fdw OPTIONS (file '$WORK/tz.arrow')" ||
+	bad "timestamptz data"
+tzq=("SELECT date_trunc('day', a) k, count(*), min(a), max(a), sum(v) FROM tz_t GROUP BY 1 ORDER BY 1"
+	"SELECT date_trunc('month', a) k, date_trunc('week', a), count(*), min(a::timestamp), max(d::timestamptz) FROM tz_t GROUP BY 1, 2 ORDER BY 1, 2"
+	"SELECT a::date k, count(*), min(ts::timestamptz), max(date_trunc('hour', a)) FROM tz_t GROUP BY 1 ORDER BY 1"
+	"SELECT date_part('hour', a) h, date_part('dow', a) w, count(*), sum(v) FROM tz_t GROUP BY 1, 2 ORDER BY 1, 2"
+	"SELECT count(*), min(a), max(date_trunc('year', a)) FROM tz_t WHERE date_trunc('day', a) <> d::timestamptz")
+for zone in UTC America/New_York Australia/Lord_Howe Asia/Kathmandu America/Sao_Paulo Pacific/Apia; do
+	for sql in "${tzq[@]}"; do
+		want=$(PGOPTIONS="-c TimeZone=$zone -c pg_warp.enabled=off" q -c "$sql" | md5sum)
+		got=$(PGOPTIONS="-c TimeZone=$zone -c pg_warp.mode=gpu" q -c "$sql" | md5sum)
+		plan=$(PGOPTIONS="-c TimeZone=$zone -c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $sql")
+		if [ "$got" != "$want" ]; then
+			bad "timestamptz in $zone: answer differs: $sql"
+		elif ! echo "$plan" | grep -q "Ran On: GPU" || echo "$plan" | grep -q "Fallback"; then
+			bad "timestamptz in $zone: not on the GPU: $sql"
+			echo "$plan" | grep -E "Engine|Ran On|Fallback"
+		fi
+	done
+done
+ok "timestamptz on the GPU: ${#tzq[@]} queries x 6 zones checked"
+for mode in "pg_warp.enabled=off" "pg_warp.mode=cpu" "pg_warp.mode=gpu"; do
+	for i in 1 2 3 4; do
+		t0=$(date +%s.%N)
+		PGOPTIONS="-c TimeZone=Europe/Berlin -c $mode" q -c "${tzq[0]}" >/dev/null
+		[ $i -gt 1 ] && echo "timestamptz date_trunc('day') group-by, $(q -c 'SELECT count(*) FROM tz_src') rows, $mode: $(since "$t0") s"
+	done
+done | tee "$OUTDIR/tz-timing.txt"
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]
