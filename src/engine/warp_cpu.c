@@ -66,6 +66,7 @@ struct WarpCpu
 	double	  **fv;
 	warp_uint8 **nv;
 	warp_int128 **qv;			/* numeric nodes: unscaled values */
+	warp_int128 **cq;			/* wide numeric columns: unscaled values */
 	warp_uint16 **selA;
 	warp_uint16 **selB;
 
@@ -284,6 +285,7 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	x->fv = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
 	x->nv = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
 	x->qv = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
+	x->cq = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
 	x->selA = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
 	x->selB = xalloc0(x, sizeof(void *) * (prog->nnodes + 1));
 	x->ci = xalloc0(x, sizeof(void *) * (prog->ncols + 1));
@@ -304,7 +306,7 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	x->knull = xalloc(x, prog->nkeys + 1);
 	x->stride = xalloc(x, sizeof(warp_int64) * (prog->nkeys + 1));
 	if (!x->tables || !x->iv || !x->fv || !x->nv || !x->selA || !x->selB ||
-		!x->ci || !x->cf || !x->cn || !x->qv || !x->tdict || !x->tmap || !x->tcap || !x->intern ||
+		!x->ci || !x->cf || !x->cn || !x->qv || !x->cq || !x->tdict || !x->tmap || !x->tcap || !x->intern ||
 		!x->sel || !x->usel || !x->mark || !x->hidx || !x->hrow ||
 		!x->ok || !x->gagg || !x->kbuf || !x->knull || !x->stride)
 		return NULL;
@@ -338,6 +340,15 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 		x->cn[c] = xalloc(x, WARP_VEC);
 		if ((!x->cf[c] && !x->ci[c]) || !x->cn[c])
 			return NULL;
+		if (prog->cols[c].decimal == WARP_DECIMAL_WIDE)
+		{
+			/* the allocator promises 8-byte alignment; int128 wants 16 */
+			char	   *q = xalloc(x, sizeof(warp_int128) * WARP_VEC + 16);
+
+			if (!q)
+				return NULL;
+			x->cq[c] = (warp_int128 *) (((uintptr_t) q + 15) & ~(uintptr_t) 15);
+		}
 		if (prog->cols[c].text == WARP_TEXT_EQ && prog->cols[c].str_count > 8 &&
 			!eq_strings_intern(x, c))
 			return NULL;
@@ -628,6 +639,49 @@ load_decimal_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 	return WARP_LOAD_OK;
 }
 
+/*
+ * A numeric(19 <= p <= 38, s) column (WARP_DECIMAL_WIDE): Decimal128 values
+ * of scale s as 128-bit unscaled integers, each checked against the
+ * declared precision (numeric expressions' bounds rest on it).
+ */
+static WarpLoadStatus
+load_wide_decimal_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
+{
+	const WarpColumnSpec *cs = &x->p->cols[c];
+	const ArrowArray *a = &x->bcols[c];
+	const ArrowType *t = &a->field->type;
+	warp_uint8 *nul = x->cn[c];
+	warp_int128 *out = x->cq[c];
+	warp_int128 limit = 1;		/* 10^precision */
+	int			k;
+
+	if (a->field->has_dict || t->id != ARROW_TYPE_DECIMAL || t->bit_width != 128 ||
+		t->dec_scale != cs->scale || a->values == NULL || cs->precision > 38)
+		return WARP_LOAD_UNSUPPORTED;
+	for (k = 0; k < cs->precision; k++)
+		limit *= 10;
+	for (k = 0; k < n; k++)
+	{
+		int			i = sel[k];
+		const warp_uint8 *p;
+		warp_uint64 lo;
+		warp_int64	hi;
+
+		nul[i] = arrow_is_null(a, x->vstart + i);
+		if (nul[i])
+			continue;
+		p = a->values + (a->offset + x->vstart + i) * 16;
+		memcpy(&lo, p, 8);
+		memcpy(&hi, p + 8, 8);
+		out[i] = (warp_int128) (((warp_uint128) (warp_uint64) hi << 64) | lo);
+		if (out[i] >= limit || out[i] <= -limit)
+		{
+			*bad = i;
+			return WARP_LOAD_PRECISION;
+		}
+	}
+	return WARP_LOAD_OK;
+}
 
 /* whether a three-way comparison result c (-1, 0, 1) satisfies WARP_CMP_* op */
 static inline bool
@@ -990,6 +1044,8 @@ load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 
 	if (cs->native)
 		return load_native_column(x, c, sel, n);
+	if (cs->decimal == WARP_DECIMAL_WIDE)
+		return load_wide_decimal_column(x, c, sel, n, bad);
 	if (cs->decimal)
 		return load_decimal_column(x, c, sel, n, bad);
 	if (cs->text)
@@ -1671,7 +1727,15 @@ eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 					x->bad_row = x->vstart + bad;
 					return WARP_STATUS_LOAD;
 				}
-				if (nd->type == WT_NUMERIC)
+				if (nd->type == WT_NUMERIC && x->cq[nd->a])
+				{
+					/* a wide decimal column's unscaled int128 */
+					const warp_int128 *cv = x->cq[nd->a];
+
+					for (k = 0; k < n; k++)
+						x->qv[ni][sel[k]] = cv[sel[k]];
+				}
+				else if (nd->type == WT_NUMERIC)
 				{
 					/* a decimal column's unscaled int64, widened */
 					const warp_int64 *cv = x->ci[nd->a];

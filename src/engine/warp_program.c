@@ -37,7 +37,9 @@ numeric_node_problem(const WarpProgram *p, const WarpNode *nd)
 	switch ((WarpOp) nd->op)
 	{
 		case WN_COL:
-			if (!p->cols[nd->a].decimal || p->cols[nd->a].type != WT_INT8 ||
+			if (!((p->cols[nd->a].decimal == 1 && p->cols[nd->a].type == WT_INT8) ||
+				  (p->cols[nd->a].decimal == WARP_DECIMAL_WIDE &&
+				   p->cols[nd->a].type == WT_NUMERIC)) ||
 				p->cols[nd->a].scale != nd->scale)
 				return "numeric node over a column that is not numeric";
 			return NULL;
@@ -103,9 +105,9 @@ warp_program_validate(const WarpProgram *p)
 	if (p->nkeys > 64)
 		return "too many group keys";
 	for (i = 0; i < p->ncols; i++)
-		if (p->cols[i].type > WT_FLOAT8 || p->cols[i].precision > 18 ||
-			(p->cols[i].decimal && p->cols[i].scale > 18))
-			return "bad column type";
+		if (p->cols[i].type > WT_NUMERIC || p->cols[i].precision > 38 ||
+			(p->cols[i].decimal && p->cols[i].scale > 38))
+			return "bad column type";	/* the rest: "bad numeric column" below */
 	for (i = 0; i < p->nnodes; i++)
 	{
 		const WarpNode *nd = &p->nodes[i];
@@ -118,7 +120,8 @@ warp_program_validate(const WarpProgram *p)
 				if (nd->a < 0 || nd->a >= p->ncols)
 					return "column index out of range";
 				if (nd->type != WT_NUMERIC &&
-					KIND_FLOAT(p, i) != WARP_TYPE_IS_FLOAT(p->cols[nd->a].type))
+					(KIND_FLOAT(p, i) != WARP_TYPE_IS_FLOAT(p->cols[nd->a].type) ||
+					 p->cols[nd->a].type == WT_NUMERIC))
 					return "column kind mismatch";
 				break;
 			case WN_CONST:
@@ -270,6 +273,13 @@ warp_program_validate(const WarpProgram *p)
 			return "bad text comparison column";
 		if (c->text > WARP_TEXT_CMP)
 			return "bad text column";
+		if (c->decimal > WARP_DECIMAL_WIDE ||
+			(c->decimal == 1 && (c->type != WT_INT8 || c->precision > 18 || c->scale > 18)) ||
+			(c->decimal == WARP_DECIMAL_WIDE &&
+			 (c->type != WT_NUMERIC || c->precision < 19 || c->precision > 38 ||
+			  c->scale > c->precision)) ||
+			(c->type == WT_NUMERIC && c->decimal != WARP_DECIMAL_WIDE))
+			return "bad numeric column";
 		if (c->native && (c->text || c->decimal))
 			return "native column of text or numeric";
 	}

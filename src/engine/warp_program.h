@@ -158,6 +158,10 @@ typedef struct WarpColumnSpec
 	 * precision (1 .. 18, or 0: unchecked): values of more digits, which a
 	 * file may hold beyond its declared precision, cannot be read as
 	 * declared (numeric expressions' bounds rest on it).
+	 *
+	 * decimal = WARP_DECIMAL_WIDE: a numeric(19 <= p <= 38, s) column, type
+	 * WT_NUMERIC, read only as a WT_NUMERIC WN_COL node (its 128-bit
+	 * unscaled values; precision always checked).
 	 */
 	warp_uint8	decimal;
 	warp_uint8	scale;
@@ -198,6 +202,8 @@ typedef struct WarpColumnSpec
 	warp_int32	str_first;
 	warp_int32	str_count;
 } WarpColumnSpec;
+
+#define WARP_DECIMAL_WIDE 2
 
 #define WARP_TEXT_EQ	1
 #define WARP_TEXT_LIKE	2

@@ -106,6 +106,8 @@ extern int	warp_compile_numeric_arg(WarpBuilder *b, Expr *expr, int *scale);
 extern int	warp_compile_text_join_key(WarpBuilder *b, Expr *expr, int n,
 									   const char *const *strs, const int *lens, int *map);
 extern int	warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale);
+/* sum/avg/min/max/count's numeric argument: one of the two above */
+extern int	warp_compile_numeric_agg_arg(WarpBuilder *b, Expr *expr, int *scale);
 /* engine type of a PostgreSQL type; false if the engine has none */
 extern bool warp_type_of(Oid typid, WarpType *t);
 /* value of a Datum of an engine type: *ival or *fval as the type is */

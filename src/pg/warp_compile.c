@@ -201,10 +201,12 @@ column_index(WarpBuilder *b, AttrNumber attno, WarpType t)
 }
 
 /*
- * The program column of a numeric(p <= 18, s) column v of the fact table
- * (WarpColumnSpec.decimal: its unscaled int8 values), or -1 with why_not.
+ * The program column of a numeric(p, s) column v of the fact table, or -1
+ * with why_not.  p <= 18: WarpColumnSpec.decimal, its unscaled int8 values;
  * bounded: numeric expressions rest on the declared precision, so values
- * beyond it are then checked at load.  *p, *s: the declared typmod.
+ * beyond it are then checked at load.  19 <= p <= 38 (only when bounded: a
+ * numeric expression's operand): WARP_DECIMAL_WIDE, its unscaled int128
+ * values, always checked.  *p, *s: the declared typmod.
  */
 static int
 decimal_column(WarpBuilder *b, Var *v, bool bounded, int *p, int *s)
@@ -215,14 +217,27 @@ decimal_column(WarpBuilder *b, Var *v, bool bounded, int *p, int *s)
 		return refuse(b, "column of another relation or a system column");
 	if (!pgwarp_numeric_typmod(v->vartypmod, p, s))
 		return refuse(b, "numeric column without a declared precision and scale");
-	if (*p > 18 || *s < 0 || *s > *p)
-		return refuse(b, "numeric column of more than 18 digits or a negative scale");
-	c = column_index(b, v->varattno, WT_INT8);
-	b->cols[c].decimal = 1;
+	if (*p > 38 || *s < 0 || *s > *p)
+		return refuse(b, "numeric column of more than 38 digits or a negative scale");
+	if (*p > 18 && !bounded)
+		return refuse(b, "numeric column of more than 18 digits as a group or join key");
+	c = column_index(b, v->varattno, *p > 18 ? WT_NUMERIC : WT_INT8);
+	b->cols[c].decimal = *p > 18 ? WARP_DECIMAL_WIDE : 1;
 	b->cols[c].scale = (uint8) *s;
 	if (bounded)
 		b->cols[c].precision = (uint8) *p;
 	return c;
+}
+
+/* whether v is a numeric column of more than 18 declared digits */
+static bool
+wide_decimal(Expr *v)
+{
+	int			p,
+				s;
+
+	return IsA(v, Var) && ((Var *) v)->vartype == NUMERICOID &&
+		pgwarp_numeric_typmod(((Var *) v)->vartypmod, &p, &s) && p > 18;
 }
 
 /*
@@ -468,6 +483,19 @@ warp_compile_numeric_arg(WarpBuilder *b, Expr *expr, int *scale)
 		return -1;
 	*scale = b->nodes[n].scale;
 	return n;
+}
+
+/*
+ * The argument of sum/avg/min/max/count over numeric: a numeric(p <= 18, s)
+ * column as its unscaled int8 (warp_compile_decimal_arg), anything else --
+ * a wider column included -- as a numeric expression.
+ */
+int
+warp_compile_numeric_agg_arg(WarpBuilder *b, Expr *expr, int *scale)
+{
+	if (IsA(expr, Var) && !wide_decimal(expr))
+		return warp_compile_decimal_arg(b, expr, scale);
+	return warp_compile_numeric_arg(b, expr, scale);
 }
 
 /* a constant node holding a Datum of type typid */
@@ -866,7 +894,7 @@ compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 	swapped = IsA(l, Const);
 	c = (Const *) (swapped ? l : r);
 	col = swapped ? r : l;
-	if (!IsA(c, Const) || !IsA(col, Var))
+	if (!IsA(c, Const) || !IsA(col, Var) || wide_decimal(col))
 		return compile_numeric_cmp_general(b, op, sub);
 	if (swapped)				/* c op X == X op' c */
 		sub = sub == WARP_CMP_LT ? WARP_CMP_GT : sub == WARP_CMP_LE ? WARP_CMP_GE :

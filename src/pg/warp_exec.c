@@ -665,11 +665,7 @@ build_program(WarpScanState *ws)
 		{
 			int			scale;
 
-			/* a numeric column as its unscaled int8, else an expression */
-			if (IsA(lsecond(ai), Var))
-				a->arg = warp_compile_decimal_arg(&b, (Expr *) lsecond(ai), &scale);
-			else
-				a->arg = warp_compile_numeric_arg(&b, (Expr *) lsecond(ai), &scale);
+			a->arg = warp_compile_numeric_agg_arg(&b, (Expr *) lsecond(ai), &scale);
 			if (a->arg < 0)
 				elog(ERROR, "pg_warp: could not build the program: %s", b.why_not);
 		}

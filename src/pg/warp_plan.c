@@ -656,7 +656,8 @@ agg_kind(Aggref *agg, Oid *argtype)
 		case F_SUM_NUMERIC:
 		case F_AVG_NUMERIC:
 			/* numeric: a numeric(p <= 18, s) column's unscaled values
-			 * (warp_compile_decimal_arg), summed exactly in 128 bits */
+			 * (warp_compile_decimal_arg), summed exactly in 128 bits, or a
+			 * numeric expression (a wider column too) in 192 bits */
 			return WA_SUM_INT8;
 		case F_SUM_FLOAT4:
 		case F_SUM_FLOAT8:
@@ -908,8 +909,7 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 				int			scale;
 
 				warp_builder_init(&b, si->fact->relid, NULL);
-				if ((IsA(arg, Var) ? warp_compile_decimal_arg(&b, arg, &scale) :
-					 warp_compile_numeric_arg(&b, arg, &scale)) < 0)
+				if (warp_compile_numeric_agg_arg(&b, arg, &scale) < 0)
 					return not_offloaded(psprintf("aggregate argument: %s", b.why_not));
 			}
 			else if (!check_fact_expr(si, arg, &why))

@@ -141,7 +141,10 @@ def gen_data(rng):
         tz = None if ts is None else (
             ts.replace(tzinfo=datetime.timezone.utc) +
             (datetime.timedelta(minutes=(i * 37) % 1440) if ts.year < 9999 else datetime.timedelta(0)))
-        fact.append((i, k1, k2, k3, kd, i2, i4, i8, f4, f8, d, ts, b, n4, m2, m0, tx, tz))
+        # a numeric(34,4) column (wider than 18 digits: 128-bit in the
+        # engine), also without a draw of its own
+        mw = None if m0 is None or m2 is None else m0 * 10 ** 11 + m2
+        fact.append((i, k1, k2, k3, kd, i2, i4, i8, f4, f8, d, ts, b, n4, m2, m0, tx, tz, mw))
 
     names = ["n%02d" % j for j in range(18)] + [None, "", "\u00e9", "e\u0301", "\u540d\u524d"]
     d1 = [(k, rng.choice(names), maybe(0.1, rng.randint(0, 4))) for k in range(40)]
@@ -163,7 +166,7 @@ FACT_COLS = [("id", "int4"), ("k1", "int4"), ("k2", "int8"), ("k3", "int2"), ("k
              ("i2", "int2"), ("i4", "int4"), ("i8", "int8"), ("f4", "float4"), ("f8", "float8"),
              ("d", "date"), ("ts", "timestamp"), ("b", "bool"), ("n4", "int4"),
              ("m2", "numeric(12,2)"), ("m0", "numeric(18,0)"), ("tx", "text"),
-             ("tz", "timestamptz")]
+             ("tz", "timestamptz"), ("mw", "numeric(34,4)")]
 D1_COLS = [("k", "int4"), ("name", "text"), ("grp", "int4")]
 D2_COLS = [("k", "int2"), ("cat", "text"), ("w", "int8")]
 D3_COLS = [("k", "int8"), ("label", "text"), ("z", "int4")]
@@ -543,7 +546,7 @@ class Gen:
         else:
             # numeric columns and expressions: sum/avg exact, min/max/count
             fn = self.pick("sum", "avg", "min", "max", "count", "sum")
-            arg = "f.%s" % self.pick("m2", "m0") if self.chance(0.5) else self.numeric_expr()
+            arg = "f.%s" % self.pick("m2", "m0", "mw") if self.chance(0.5) else self.numeric_expr()
             a, name = "%s(%s)" % (fn, arg), "num" + fn
         if self.chance(0.25):
             a += " FILTER (WHERE %s)" % self.bool_expr(rng.randint(0, 2))
@@ -554,7 +557,7 @@ class Gen:
         some products of m0 pass 38 digits and stay PostgreSQL's"""
         r = self.rng.random()
         if depth == 0 or r < 0.35:
-            return self.pick("f.m2", "f.m0", "f.m2", "f.i4::numeric", "f.i2::numeric",
+            return self.pick("f.m2", "f.m0", "f.m2", "f.mw", "f.i4::numeric", "f.i2::numeric",
                              "1.5", "-0.25", "100", "0.001",
                              "extract(%s FROM f.ts)" % self.pick(*TS_UNITS),
                              "extract(%s FROM f.d)" % self.pick(*DATE_UNITS),
