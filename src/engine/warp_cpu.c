@@ -1637,6 +1637,7 @@ eval_datetime(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, in
 	WarpStatus	st = eval(x, nd->a, sel, n);
 	bool		is_ts = x->p->nodes[nd->a].type == WT_TIMESTAMP;
 	bool		in_zone = (nd->flags & WARP_DT_TZ) != 0;
+	bool		sat = (nd->flags & WARP_DT_SATURATE) != 0;
 	const WarpTz *tz = &x->p->tz;
 	WarpDtField field = (WarpDtField) nd->sub;
 	int			scale = warp_dt_extract_scale(field, is_ts);
@@ -1659,7 +1660,7 @@ eval_datetime(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, in
 			switch ((WarpDtCast) nd->sub)
 			{
 				case WARP_DTC_DATE_TIMESTAMP:
-					st = warp_date_to_timestamp((warp_int32) v, out);
+					st = warp_date_to_timestamp_sat((warp_int32) v, sat, out);
 					break;
 				case WARP_DTC_TIMESTAMPTZ_TIMESTAMP:
 					st = warp_timestamptz_to_timestamp(tz, v, out);
@@ -1668,10 +1669,10 @@ eval_datetime(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, in
 					st = warp_timestamptz_to_date(tz, v, out);
 					break;
 				case WARP_DTC_TIMESTAMP_TIMESTAMPTZ:
-					st = warp_timestamp_to_timestamptz(tz, v, out);
+					st = warp_timestamp_to_timestamptz_sat(tz, v, sat, out);
 					break;
 				default:
-					st = warp_date_to_timestamptz(tz, v, out);
+					st = warp_date_to_timestamptz_sat(tz, v, sat, out);
 					break;
 			}
 			if (st != WARP_OK)

@@ -355,9 +355,19 @@ warp_date_mi(warp_int32 a, warp_int32 b, warp_int32 *res)
 	return WARP_OK;
 }
 
-/* date -> timestamp (date2timestamp) */
+/*
+ * What a conversion gives, with saturate, for a result beyond the finite
+ * timestamps (PostgreSQL's *_opt_overflow: cross-type comparisons treat it
+ * as after every finite timestamp but before infinity, or the mirror
+ * image): one step inside the infinities, which plain int64 comparison
+ * then orders exactly so.
+ */
+#define WARP_TIMESTAMP_AFTER_FINITE		(WARP_INT64_MAX - 1)
+#define WARP_TIMESTAMP_BEFORE_FINITE	(WARP_INT64_MIN + 1)
+
+/* date -> timestamp (date2timestamp; saturate: date2timestamp_opt_overflow) */
 WARP_FN WarpStatus
-warp_date_to_timestamp(warp_int32 d, warp_int64 *res)
+warp_date_to_timestamp_sat(warp_int32 d, bool saturate, warp_int64 *res)
 {
 	if (d == WARP_DATE_NOBEGIN)
 		*res = WARP_TIMESTAMP_NOBEGIN;
@@ -366,10 +376,22 @@ warp_date_to_timestamp(warp_int32 d, warp_int64 *res)
 	else
 	{
 		if (d >= WARP_TIMESTAMP_END_JULIAN - WARP_POSTGRES_EPOCH_JDATE)
-			return WARP_ERR_DATE_TIMESTAMP_RANGE;
+		{
+			if (!saturate)
+				return WARP_ERR_DATE_TIMESTAMP_RANGE;
+			*res = WARP_TIMESTAMP_AFTER_FINITE;
+			return WARP_OK;
+		}
 		*res = (warp_int64) d * WARP_USECS_PER_DAY;
 	}
 	return WARP_OK;
+}
+
+/* date -> timestamp (date2timestamp) */
+WARP_FN WarpStatus
+warp_date_to_timestamp(warp_int32 d, warp_int64 *res)
+{
+	return warp_date_to_timestamp_sat(d, false, res);
 }
 
 /* ---------- extract ---------- */

@@ -221,12 +221,24 @@ warp_timestamptz_to_date(const WarpTz *tz, warp_int64 ts, warp_int64 *res)
 	return WARP_OK;
 }
 
+/* a result r out of the finite range: the error, or saturated */
+WARP_FN WarpStatus
+warp_tz_out_of_range(warp_int64 r, bool saturate, WarpStatus err, warp_int64 *res)
+{
+	if (!saturate)
+		return err;
+	*res = r < WARP_MIN_TIMESTAMP ? WARP_TIMESTAMP_BEFORE_FINITE : WARP_TIMESTAMP_AFTER_FINITE;
+	return WARP_OK;
+}
+
 /*
  * timestamp -> timestamptz (timestamp2timestamptz): the local time read in
- * the zone; "timestamp out of range" when the result is not valid.
+ * the zone; "timestamp out of range" when the result is not valid, or with
+ * saturate (timestamp2timestamptz_opt_overflow, for comparisons) a value
+ * just inside the infinities.
  */
 WARP_FN WarpStatus
-warp_timestamp_to_timestamptz(const WarpTz *tz, warp_int64 ts, warp_int64 *res)
+warp_timestamp_to_timestamptz_sat(const WarpTz *tz, warp_int64 ts, bool saturate, warp_int64 *res)
 {
 	warp_int64	r;
 
@@ -237,14 +249,23 @@ warp_timestamp_to_timestamptz(const WarpTz *tz, warp_int64 ts, warp_int64 *res)
 	}
 	r = ts - (warp_int64) warp_tz_local_offset(tz, warp_tz_seconds(ts)) * WARP_USECS_PER_SEC;
 	if (!warp_timestamp_is_valid(r))
-		return WARP_ERR_TIMESTAMP_RANGE;
+		return warp_tz_out_of_range(r, saturate, WARP_ERR_TIMESTAMP_RANGE, res);
 	*res = r;
 	return WARP_OK;
 }
 
-/* date -> timestamptz (date2timestamptz): local midnight of the date */
 WARP_FN WarpStatus
-warp_date_to_timestamptz(const WarpTz *tz, warp_int64 d, warp_int64 *res)
+warp_timestamp_to_timestamptz(const WarpTz *tz, warp_int64 ts, warp_int64 *res)
+{
+	return warp_timestamp_to_timestamptz_sat(tz, ts, false, res);
+}
+
+/*
+ * date -> timestamptz (date2timestamptz): local midnight of the date;
+ * saturate as date2timestamptz_opt_overflow.
+ */
+WARP_FN WarpStatus
+warp_date_to_timestamptz_sat(const WarpTz *tz, warp_int64 d, bool saturate, warp_int64 *res)
 {
 	warp_int64	r;
 
@@ -259,14 +280,21 @@ warp_date_to_timestamptz(const WarpTz *tz, warp_int64 d, warp_int64 *res)
 		return WARP_OK;
 	}
 	if (d >= WARP_TIMESTAMP_END_JULIAN - WARP_POSTGRES_EPOCH_JDATE)
-		return WARP_ERR_DATE_TIMESTAMP_RANGE;
+		return warp_tz_out_of_range(WARP_END_TIMESTAMP, saturate,
+									WARP_ERR_DATE_TIMESTAMP_RANGE, res);
 	r = d * WARP_USECS_PER_DAY -
 		(warp_int64) warp_tz_local_offset(tz, d * WARP_SECS_PER_DAY + WARP_TZ_EPOCH_SHIFT) *
 		WARP_USECS_PER_SEC;
 	if (!warp_timestamp_is_valid(r))
-		return WARP_ERR_DATE_TIMESTAMP_RANGE;
+		return warp_tz_out_of_range(r, saturate, WARP_ERR_DATE_TIMESTAMP_RANGE, res);
 	*res = r;
 	return WARP_OK;
+}
+
+WARP_FN WarpStatus
+warp_date_to_timestamptz(const WarpTz *tz, warp_int64 d, warp_int64 *res)
+{
+	return warp_date_to_timestamptz_sat(tz, d, false, res);
 }
 
 /*

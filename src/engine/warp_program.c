@@ -221,6 +221,11 @@ warp_program_validate(const WarpProgram *p)
 						if (nd->sub >= WARP_DTC_COUNT || (nd->flags & WARP_DT_TZ) ||
 							at != from[nd->sub] || nd->type != to[nd->sub])
 							return "bad date/time conversion";
+						if ((nd->flags & WARP_DT_SATURATE) &&
+							nd->sub != WARP_DTC_DATE_TIMESTAMP &&
+							nd->sub != WARP_DTC_DATE_TIMESTAMPTZ &&
+							nd->sub != WARP_DTC_TIMESTAMP_TIMESTAMPTZ)
+							return "bad date/time conversion";
 						break;
 					}
 					if (nd->sub >= WARP_DT_FIELD_COUNT || (at != WT_DATE && at != WT_TIMESTAMP))

@@ -96,6 +96,10 @@ typedef enum WarpOp
 #define WARP_DT_PART		0x08
 #define WARP_DT_TZ			0x10
 #define WARP_DT_CAST		0x20
+/* with WARP_DT_CAST from date or timestamp to timestamp(tz): a result
+ * beyond the finite range saturates (warp_ops_datetime.h) instead of
+ * failing; only under a cross-type comparison, as PostgreSQL does */
+#define WARP_DT_SATURATE	0x40
 
 /* WN_DATETIME conversions (.flags WARP_DT_CAST): argument -> result type */
 typedef enum WarpDtCast

@@ -693,6 +693,7 @@ warp_row_datetime(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int
 	WarpDtField field = (WarpDtField) nd->sub;
 	bool		is_ts = p->nodes[nd->a].type == WT_TIMESTAMP;
 	bool		in_zone = (nd->flags & WARP_DT_TZ) != 0;
+	bool		sat = (nd->flags & WARP_DT_SATURATE) != 0;
 	WarpNumeric num;
 	WarpStatus	st;
 	int			scale;
@@ -702,7 +703,7 @@ warp_row_datetime(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int
 		switch ((WarpDtCast) nd->sub)
 		{
 			case WARP_DTC_DATE_TIMESTAMP:
-				st = warp_date_to_timestamp((warp_int32) v, &r);
+				st = warp_date_to_timestamp_sat((warp_int32) v, sat, &r);
 				break;
 			case WARP_DTC_TIMESTAMPTZ_TIMESTAMP:
 				st = warp_timestamptz_to_timestamp(tz, v, &r);
@@ -711,10 +712,10 @@ warp_row_datetime(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int
 				st = warp_timestamptz_to_date(tz, v, &r);
 				break;
 			case WARP_DTC_TIMESTAMP_TIMESTAMPTZ:
-				st = warp_timestamp_to_timestamptz(tz, v, &r);
+				st = warp_timestamp_to_timestamptz_sat(tz, v, sat, &r);
 				break;
 			default:
-				st = warp_date_to_timestamptz(tz, v, &r);
+				st = warp_date_to_timestamptz_sat(tz, v, sat, &r);
 				break;
 		}
 		if (st == WARP_OK)

@@ -9,7 +9,8 @@
  * numeric casts between those types, constants and external parameters.
  * Anything else is refused with a reason, and the query keeps PostgreSQL's
  * own plan.  Date and timestamp values take part only in comparisons with
- * the same type (cross-type datetime comparisons need time zone rules).
+ * the same type (or date/timestamp/timestamptz across types, through the
+ * session's TimeZone).
  */
 #include "postgres.h"
 
@@ -276,6 +277,7 @@ warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale)
  * or -1 with why_not.
  */
 static int	compile_datetime(WarpBuilder *b, FuncExpr *fe);
+static bool session_zone_ok(WarpBuilder *b);
 
 static int
 compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
@@ -538,6 +540,55 @@ compile_binary(WarpBuilder *b, WarpOp op, int sub, WarpType rtype, Expr *l, Expr
 	return n;
 }
 
+/* date 0, timestamp 1, timestamptz 2, other types -1 */
+static int
+datetime_rank(Oid t)
+{
+	return t == DATEOID ? 0 : t == TIMESTAMPOID ? 1 : t == TIMESTAMPTZOID ? 2 : -1;
+}
+
+/*
+ * A comparison between date, timestamp and timestamptz of different types
+ * (date_lt_timestamptz, timestamp_cmp_timestamptz, ...): the lower type is
+ * converted to the higher one -- through the session's TimeZone where
+ * timestamptz is involved -- and a result beyond the finite timestamps
+ * saturates, as PostgreSQL's *_opt_overflow conversions make these
+ * comparisons do instead of failing.  k: index into =, <>, <, <=, >, >=.
+ */
+static int
+compile_datetime_cross_cmp(WarpBuilder *b, int k, bool distinct, Expr *l, Expr *r)
+{
+	int			rl = datetime_rank(exprType((Node *) l)),
+				rr = datetime_rank(exprType((Node *) r));
+	int			hi = Max(rl, rr);
+	int			a,
+				c,
+				n;
+	WarpDtCast	kind;
+
+	if (distinct && k != 0)
+		return refuse(b, "IS DISTINCT FROM with a non-equality operator");
+	kind = Min(rl, rr) == 0 ? (hi == 1 ? WARP_DTC_DATE_TIMESTAMP : WARP_DTC_DATE_TIMESTAMPTZ)
+		: WARP_DTC_TIMESTAMP_TIMESTAMPTZ;
+	if (hi == 2 && !session_zone_ok(b))
+		return -1;
+	if ((a = warp_compile_expr(b, l)) < 0 || (c = warp_compile_expr(b, r)) < 0)
+		return -1;
+	n = add_node(b, WN_DATETIME, WT_TIMESTAMP);
+	b->nodes[n].a = rl < rr ? a : c;
+	b->nodes[n].sub = (uint8) kind;
+	b->nodes[n].flags = WARP_DT_CAST | WARP_DT_SATURATE;
+	if (rl < rr)
+		a = n;
+	else
+		c = n;
+	n = add_node(b, distinct ? WN_DISTINCT : WN_CMP, WT_BOOL);
+	b->nodes[n].sub = distinct ? 0 : (uint8) k;
+	b->nodes[n].a = a;
+	b->nodes[n].b = c;
+	return n;
+}
+
 /*
  * A built-in operator on engine types.  Its meaning is taken from its name
  * and argument types; only built-in operators (OID below
@@ -603,6 +654,8 @@ compile_operator(WarpBuilder *b, Oid opno, Oid restype, List *args, bool distinc
 				ok = WARP_TYPE_IS_FLOAT(rt);
 			else
 				ok = lt == rt && ltype == rtype;	/* bool, date, timestamp */
+			if (!ok && datetime_rank(ltype) >= 0 && datetime_rank(rtype) >= 0)
+				return compile_datetime_cross_cmp(b, k, distinct, linitial(args), lsecond(args));
 			if (!ok)
 				return refuse(b, "comparison across types the engine does not compare");
 			if (distinct)

@@ -759,13 +759,48 @@ add_group_key(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref)
 }
 
 /*
+ * Whether evaluating an expression could raise an error: anything but
+ * columns, constants, parameters, comparisons with built-in operators,
+ * AND/OR/NOT, IS [NOT] NULL, CASE and COALESCE of such.
+ */
+static bool
+may_fail_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var) || IsA(node, Const) || IsA(node, Param) || IsA(node, RelabelType) ||
+		IsA(node, BoolExpr) || IsA(node, NullTest) || IsA(node, BooleanTest) ||
+		IsA(node, CaseExpr) || IsA(node, CaseWhen) || IsA(node, CoalesceExpr) ||
+		IsA(node, List) || IsA(node, TargetEntry))
+		return expression_tree_walker(node, may_fail_walker, context);
+	if (IsA(node, OpExpr) || IsA(node, DistinctExpr) || IsA(node, NullIfExpr) ||
+		IsA(node, ScalarArrayOpExpr))
+	{
+		Oid			opno = IsA(node, ScalarArrayOpExpr) ? ((ScalarArrayOpExpr *) node)->opno
+			: ((OpExpr *) node)->opno;
+		char	   *name = opno < FirstNormalObjectId ? get_opname(opno) : NULL;
+		static const char *const cmp_names[] = {"=", "<>", "<", "<=", ">", ">="};
+		int			k;
+
+		for (k = 0; name && k < lengthof(cmp_names); k++)
+			if (strcmp(name, cmp_names[k]) == 0)
+				return expression_tree_walker(node, may_fail_walker, context);
+	}
+	return true;				/* arithmetic, casts, functions: they may */
+}
+
+/*
  * Whether the aggregates call for two-level grouping: at least one has
  * DISTINCT, and every one is either agg(DISTINCT x) of one argument or
  * min/max (which distinct rows do not change), with no FILTER or ORDER BY.
  * Then the engine emits the distinct (group keys, arguments) rows and
  * PostgreSQL's own Agg computes the aggregates over them, DISTINCT with
  * the types' equality (so rows the engine keeps apart by binary image,
- * like -0 and 0, still count once).
+ * like -0 and 0, still count once).  The arguments must be unable to
+ * raise an error (columns, constants, comparisons, CASE ...): PostgreSQL
+ * sorts the rows for DISTINCT aggregates, so it evaluates every row's WHERE
+ * clause before any aggregate argument, while the engine works row by row;
+ * with one row failing in each, they would report different errors.
  */
 static bool
 wants_two_level(List *aggrefs)
@@ -789,6 +824,8 @@ wants_two_level(List *aggrefs)
 			any_distinct = true;
 		}
 		else if (kind != WA_MIN && kind != WA_MAX)
+			return false;
+		if (may_fail_walker((Node *) agg->args, NULL))
 			return false;
 	}
 	return any_distinct;

@@ -402,6 +402,11 @@ class Gen:
             if r < 0.80:
                 if self.chance(0.2):
                     return "f.tz::date %s %s" % (self.cmp(), self.date_const())
+                if self.chance(0.2):
+                    # across date, timestamp and timestamptz
+                    return self.pick("f.tz %s f.d", "f.ts %s f.tz", "f.d %s f.ts",
+                                     "f.tz %s " + self.date_const(),
+                                     "f.d %s " + self.ts_const()) % self.cmp()
                 return "f.d %s %s" % (self.cmp(), self.date_const())
             if r < 0.84:
                 lit = lambda: "'%s'" % self.pick(*TEXTS + ["NOPE"])
