@@ -19,6 +19,8 @@
 #      survives)
 #   5. timestamptz functions and casts in six time zones on the GPU against
 #      vanilla PostgreSQL, and their timing (pg_warp off, CPU, GPU)
+#   6. numeric(p <= 18) columns on the GPU against vanilla PostgreSQL, and
+#      their timing
 # Output: a summary line per check; results under $OUT (or build/gpu-check).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -170,6 +172,39 @@ for mode in "pg_warp.enabled=off" "pg_warp.mode=cpu" "pg_warp.mode=gpu"; do
 		[ $i -gt 1 ] && echo "timestamptz date_trunc('day') group-by, $(q -c 'SELECT count(*) FROM tz_src') rows, $mode: $(since "$t0") s"
 	done
 done | tee "$OUTDIR/tz-timing.txt"
+
+# 6. numeric(p <= 18, s) columns on the GPU: sum/avg/min/max/count, group
+#    keys and comparisons with constants over their unscaled int8
+q -c "DROP TABLE IF EXISTS num_src; CREATE TABLE num_src AS
+      SELECT i % 97 AS g, ((i::int8 * 7919) % 2000003 - 1000000)::numeric(12,2) / 100 AS price,
+             (i % 1000)::numeric(18,0) * 1000000000000 AS big, (i % 13)::numeric(4,1) / 10 AS k
+      FROM generate_series(1, 5000000) i" &&
+	pgwarp dump -d "dbname=postgres" --quiet -c 'SELECT g, price::numeric(12,2) AS price, big::numeric(18,0) AS big, k::numeric(4,1) AS k FROM num_src' -o "$WORK/num.arrow" &&
+	q -c "DROP FOREIGN TABLE IF EXISTS num_t; CREATE FOREIGN TABLE num_t (g int4, price numeric(12,2), big numeric(18,0), k numeric(4,1))
+	      SERVER arrow_fdw OPTIONS (file '$WORK/num.arrow')" ||
+	bad "numeric data"
+numq=("SELECT g, sum(price), avg(price), min(price), max(price), count(price) FROM num_t GROUP BY g ORDER BY g"
+	"SELECT k, sum(big), avg(big), sum(price) FROM num_t WHERE price > 12.5 AND big <> 0 GROUP BY k ORDER BY k"
+	"SELECT count(*), sum(price) FROM num_t WHERE price BETWEEN -100.005 AND 5000.5")
+for sql in "${numq[@]}"; do
+	want=$(PGOPTIONS="-c pg_warp.enabled=off" q -c "$sql" | md5sum)
+	got=$(PGOPTIONS="-c pg_warp.mode=gpu" q -c "$sql" | md5sum)
+	plan=$(PGOPTIONS="-c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $sql")
+	if [ "$got" != "$want" ]; then
+		bad "numeric on the GPU: answer differs: $sql"
+	elif ! echo "$plan" | grep -q "Ran On: GPU" || echo "$plan" | grep -q "Fallback"; then
+		bad "numeric on the GPU: not on the GPU: $sql"
+		echo "$plan" | grep -E "Engine|Ran On|Fallback"
+	fi
+done
+ok "numeric columns on the GPU: ${#numq[@]} queries checked"
+for mode in "pg_warp.enabled=off" "pg_warp.mode=cpu" "pg_warp.mode=gpu"; do
+	for i in 1 2 3 4; do
+		t0=$(date +%s.%N)
+		PGOPTIONS="-c $mode" q -c "${numq[0]}" >/dev/null
+		[ $i -gt 1 ] && echo "numeric sum/avg/min/max group-by, 5000000 rows, $mode: $(since "$t0") s"
+	done
+done | tee "$OUTDIR/numeric-timing.txt"
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]

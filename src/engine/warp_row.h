@@ -104,7 +104,8 @@ typedef enum WarpRowPhys
 	WRP_U64,					/* dictionary indices only */
 	WRP_F16,
 	WRP_F32,
-	WRP_F64
+	WRP_F64,
+	WRP_D128					/* Decimal128: little-endian two's complement */
 } WarpRowPhys;
 
 /* conversion of an integer value to the engine's domain */
@@ -116,7 +117,10 @@ typedef enum WarpRowConv
 	WRC_TS_S,
 	WRC_TS_MS,
 	WRC_TS_US,
-	WRC_TS_NS
+	WRC_TS_NS,
+	WRC_DECIMAL					/* Decimal128 of the column's scale: its
+								 * unscaled value, which must fit int64 (and
+								 * dec_limit when set) */
 } WarpRowConv;
 
 /* One fixed-width array: row i is element offset+i (bit offset+i). */
@@ -138,6 +142,7 @@ typedef struct WarpRowCol
 	warp_int32	has_dict;
 	warp_int32	isfloat;		/* engine value is a double */
 	warp_int32	conv;			/* WarpRowConv */
+	warp_int64	dec_limit;		/* WRC_DECIMAL: 10^precision, or 0 */
 	warp_int32	pad;
 } WarpRowCol;
 
@@ -529,6 +534,26 @@ warp_row_load(const WarpRowEnv *env, WarpRowState *s, int ni, int c)
 	if (col->isfloat)
 	{
 		s->v[ni] = warp_row_dbits(warp_row_buf_double(vb, i));
+		return WARP_OK;
+	}
+	if (col->conv == WRC_DECIMAL)
+	{
+		/* load_decimal_column: the unscaled value as int64, in bounds */
+		const warp_uint8 *p = vb->values + (vb->offset + i) * 16;
+		warp_uint64 lo = 0;
+		warp_int64	hi = 0;
+		int			k;
+
+		for (k = 7; k >= 0; k--)
+		{
+			lo = (lo << 8) | p[k];
+			hi = (warp_int64) (((warp_uint64) hi << 8) | p[8 + k]);
+		}
+		v = (warp_int64) lo;
+		if (hi != (v < 0 ? -1 : 0) ||
+			(col->dec_limit > 0 && (v >= col->dec_limit || v <= -col->dec_limit)))
+			return WARP_ROW_LOAD;	/* the CPU driver reports it */
+		s->v[ni] = v;
 		return WARP_OK;
 	}
 	if (!warp_row_convert(col->conv, warp_row_buf_int(vb, i), &v))
@@ -1593,8 +1618,8 @@ warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
 	if (p->naggs > WARP_ROW_MAX_AGGS)
 		return "too many aggregates for the row evaluator";
 	for (i = 0; i < p->ncols; i++)
-		if (p->cols[i].decimal || p->cols[i].text)
-			return "numeric and text columns are read by the CPU driver only";
+		if (p->cols[i].decimal == WARP_DECIMAL_WIDE || p->cols[i].text || p->cols[i].native)
+			return "wide numeric, text and native columns are read by the CPU driver only";
 	for (i = 0; i < p->nnodes; i++)
 		if (p->nodes[i].type == WT_NUMERIC)
 			return "numeric expressions run on the CPU driver only";
@@ -1732,6 +1757,8 @@ warp_row_phys(const ArrowType *t)
 			return t->unit == ARROW_DATE_MILLISECOND ? WRP_I64 : WRP_I32;
 		case ARROW_TYPE_TIMESTAMP:
 			return WRP_I64;
+		case ARROW_TYPE_DECIMAL:
+			return t->bit_width == 128 ? WRP_D128 : WRP_NONE;
 		default:
 			return WRP_NONE;
 	}
@@ -1748,6 +1775,7 @@ warp_row_phys_bytes(int phys, warp_int64 rows)
 		case WRP_I16: case WRP_U16: case WRP_F16: return rows * 2;
 		case WRP_I32: case WRP_U32: case WRP_F32: return rows * 4;
 		case WRP_I64: case WRP_U64: case WRP_F64: return rows * 8;
+		case WRP_D128: return rows * 16;
 		default: return -1;
 	}
 }
@@ -1758,14 +1786,31 @@ warp_row_phys_bytes(int phys, warp_int64 rows)
  * driver may still: it is then the one to run the query).
  */
 static inline const char *
-warp_row_describe(const ArrowArray *a, WarpType type, warp_int64 nrows, WarpRowCol *out)
+warp_row_describe(const ArrowArray *a, const WarpColumnSpec *cs, warp_int64 nrows, WarpRowCol *out)
 {
 	const ArrowType *t;
+	WarpType	type = (WarpType) cs->type;
 
 	memset(out, 0, sizeof(*out));
-	if (a == NULL || a->field == NULL || !warp_cpu_can_load(a->field, type))
+	if (a == NULL || a->field == NULL)
 		return "column type cannot be loaded as declared";
 	t = &a->field->type;
+	if (cs->decimal)
+	{
+		/* load_decimal_column's Decimal128 case (integers: CPU driver) */
+		int			k;
+
+		if (cs->decimal != 1 || type != WT_INT8 || a->field->has_dict ||
+			t->id != ARROW_TYPE_DECIMAL || t->bit_width != 128 ||
+			t->dec_scale != cs->scale || cs->precision > 18)
+			return "numeric column the GPU driver does not read";
+		out->conv = WRC_DECIMAL;
+		if (cs->precision > 0)
+			for (out->dec_limit = 1, k = 0; k < cs->precision; k++)
+				out->dec_limit *= 10;
+	}
+	else if (!warp_cpu_can_load(a->field, type))
+		return "column type cannot be loaded as declared";
 	if (a->length < nrows || a->offset < 0 || nrows < 0)
 		return "column shorter than the batch";
 	out->isfloat = WARP_TYPE_IS_FLOAT(type);

@@ -1276,7 +1276,7 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 	for (c = 0; c < p->ncols; c++)
 	{
 		WarpRowCol *rc = &bs->h_cols[c];
-		const char *bad = warp_row_describe(&cols[c], (WarpType) p->cols[c].type, nrows, rc);
+		const char *bad = warp_row_describe(&cols[c], &p->cols[c], nrows, rc);
 
 		if (bad)
 		{

@@ -983,12 +983,15 @@ typedef struct SpecialWhat
 	bool		text;			/* text columns */
 	bool		datetime;		/* every date/time function and conversion,
 								 * not only extract() */
+	bool		numeric;		/* every numeric column and constant, not
+								 * only arithmetic and wide columns */
 } SpecialWhat;
 
 /*
  * Whether an expression holds something beyond the engine's plain paths:
- * numeric columns or expressions, extract() (numeric), and what *context
- * adds: text columns, the other date/time functions and conversions.
+ * numeric arithmetic and casts, numeric columns of more than 18 digits,
+ * extract() (numeric), and what *context adds: text columns, the other
+ * date/time functions and conversions, every numeric column and constant.
  */
 static bool
 special_walker(Node *node, void *context)
@@ -997,12 +1000,20 @@ special_walker(Node *node, void *context)
 
 	if (node == NULL)
 		return false;
-	if (IsA(node, Var) && (((Var *) node)->vartype == NUMERICOID ||
-						   (what->text && (((Var *) node)->vartype == TEXTOID ||
-										   ((Var *) node)->vartype == VARCHAROID))))
+	if (IsA(node, Var) && (what->text && (((Var *) node)->vartype == TEXTOID ||
+										  ((Var *) node)->vartype == VARCHAROID)))
 		return true;
-	/* numeric arithmetic, constants and casts */
-	if ((IsA(node, Const) || IsA(node, OpExpr) || IsA(node, FuncExpr)) &&
+	if (IsA(node, Var) && ((Var *) node)->vartype == NUMERICOID)
+	{
+		int			p,
+					sc;
+
+		if (what->numeric || !pgwarp_numeric_typmod(((Var *) node)->vartypmod, &p, &sc) ||
+			p > 18)
+			return true;
+	}
+	/* numeric arithmetic and casts (constants: see above) */
+	if ((IsA(node, OpExpr) || IsA(node, FuncExpr) || (what->numeric && IsA(node, Const))) &&
 		exprType(node) == NUMERICOID)
 		return true;
 	if (IsA(node, FuncExpr))
@@ -1017,15 +1028,19 @@ special_walker(Node *node, void *context)
 }
 
 /*
- * What only the CPU driver computes (warp_row_check): numeric, text and
- * extract() (numeric even as a group key, where the row evaluator could
- * take its integer: kept simple); date_trunc, date_part and the date/time
- * conversions run on the GPU too.
+ * What only the CPU driver computes (warp_row_check): numeric arithmetic
+ * and wide numeric columns, text and extract() (numeric even as a group
+ * key, where the row evaluator could take its integer: kept simple);
+ * numeric(p <= 18) columns read as their unscaled int8 (aggregates,
+ * group keys, comparisons with constants), date_trunc, date_part and the
+ * date/time conversions run on the GPU too.  (A comparison between two
+ * numeric columns passes here but is numeric arithmetic to the engine:
+ * the daemon then gives it to the CPU driver, EXPLAIN says so.)
  */
 static bool
 cpu_only_walker(Node *node, void *context)
 {
-	SpecialWhat what = {true, false};
+	SpecialWhat what = {true, false, false};
 
 	return special_walker(node, &what);
 }
@@ -1039,7 +1054,7 @@ cpu_only_walker(Node *node, void *context)
 static bool
 heap_refused_walker(Node *node, void *context)
 {
-	SpecialWhat what = {false, true};
+	SpecialWhat what = {false, true, true};
 
 	return special_walker(node, &what);
 }

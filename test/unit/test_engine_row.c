@@ -165,10 +165,11 @@ nary(Prog *g, WarpOp op, WarpType t, int nargs, const int *kids, int flags)
  * 10 dict<int16 -> float64> -> float8            11 int32 join key -> int4
  * 12 uint16 -> int4      13 float16 -> float4
  */
-#define NCOLS 14
+#define NCOLS 15
 static const WarpType col_type[NCOLS] = {
 	WT_INT4, WT_INT8, WT_FLOAT8, WT_INT4, WT_INT2, WT_DATE, WT_TIMESTAMP,
-	WT_BOOL, WT_FLOAT4, WT_INT2, WT_FLOAT8, WT_INT4, WT_INT4, WT_FLOAT4
+	WT_BOOL, WT_FLOAT4, WT_INT2, WT_FLOAT8, WT_INT4, WT_INT4, WT_FLOAT4,
+	WT_INT8						/* 14: Decimal128(12, 2) -> numeric(12,2) */
 };
 
 static int
@@ -177,7 +178,16 @@ col(Prog *g, int c)
 	int			i;
 
 	for (i = g->p.ncols; i <= c; i++)
+	{
 		g->cols[i].type = col_type[i];
+		if (i == 14)
+		{
+			/* a numeric(12,2) column: unscaled int8, precision checked */
+			g->cols[i].decimal = 1;
+			g->cols[i].scale = 2;
+			g->cols[i].precision = 12;
+		}
+	}
 	if (c >= g->p.ncols)
 		g->p.ncols = c + 1;
 	return node(g, WN_COL, col_type[c], 0, c, -1);
@@ -427,6 +437,9 @@ gen_bool(Prog *g, int d)
 				if (c == 3)
 					return node(g, WN_CMP, WT_BOOL, rn(6), gen_datetime(g),
 								iconst(g, WT_TIMESTAMP, (int64_t) (690000000 + rn(200)) * 1000000, false));
+				if (c == 4)
+					return node(g, WN_CMP, WT_BOOL, rn(6), col(g, 14),
+								iconst(g, WT_INT8, (int64_t) rn(2001) - 1000, false));
 				return node(g, WN_CMP, WT_BOOL, rn(6), col(g, rn(2) ? 0 : 3),
 							iconst(g, WT_INT4, rn(21) - 10, rn(20) == 0));
 			}
@@ -611,6 +624,12 @@ setup_fields(bool date64, int ts_unit)
 	SETINT(11, 32, true);
 	SETINT(12, 16, false);
 	SETFLT(13, ARROW_PRECISION_HALF);
+	memset(&t, 0, sizeof(t));
+	t.id = ARROW_TYPE_DECIMAL;
+	t.bit_width = 128;
+	t.dec_precision = 12;
+	t.dec_scale = 2;
+	fields[14].type = t;
 	for (c = 0; c < NCOLS; c++)
 	{
 		dict_fields[c] = fields[c];
@@ -657,6 +676,7 @@ fill_column(Batch *b, int c, int64_t n, bool floats_special, int bad_date)
 		case 10: width = 2; break;
 		case 5: width = fields[5].type.unit == ARROW_DATE_DAY ? 4 : 8; break;
 		case 7: width = 0; break;
+		case 14: width = 16; break;
 		default: width = 8; break;
 	}
 	a->values_len = width ? n * width + 8 : n / 8 + 8;
@@ -749,6 +769,24 @@ fill_column(Batch *b, int c, int64_t n, bool floats_special, int bad_date)
 			case 13:
 				((uint16_t *) vals)[i] = half_of((rn(81) - 40) * 0.25);
 				break;
+			case 14:
+				{
+					/* little-endian 128 bits; now and then more digits than
+					 * declared (a load error on both drivers) */
+					int64_t		v = (int64_t) rn(200001) - 100000;
+					int64_t		hi;
+
+					if (bad_date && rn(60) == 0)
+						v = rn(2) ? INT64_C(1000000000000) : -INT64_C(5000000000000000000);
+					if (rn(4000) == 0)
+						v = -INT64_C(1000000000000);	/* 13 digits, alone */
+					hi = v < 0 ? -1 : 0;
+					if (bad_date && rn(80) == 0)
+						hi = 1;			/* beyond int64 */
+					memcpy(vals + i * 16, &v, 8);
+					memcpy(vals + i * 16 + 8, &hi, 8);
+					break;
+				}
 		}
 	}
 	if (a->null_count > 0 || rn(2))
@@ -939,7 +977,7 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 
 		for (k = 0; k < p->ncols; k++)
 		{
-			const char *why = warp_row_describe(&b->cols[k], (WarpType) p->cols[k].type, b->n, &cols[k]);
+			const char *why = warp_row_describe(&b->cols[k], &p->cols[k], b->n, &cols[k]);
 
 			if (why)
 			{
@@ -1123,11 +1161,11 @@ gen_program(Prog *g)
 		}
 		else
 		{
-			static const int kc[] = {0, 3, 4, 5, 7, 10, 13};
+			static const int kc[] = {0, 3, 4, 5, 7, 10, 13, 14};
 
 			k->kind = WG_FACT;
 			k->node = rn(4) == 0 ? gen_datetime(g) :
-				rn(3) ? col(g, kc[rn(7)]) : gen_int(g, WT_INT4, 1);
+				rn(3) ? col(g, kc[rn(8)]) : gen_int(g, WT_INT4, 1);
 		}
 	}
 	for (i = 0; i < na; i++)
@@ -1151,7 +1189,7 @@ gen_program(Prog *g)
 
 					ag->arg = c == 0 ? gen_float(g, rn(2) ? WT_FLOAT8 : WT_FLOAT4, depth) :
 						c == 1 ? col(g, 5) : c == 2 ? col(g, 6) :
-						c == 7 ? gen_datetime(g) :
+						c == 7 ? (rn(2) ? gen_datetime(g) : col(g, 14)) :
 						gen_int(g, c == 3 ? WT_INT8 : WT_INT4, depth);
 					break;
 				}
@@ -1160,7 +1198,8 @@ gen_program(Prog *g)
 				ag->arg = gen_int(g, rn(2) ? WT_INT2 : WT_INT4, depth);
 				break;
 			case WA_SUM_INT8:
-				ag->arg = gen_int(g, WT_INT8, depth);
+				/* sum(int8), or sum/avg of a numeric(12,2) column */
+				ag->arg = rn(3) == 0 ? col(g, 14) : gen_int(g, WT_INT8, depth);
 				break;
 			case WA_SUM_FLOAT:
 				ag->arg = gen_float(g, WT_FLOAT8, depth);

@@ -37,6 +37,8 @@ INSERT INTO wt_queries VALUES
 -- a dimension column as the DISTINCT argument, a left join's NULL row included
 (5, 'SELECT f.k2, count(DISTINCT d1.name) FROM wj_f_@ f LEFT JOIN wj_d1_@ d1 ON f.k1 = d1.id GROUP BY f.k2'),
 (6, 'SELECT count(DISTINCT d1.grp) c, avg(DISTINCT f.q) a FROM wj_f_@ f JOIN wj_d1_@ d1 ON f.k1 = d1.id WHERE EXISTS (SELECT 1 FROM wj_d2 d2 WHERE d2.id = f.k2)'),
+-- an argument that can fail (integer overflow) stays PostgreSQL's: it
+-- evaluates every WHERE clause before any DISTINCT argument
 (7, 'SELECT count(DISTINCT k1 + k2) FROM wj_f_@ WHERE kd IS NOT NULL'),
 -- HAVING above the two levels
 (8, 'SELECT k2, count(DISTINCT k1) FROM wj_f_@ GROUP BY k2 HAVING count(DISTINCT k1) > 10 AND max(q) > 3'),
