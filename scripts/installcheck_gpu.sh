@@ -150,7 +150,8 @@ tzq=("SELECT date_trunc('day', a) k, count(*), min(a), max(a), sum(v) FROM tz_t 
 	"SELECT date_trunc('month', a) k, date_trunc('week', a), count(*), min(a::timestamp), max(d::timestamptz) FROM tz_t GROUP BY 1, 2 ORDER BY 1, 2"
 	"SELECT a::date k, count(*), min(ts::timestamptz), max(date_trunc('hour', a)) FROM tz_t GROUP BY 1 ORDER BY 1"
 	"SELECT date_part('hour', a) h, date_part('dow', a) w, count(*), sum(v) FROM tz_t GROUP BY 1, 2 ORDER BY 1, 2"
-	"SELECT count(*), min(a), max(date_trunc('year', a)) FROM tz_t WHERE date_trunc('day', a) <> d::timestamptz")
+	"SELECT count(*), min(a), max(date_trunc('year', a)) FROM tz_t WHERE date_trunc('day', a) <> d::timestamptz"
+	"SELECT extract(year FROM a) y, extract(hour FROM a) h, count(*), max(ts) FROM tz_t WHERE a >= d AND ts <= a GROUP BY 1, 2 ORDER BY 1, 2")
 for zone in UTC America/New_York Australia/Lord_Howe Asia/Kathmandu America/Sao_Paulo Pacific/Apia; do
 	for sql in "${tzq[@]}"; do
 		want=$(PGOPTIONS="-c TimeZone=$zone -c pg_warp.enabled=off" q -c "$sql" | md5sum)
@@ -198,6 +199,13 @@ for sql in "${numq[@]}"; do
 	fi
 done
 ok "numeric columns on the GPU: ${#numq[@]} queries checked"
+# under pg_warp.mode = auto too (the planner's choice, not only the GUC's)
+for sql in "${numq[0]}" "${tzq[0]}" "${tzq[5]}"; do
+	plan=$(PGOPTIONS="-c TimeZone=Europe/Berlin" q -c "EXPLAIN (ANALYZE) $sql")
+	echo "$plan" | grep -q "Ran On: GPU" && ! echo "$plan" | grep -q "Fallback" ||
+		{ bad "mode auto did not choose the GPU: $sql"; echo "$plan" | grep -E "Engine|Ran On|Fallback"; }
+done
+ok "mode auto: numeric and timestamptz queries checked"
 for mode in "pg_warp.enabled=off" "pg_warp.mode=cpu" "pg_warp.mode=gpu"; do
 	for i in 1 2 3 4; do
 		t0=$(date +%s.%N)

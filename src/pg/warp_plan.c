@@ -1068,17 +1068,34 @@ gpu_can_run(StarInfo *si)
 		list_length(si->key_info) > WARP_ROW_MAX_KEYS ||
 		list_length(si->agg_info) > WARP_ROW_MAX_AGGS)
 		return false;
-	if (cpu_only_walker((Node *) si->quals, NULL) ||
-		cpu_only_walker((Node *) si->fact_exprs, NULL))
+	if (cpu_only_walker((Node *) si->quals, NULL))
 		return false;
+	foreach(lc, si->fact_exprs)
+	{
+		Node	   *e = lfirst(lc);
+
+		/* extract() at a group key's root is its int8 there (numeric_root) */
+		if (e && IsA(e, FuncExpr) && warp_is_extract_func(((FuncExpr *) e)->funcid))
+		{
+			ListCell   *kc;
+
+			foreach(kc, si->key_info)
+				if (lsecond((List *) lfirst(kc)) == (void *) e)
+				{
+					e = (Node *) lsecond(((FuncExpr *) e)->args);
+					break;
+				}
+		}
+		if (cpu_only_walker(e, NULL))
+			return false;
+	}
 	foreach(lc, si->agg_info)
 	{
 		List	   *ai = lfirst(lc);
 		WarpType	t = WT_INT8;
 
-		/* numeric columns: the CPU driver only (warp_row_check) */
-		if ((Oid) intVal(lfourth(ai)) == NUMERICOID)
-			return false;
+		/* numeric arguments: cpu_only_walker kept expressions and wide
+		 * columns back; a numeric(p <= 18) column is an int8 sum/min/max */
 		if (intVal(linitial(ai)) != WA_COUNT_STAR)
 			warp_type_of((Oid) intVal(lfourth(ai)), &t);
 		if (!warp_row_agg_exact(intVal(linitial(ai)), t))
