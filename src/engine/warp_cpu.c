@@ -1665,6 +1665,9 @@ eval_datetime(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, in
 				case WARP_DTC_TIMESTAMPTZ_TIMESTAMP:
 					st = warp_timestamptz_to_timestamp(tz, v, out);
 					break;
+				case WARP_DTC_TIMESTAMP_DATE:
+					st = warp_timestamp_to_date(v, out);
+					break;
 				case WARP_DTC_TIMESTAMPTZ_DATE:
 					st = warp_timestamptz_to_date(tz, v, out);
 					break;

@@ -394,6 +394,26 @@ warp_date_to_timestamp(warp_int32 d, warp_int64 *res)
 	return warp_date_to_timestamp_sat(d, false, res);
 }
 
+/* timestamp -> date (timestamp_date): the calendar day; infinities map */
+WARP_FN WarpStatus
+warp_timestamp_to_date(warp_int64 ts, warp_int64 *res)
+{
+	warp_int64	day;
+
+	if (ts == WARP_TIMESTAMP_NOBEGIN)
+		*res = WARP_DATE_NOBEGIN;
+	else if (ts == WARP_TIMESTAMP_NOEND)
+		*res = WARP_DATE_NOEND;
+	else
+	{
+		day = ts / WARP_USECS_PER_DAY;
+		if (ts < 0 && day * WARP_USECS_PER_DAY != ts)
+			day--;
+		*res = day;
+	}
+	return WARP_OK;
+}
+
 /* ---------- extract ---------- */
 
 /* year as extract() reports it: there is no year 0, 1 BC is -1 */

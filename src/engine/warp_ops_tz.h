@@ -200,25 +200,10 @@ WARP_FN WarpStatus
 warp_timestamptz_to_date(const WarpTz *tz, warp_int64 ts, warp_int64 *res)
 {
 	warp_int32	off;
-	warp_int64	local,
-				day;
 
-	if (ts == WARP_TIMESTAMP_NOBEGIN)
-	{
-		*res = WARP_DATE_NOBEGIN;
-		return WARP_OK;
-	}
-	if (ts == WARP_TIMESTAMP_NOEND)
-	{
-		*res = WARP_DATE_NOEND;
-		return WARP_OK;
-	}
-	local = warp_tz_to_local(tz, ts, &off);
-	day = local / WARP_USECS_PER_DAY;
-	if (local < 0 && day * WARP_USECS_PER_DAY != local)
-		day--;
-	*res = day;
-	return WARP_OK;
+	if (!warp_timestamp_is_finite(ts))
+		return warp_timestamp_to_date(ts, res);
+	return warp_timestamp_to_date(warp_tz_to_local(tz, ts, &off), res);
 }
 
 /* a result r out of the finite range: the error, or saturated */

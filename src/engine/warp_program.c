@@ -212,10 +212,10 @@ warp_program_validate(const WarpProgram *p)
 					if (f == WARP_DT_CAST)
 					{
 						static const warp_uint8 from[WARP_DTC_COUNT] = {
-							WT_DATE, WT_TIMESTAMP, WT_TIMESTAMP, WT_TIMESTAMP, WT_DATE
+							WT_DATE, WT_TIMESTAMP, WT_TIMESTAMP, WT_TIMESTAMP, WT_DATE, WT_TIMESTAMP
 						};
 						static const warp_uint8 to[WARP_DTC_COUNT] = {
-							WT_TIMESTAMP, WT_TIMESTAMP, WT_DATE, WT_TIMESTAMP, WT_TIMESTAMP
+							WT_TIMESTAMP, WT_TIMESTAMP, WT_DATE, WT_TIMESTAMP, WT_TIMESTAMP, WT_DATE
 						};
 
 						if (nd->sub >= WARP_DTC_COUNT || (nd->flags & WARP_DT_TZ) ||

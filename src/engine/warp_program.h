@@ -109,6 +109,7 @@ typedef enum WarpDtCast
 	WARP_DTC_TIMESTAMPTZ_DATE,	/* timestamptz -> date (zone) */
 	WARP_DTC_TIMESTAMP_TIMESTAMPTZ, /* timestamp -> timestamptz (zone) */
 	WARP_DTC_DATE_TIMESTAMPTZ,	/* date -> timestamptz (zone) */
+	WARP_DTC_TIMESTAMP_DATE,	/* timestamp -> date */
 	WARP_DTC_COUNT
 } WarpDtCast;
 

@@ -733,6 +733,9 @@ warp_row_datetime(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int
 			case WARP_DTC_TIMESTAMPTZ_TIMESTAMP:
 				st = warp_timestamptz_to_timestamp(tz, v, &r);
 				break;
+			case WARP_DTC_TIMESTAMP_DATE:
+				st = warp_timestamp_to_date(v, &r);
+				break;
 			case WARP_DTC_TIMESTAMPTZ_DATE:
 				st = warp_timestamptz_to_date(tz, v, &r);
 				break;

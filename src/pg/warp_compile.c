@@ -758,7 +758,7 @@ warp_is_datetime_func(Oid funcid)
 bool
 warp_is_datetime_cast(Oid funcid)
 {
-	return funcid == F_TIMESTAMP_DATE || funcid == F_TIMESTAMP_TIMESTAMPTZ ||
+	return funcid == F_TIMESTAMP_DATE || funcid == F_DATE_TIMESTAMP || funcid == F_TIMESTAMP_TIMESTAMPTZ ||
 		funcid == F_DATE_TIMESTAMPTZ || funcid == F_TIMESTAMPTZ_TIMESTAMP ||
 		funcid == F_TIMESTAMPTZ_DATE;
 }
@@ -809,6 +809,10 @@ compile_datetime_cast(WarpBuilder *b, FuncExpr *fe)
 			kind = WARP_DTC_TIMESTAMPTZ_DATE;
 			t = WT_DATE;
 			break;
+		case F_DATE_TIMESTAMP:
+			kind = WARP_DTC_TIMESTAMP_DATE;
+			t = WT_DATE;
+			break;
 		case F_TIMESTAMPTZ_TIMESTAMP:
 			kind = WARP_DTC_TIMESTAMP_TIMESTAMPTZ;
 			t = WT_TIMESTAMP;
@@ -822,7 +826,7 @@ compile_datetime_cast(WarpBuilder *b, FuncExpr *fe)
 	}
 	if (list_length(fe->args) != 1)
 		return refuse(b, "date/time conversion with more than one argument");
-	if (kind != WARP_DTC_DATE_TIMESTAMP && !session_zone_ok(b))
+	if (kind != WARP_DTC_DATE_TIMESTAMP && kind != WARP_DTC_TIMESTAMP_DATE && !session_zone_ok(b))
 		return -1;
 	if ((a = warp_compile_expr(b, linitial(fe->args))) < 0)
 		return -1;

@@ -981,8 +981,7 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 typedef struct SpecialWhat
 {
 	bool		text;			/* text columns */
-	bool		datetime;		/* every date/time function and conversion,
-								 * not only extract() */
+	bool		date_part;		/* date_part() too, not only extract() */
 	bool		numeric;		/* every numeric column and constant, not
 								 * only arithmetic and wide columns */
 } SpecialWhat;
@@ -990,8 +989,8 @@ typedef struct SpecialWhat
 /*
  * Whether an expression holds something beyond the engine's plain paths:
  * numeric arithmetic and casts, numeric columns of more than 18 digits,
- * extract() (numeric), and what *context adds: text columns, the other
- * date/time functions and conversions, every numeric column and constant.
+ * extract() (numeric), and what *context adds: text columns, date_part(),
+ * every numeric column and constant.
  */
 static bool
 special_walker(Node *node, void *context)
@@ -1021,7 +1020,8 @@ special_walker(Node *node, void *context)
 		Oid			f = ((FuncExpr *) node)->funcid;
 
 		if (warp_is_extract_func(f) ||
-			(what->datetime && (warp_is_datetime_func(f) || warp_is_datetime_cast(f))))
+			(what->date_part && (f == F_DATE_PART_TEXT_TIMESTAMP ||
+								 f == F_DATE_PART_TEXT_TIMESTAMPTZ)))
 			return true;
 	}
 	return expression_tree_walker(node, special_walker, context);
@@ -1048,8 +1048,10 @@ cpu_only_walker(Node *node, void *context)
 /*
  * What the engine does not take from a heap fact table (run_cpu_heap
  * deforms fixed-width columns and text, not numeric): numeric columns and
- * expressions, and date/time functions (whose infinite inputs heap tables
- * may hold; Arrow files cannot).
+ * expressions, and extract() and date_part(), whose results for the
+ * infinite dates and timestamps a heap may hold (Arrow files cannot) are
+ * infinities or NULL the engine does not produce; date_trunc, the
+ * conversions and comparisons pass infinities on as PostgreSQL does.
  */
 static bool
 heap_refused_walker(Node *node, void *context)

@@ -592,6 +592,7 @@ class Gen:
             lambda: "extract(%s FROM f.tz)" % self.pick(*TS_UNITS),
             lambda: "date_part('%s', f.tz)" % self.pick(*TS_UNITS),
             lambda: "f.tz::date",
+            lambda: "f.ts::date",
             lambda: "date_trunc('%s', f.d)" % self.pick(*TRUNC_UNITS),
             lambda: "f.tx",
             lambda: "f.m2",

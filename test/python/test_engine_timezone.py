@@ -134,6 +134,7 @@ ROW_QUERIES = [
     "SELECT %s, %s, %s, %s FROM f" % (weighted("a::timestamp"), weighted("ts::timestamptz"),
                                       weighted("d::timestamptz"), weighted("d::timestamp")),
     "SELECT sum(extract(epoch FROM a::date) * id), count(a::date), min(a::date), max(a::date) FROM f",
+    "SELECT sum(extract(epoch FROM ts::date) * id), min(ts::date), max(ts::date) FROM f",
     "SELECT sum(extract(year FROM d) * id), sum(date_part('month', d) * id) AS sum_m, "
     "sum(extract(epoch FROM date_trunc('month', d)) * id) FROM f",
     "SELECT count(*), min(id), max(id) FROM f WHERE date_trunc('day', a) = a",
