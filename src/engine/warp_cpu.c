@@ -1155,6 +1155,8 @@ load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 /* ----------------------------------------------------------- evaluation */
 
 static WarpStatus eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n);
+static WarpStatus eval_datetime_unary(WarpCpu *x, const WarpNode *nd, int ni,
+									  const warp_uint16 *sel, int n, WarpStatus st);
 
 static inline bool
 values_equal(WarpCpu *x, int a, int b, int i)
@@ -1635,6 +1637,33 @@ static WarpStatus
 eval_datetime(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
 {
 	WarpStatus	st = eval(x, nd->a, sel, n);
+
+	if (st == WARP_OK && (nd->flags & WARP_DT_ARITH))
+	{
+		int			k;
+
+		if ((st = eval(x, nd->b, sel, n)) != WARP_OK)
+			return st;
+		for (k = 0; k < n; k++)
+		{
+			int			i = sel[k];
+
+			x->nv[ni][i] = x->nv[nd->a][i] | x->nv[nd->b][i];
+			if (!x->nv[ni][i] &&
+				(st = warp_date_arith((WarpDtArith) nd->sub, x->iv[nd->a][i], x->iv[nd->b][i],
+									  &x->iv[ni][i])) != WARP_OK)
+				return st;
+		}
+		return WARP_OK;
+	}
+	return eval_datetime_unary(x, nd, ni, sel, n, st);
+}
+
+/* date_trunc / extract / date_part / the conversions (after eval of a) */
+static WarpStatus
+eval_datetime_unary(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n,
+					WarpStatus st)
+{
 	bool		is_ts = x->p->nodes[nd->a].type == WT_TIMESTAMP;
 	bool		in_zone = (nd->flags & WARP_DT_TZ) != 0;
 	bool		sat = (nd->flags & WARP_DT_SATURATE) != 0;

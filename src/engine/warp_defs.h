@@ -93,6 +93,7 @@ typedef enum WarpStatus
 	WARP_ERR_DATE_TIMESTAMP_RANGE,	/* 22008 date out of range for timestamp */
 	WARP_ERR_LIKE_ESCAPE,		/* 22025 LIKE pattern must not end with
 								 * escape character */
+	WARP_ERR_DATE_SUB_INFINITE, /* 22008 cannot subtract infinite dates */
 	WARP_ERR_OUT_OF_MEMORY,		/* 53200 out of memory (engine allocation) */
 	/* fallback codes: not errors, the engine cannot compute the value */
 	WARP_ERR_NUMERIC_OVERFLOW,	/* beyond 38 digits of 128-bit fixed point */
@@ -134,6 +135,7 @@ warp_status_sqlstate(WarpStatus st)
 		case WARP_ERR_DATE_RANGE:
 		case WARP_ERR_TIMESTAMP_RANGE:
 		case WARP_ERR_DATE_TIMESTAMP_RANGE:
+		case WARP_ERR_DATE_SUB_INFINITE:
 		case WARP_ERR_NOT_FINITE:
 			return "22008";
 		case WARP_ERR_LIKE_ESCAPE:
@@ -174,6 +176,8 @@ warp_status_message(WarpStatus st)
 			return "date out of range for timestamp";
 		case WARP_ERR_LIKE_ESCAPE:
 			return "LIKE pattern must not end with escape character";
+		case WARP_ERR_DATE_SUB_INFINITE:
+			return "cannot subtract infinite dates";
 		case WARP_ERR_OUT_OF_MEMORY:
 			return "out of memory";
 		case WARP_ERR_NUMERIC_OVERFLOW:

@@ -342,15 +342,12 @@ warp_date_mii(warp_int32 d, warp_int32 days, warp_int32 *res)
 	return WARP_OK;
 }
 
-/*
- * date - date (date_mi): PostgreSQL errors for infinite inputs ("cannot
- * subtract infinite dates"); the engine hands those rows back instead.
- */
+/* date - date (date_mi): infinite inputs are PostgreSQL's error */
 WARP_FN WarpStatus
 warp_date_mi(warp_int32 a, warp_int32 b, warp_int32 *res)
 {
 	if (!warp_date_is_finite(a) || !warp_date_is_finite(b))
-		return WARP_ERR_NOT_FINITE;
+		return WARP_ERR_DATE_SUB_INFINITE;
 	*res = a - b;
 	return WARP_OK;
 }

@@ -100,6 +100,43 @@ typedef enum WarpOp
  * beyond the finite range saturates (warp_ops_datetime.h) instead of
  * failing; only under a cross-type comparison, as PostgreSQL does */
 #define WARP_DT_SATURATE	0x40
+/* .sub = WarpDtArith: date arithmetic on a and b */
+#define WARP_DT_ARITH		0x80
+
+typedef enum WarpDtArith
+{
+	WARP_DTA_DATE_PLI,			/* date + int4 -> date (date_pli) */
+	WARP_DTA_INT_PL_DATE,		/* int4 + date -> date (integer_pl_date) */
+	WARP_DTA_DATE_MII,			/* date - int4 -> date (date_mii) */
+	WARP_DTA_DATE_MI,			/* date - date -> int4 (date_mi) */
+	WARP_DTA_COUNT
+} WarpDtArith;
+
+/* a WARP_DT_ARITH node's value from its operands' (both drivers) */
+WARP_FN WarpStatus
+warp_date_arith(WarpDtArith kind, warp_int64 a, warp_int64 b, warp_int64 *res)
+{
+	warp_int32	r = 0;
+	WarpStatus	st;
+
+	switch (kind)
+	{
+		case WARP_DTA_DATE_PLI:
+			st = warp_date_pli((warp_int32) a, (warp_int32) b, &r);
+			break;
+		case WARP_DTA_INT_PL_DATE:
+			st = warp_date_pli((warp_int32) b, (warp_int32) a, &r);
+			break;
+		case WARP_DTA_DATE_MII:
+			st = warp_date_mii((warp_int32) a, (warp_int32) b, &r);
+			break;
+		default:
+			st = warp_date_mi((warp_int32) a, (warp_int32) b, &r);
+			break;
+	}
+	*res = r;
+	return st;
+}
 
 /* WN_DATETIME conversions (.flags WARP_DT_CAST): argument -> result type */
 typedef enum WarpDtCast

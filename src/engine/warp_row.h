@@ -723,6 +723,13 @@ warp_row_datetime(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int
 	WarpStatus	st;
 	int			scale;
 
+	if (nd->flags & WARP_DT_ARITH)
+	{
+		st = warp_date_arith((WarpDtArith) nd->sub, v, s->v[nd->b], &r);
+		if (st == WARP_OK)
+			warp_row_set_int(s, ni, r);
+		return st;
+	}
 	if (nd->flags & WARP_DT_CAST)
 	{
 		switch ((WarpDtCast) nd->sub)
@@ -1032,7 +1039,9 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 			return WARP_OK;
 		case WN_DATETIME:
 			WARP_ROW_NEED_CHILD(nd->a);
-			if (s->st[nd->a] == 2)
+			if (nd->flags & WARP_DT_ARITH)
+				WARP_ROW_NEED_CHILD(nd->b);
+			if (s->st[nd->a] == 2 || ((nd->flags & WARP_DT_ARITH) && s->st[nd->b] == 2))
 			{
 				s->st[ni] = 2;
 				return WARP_OK;
@@ -1650,8 +1659,12 @@ warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
 			case WN_IS_NULL:
 			case WN_IS_NOT_NULL:
 			case WN_CAST:
+				d = depth[nd->a];
+				break;
 			case WN_DATETIME:
 				d = depth[nd->a];
+				if ((nd->flags & WARP_DT_ARITH) && depth[nd->b] > d)
+					d = depth[nd->b];
 				break;
 			default:
 				for (j = 0; j < nd->nargs; j++)

@@ -673,6 +673,35 @@ compile_operator(WarpBuilder *b, Oid opno, Oid restype, List *args, bool distinc
 	if (distinct)
 		return refuse(b, "IS DISTINCT FROM with a non-equality operator");
 
+	/* date + int4, int4 + date, date - int4, date - date */
+	if ((ltype == DATEOID || rtype == DATEOID) &&
+		(strcmp(name, "+") == 0 || strcmp(name, "-") == 0))
+	{
+		bool		plus = name[0] == '+';
+		int			kind = -1,
+					a,
+					c,
+					n;
+
+		if (ltype == DATEOID && rtype == INT4OID)
+			kind = plus ? WARP_DTA_DATE_PLI : WARP_DTA_DATE_MII;
+		else if (plus && ltype == INT4OID && rtype == DATEOID)
+			kind = WARP_DTA_INT_PL_DATE;
+		else if (!plus && ltype == DATEOID && rtype == DATEOID)
+			kind = WARP_DTA_DATE_MI;
+		if (kind < 0)
+			return refuse(b, "date arithmetic the engine does not compute");
+		if ((a = warp_compile_expr(b, linitial(args))) < 0 ||
+			(c = warp_compile_expr(b, lsecond(args))) < 0)
+			return -1;
+		n = add_node(b, WN_DATETIME, kind == WARP_DTA_DATE_MI ? WT_INT4 : WT_DATE);
+		b->nodes[n].a = a;
+		b->nodes[n].b = c;
+		b->nodes[n].sub = (uint8) kind;
+		b->nodes[n].flags = WARP_DT_ARITH;
+		return n;
+	}
+
 	/* arithmetic: integer with integer or float with float */
 	if (!warp_type_of(restype, &res))
 		return refuse(b, "operator result of a type the engine does not compute");

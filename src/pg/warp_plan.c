@@ -761,7 +761,8 @@ add_group_key(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref)
 /*
  * Whether evaluating an expression could raise an error: anything but
  * columns, constants, parameters, comparisons with built-in operators,
- * AND/OR/NOT, IS [NOT] NULL, CASE and COALESCE of such.
+ * extract/date_part and the date of a timestamp(tz), AND/OR/NOT, IS [NOT]
+ * NULL, CASE and COALESCE of such.
  */
 static bool
 may_fail_walker(Node *node, void *context)
@@ -785,6 +786,15 @@ may_fail_walker(Node *node, void *context)
 		for (k = 0; name && k < lengthof(cmp_names); k++)
 			if (strcmp(name, cmp_names[k]) == 0)
 				return expression_tree_walker(node, may_fail_walker, context);
+	}
+	if (IsA(node, FuncExpr))
+	{
+		Oid			f = ((FuncExpr *) node)->funcid;
+
+		/* fields of a date or timestamp, and the calendar day of one */
+		if (warp_is_extract_func(f) || f == F_DATE_PART_TEXT_TIMESTAMP ||
+			f == F_DATE_PART_TEXT_TIMESTAMPTZ || f == F_DATE_TIMESTAMP || f == F_DATE_TIMESTAMPTZ)
+			return expression_tree_walker(node, may_fail_walker, context);
 	}
 	return true;				/* arithmetic, casts, functions: they may */
 }

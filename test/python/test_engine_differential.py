@@ -360,6 +360,8 @@ class Gen:
                                             "0001-01-01", "9999-12-31 23:59:59.999999", "2000-10-10 10:00")
 
     def date_expr(self, depth):
+        if self.chance(0.1):
+            return self.pick("(f.d + %d)", "(f.kd - %d)", "(%d + f.d)") % self.rng.randint(-400, 400)
         if depth <= 0 or self.chance(0.6):
             return self.pick("f.d", "f.d", "f.kd")
         r = self.rng.random()
@@ -405,6 +407,7 @@ class Gen:
                 if self.chance(0.2):
                     # across date, timestamp and timestamptz
                     return self.pick("f.tz %s f.d", "f.ts %s f.tz", "f.d %s f.ts",
+                                     "(f.d - f.kd) %s 30",
                                      "f.tz %s " + self.date_const(),
                                      "f.d %s " + self.ts_const()) % self.cmp()
                 return "f.d %s %s" % (self.cmp(), self.date_const())
@@ -741,6 +744,16 @@ def other_oracle(conn, star, sql, limit, got):
     return None
 
 
+def float4_overflow_order(sql, got, want):
+    """one side raised float overflow (22003) and the other did not, in a
+    query summing a float4: PostgreSQL's float4 sum overflows or not
+    depending on the order of its additions"""
+    one_overflow = (got[0] == "error") != (want[0] == "error") and \
+        "22003" in (got[1] if got[0] == "error" else want[1])
+    return one_overflow and ("(f.f4" in sql or "::float4" in sql) and \
+        ("sum(" in sql or "avg(" in sql)
+
+
 # Under pg_warp.mode = gpu the jobs go to pg_warp_gpud.  CI's daemon runs the
 # CPU driver, so there a few chunks cover the protocol; on the GPU machine
 # (PGWARP_ENGINE_MODE=gpu) every chunk runs against the device driver.
@@ -784,6 +797,7 @@ def run_chunk(star, mode, chunk, gen):
     side = star.h if mode == "heap" else star.w
     n = offloaded = oracle_ok = both_failed = 0
     failures = []
+    plan_dependent = []
     for q in range(QUERIES_PER_CHUNK):
         sql, limit = gen.query()
         ordered = limit is not None
@@ -809,6 +823,12 @@ def run_chunk(star, mode, chunk, gen):
         why = same_result(got, want, ordered)
         if why:
             alt = diagnose(conn, star.w, sql)
+            if not warp and float4_overflow_order(sql, got, want) and same_result(got, alt, ordered) is None:
+                # PostgreSQL's own plan over the Arrow tables (pg_warp on and
+                # off agree) against its plan over the heap copies: whether a
+                # float4 sum overflows depends on the order rows reach it
+                plan_dependent.append(sql)
+                continue
             failures.append("query %d/%d (%s): %s\n  %s\n  pg_warp: %s\n  oracle:  %s\n"
                             "  arrow_fdw, pg_warp off: %s\n  offloaded: %s"
                             % (chunk, q, "ordered" if ordered else "sorted", why, sql, _short(got, 8),
@@ -817,7 +837,10 @@ def run_chunk(star, mode, chunk, gen):
     conn.execute("RESET pg_warp.cpu_threads")
     conn.execute("RESET pg_warp.heap_min_rows")
     print("seed %d chunk %d: %d queries, %d offloaded, %d succeeded on the oracle, %d failed on both, "
-          "%d mismatches" % (SEED, chunk, n, offloaded, oracle_ok, both_failed, len(failures)))
+          "%d mismatches, %d float4 sums of PostgreSQL's own plans differing by row order"
+          % (SEED, chunk, n, offloaded, oracle_ok, both_failed, len(failures), len(plan_dependent)))
+    for sql in plan_dependent:
+        print("  plan-dependent: " + sql)
     assert not failures, "PGWARP_DIFF_SEED=%d: %d of %d queries differ:\n%s" % (
         SEED, len(failures), n, "\n".join(failures))
     assert offloaded >= (MIN_OFFLOADED_HEAP if mode == "heap" else MIN_OFFLOADED) * n, \

@@ -1037,7 +1037,12 @@ def test_date_timestamp(mk):
     # in test_engine_timezone.py); date arithmetic stays PostgreSQL's
     check(s, "SELECT count(*) FROM f WHERE dt < timestamp '2000-01-01 12:00'")
     check(s, "SELECT count(*) FROM f WHERE ts < timestamptz '2000-01-01 12:00+00'")
-    check(s, "SELECT count(*) FROM f WHERE dt + 1 > date '2020-01-01'", offload=False)
+    # date arithmetic: date +- int4, int4 + date, date - date
+    check(s, "SELECT count(*) FROM f WHERE dt + 1 > date '2020-01-01'")
+    check(s, "SELECT sum(dt - date '2000-01-01'), min(dt - 7), max(3 + dt), count(dt - dt) FROM f",
+          expect=nonempty)
+    check(s, "SELECT dt - 1, count(*) FROM f GROUP BY 1")
+    check(s, "SELECT max(dt + 2147483000) FROM f", expect="error:22008")
     check(s, "SELECT min(dt) FILTER (WHERE ts > timestamp '2000-01-01'), "
              "max(ts) FILTER (WHERE dt < date '2000-01-01') FROM f")
 
@@ -2058,6 +2063,7 @@ def test_heap_fact_tables(mk):
         # infinities on as PostgreSQL does (one process: under the parallel
         # settings' real costs, ts's many distinct values make PostgreSQL's
         # group estimate too high for pg_warp's plan to win)
+        check(s, "SELECT max(d - date '2020-01-01') FROM f", expect="error:22008")
         for q in ("SELECT date_trunc('month', ts), count(*), min(d::timestamp) FROM f GROUP BY 1",
                   "SELECT ts::date, count(*) FROM f WHERE ts > d AND d::timestamptz <= ts::timestamptz "
                   "GROUP BY 1"):

@@ -217,6 +217,7 @@ fconst(Prog *g, WarpType t, double v, bool isnull)
 
 static int	gen_bool(Prog *g, int d);
 static int	gen_float(Prog *g, WarpType t, int d);
+static int	gen_int(Prog *g, WarpType t, int d);
 
 /*
  * A timestamp(tz)-valued date/time node over column 6 (timestamp) or 5
@@ -229,8 +230,28 @@ gen_datetime(Prog *g)
 	WARP_DT_WEEK, WARP_DT_MONTH, WARP_DT_YEAR, WARP_DT_MILLENNIUM};
 	int			n;
 
-	switch (rn(5))
+	switch (rn(6))
 	{
+		case 5:
+			{
+				/* date arithmetic, then the date as a timestamp */
+				int			d,
+							k = rn(3);
+
+				if (k == 0)
+					d = node(g, WN_DATETIME, WT_DATE, WARP_DTA_DATE_PLI, col(g, 5),
+							 iconst(g, WT_INT4, (int64_t) rn(2001) - 1000, rn(20) == 0));
+				else if (k == 1)
+					d = node(g, WN_DATETIME, WT_DATE, WARP_DTA_INT_PL_DATE,
+							 iconst(g, WT_INT4, rn(50) == 0 ? 2147483000 : (int64_t) rn(41) - 20, false),
+							 col(g, 5));
+				else
+					d = node(g, WN_DATETIME, WT_DATE, WARP_DTA_DATE_MII, col(g, 5),
+							 gen_int(g, WT_INT4, 1));
+				g->nodes[d].flags = WARP_DT_ARITH;
+				n = node(g, WN_DATETIME, WT_TIMESTAMP, WARP_DTC_DATE_TIMESTAMP, d, -1);
+				break;
+			}
 		case 0:
 		case 1:
 			n = node(g, WN_DATETIME, WT_TIMESTAMP, trunc_units[rn(8)], col(g, 6), -1);
