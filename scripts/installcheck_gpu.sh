@@ -175,7 +175,8 @@ for mode in "pg_warp.enabled=off" "pg_warp.mode=cpu" "pg_warp.mode=gpu"; do
 done | tee "$OUTDIR/tz-timing.txt"
 
 # 6. numeric(p <= 18, s) columns on the GPU: sum/avg/min/max/count, group
-#    keys and comparisons with constants over their unscaled int8
+#    keys and comparisons with constants over their unscaled int8 (and date
+#    arithmetic)
 q -c "DROP TABLE IF EXISTS num_src; CREATE TABLE num_src AS
       SELECT i % 97 AS g, ((i::int8 * 7919) % 2000003 - 1000000)::numeric(12,2) / 100 AS price,
              (i % 1000)::numeric(18,0) * 1000000000000 AS big, (i % 13)::numeric(4,1) / 10 AS k
@@ -186,7 +187,8 @@ q -c "DROP TABLE IF EXISTS num_src; CREATE TABLE num_src AS
 	bad "numeric data"
 numq=("SELECT g, sum(price), avg(price), min(price), max(price), count(price) FROM num_t GROUP BY g ORDER BY g"
 	"SELECT k, sum(big), avg(big), sum(price) FROM num_t WHERE price > 12.5 AND big <> 0 GROUP BY k ORDER BY k"
-	"SELECT count(*), sum(price) FROM num_t WHERE price BETWEEN -100.005 AND 5000.5")
+	"SELECT count(*), sum(price) FROM num_t WHERE price BETWEEN -100.005 AND 5000.5"
+	"SELECT d - date '1990-01-01' k, count(*), min(d + 30), max(d - 7) FROM tz_t WHERE d - 1 > date '2000-01-01' GROUP BY 1 ORDER BY 1")
 for sql in "${numq[@]}"; do
 	want=$(PGOPTIONS="-c pg_warp.enabled=off" q -c "$sql" | md5sum)
 	got=$(PGOPTIONS="-c pg_warp.mode=gpu" q -c "$sql" | md5sum)
@@ -198,7 +200,7 @@ for sql in "${numq[@]}"; do
 		echo "$plan" | grep -E "Engine|Ran On|Fallback"
 	fi
 done
-ok "numeric columns on the GPU: ${#numq[@]} queries checked"
+ok "numeric columns and date arithmetic on the GPU: ${#numq[@]} queries checked"
 # under pg_warp.mode = auto too (the planner's choice, not only the GUC's)
 for sql in "${numq[0]}" "${tzq[0]}" "${tzq[5]}"; do
 	plan=$(PGOPTIONS="-c TimeZone=Europe/Berlin" q -c "EXPLAIN (ANALYZE) $sql")
