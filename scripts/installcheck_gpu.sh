@@ -152,27 +152,39 @@ tzq=("SELECT date_trunc('day', a) k, count(*), min(a), max(a), sum(v) FROM tz_t 
 	"SELECT date_part('hour', a) h, date_part('dow', a) w, count(*), sum(v) FROM tz_t GROUP BY 1, 2 ORDER BY 1, 2"
 	"SELECT count(*), min(a), max(date_trunc('year', a)) FROM tz_t WHERE date_trunc('day', a) <> d::timestamptz"
 	"SELECT extract(year FROM a) y, extract(hour FROM a) h, count(*), max(ts) FROM tz_t WHERE a >= d AND ts <= a GROUP BY 1, 2 ORDER BY 1, 2")
+# same_on_gpu WHAT ZONE SQL: the GPU's answer is vanilla PostgreSQL's and
+# the plan ran on the GPU without falling back
+same_on_gpu() {
+	local want got plan
+	want=$(PGOPTIONS="-c TimeZone=$2 -c pg_warp.enabled=off" q -c "$3" | md5sum)
+	got=$(PGOPTIONS="-c TimeZone=$2 -c pg_warp.mode=gpu" q -c "$3" | md5sum)
+	plan=$(PGOPTIONS="-c TimeZone=$2 -c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $3")
+	if [ "$got" != "$want" ]; then
+		bad "$1 in $2: answer differs: $3"
+	elif ! echo "$plan" | grep -q "Ran On: GPU" || echo "$plan" | grep -q "Fallback"; then
+		bad "$1 in $2: not on the GPU: $3"
+		echo "$plan" | grep -E "Engine|Ran On|Fallback"
+	fi
+}
+# time_modes LABEL ZONE SQL: three warm runs each with pg_warp off, CPU, GPU
+time_modes() {
+	local mode i t0
+	for mode in "pg_warp.enabled=off" "pg_warp.mode=cpu" "pg_warp.mode=gpu"; do
+		for i in 1 2 3 4; do
+			t0=$(date +%s.%N)
+			PGOPTIONS="-c TimeZone=$2 -c $mode" q -c "$3" >/dev/null
+			[ $i -gt 1 ] && echo "$1, $mode: $(since "$t0") s"
+		done
+	done
+}
 for zone in UTC America/New_York Australia/Lord_Howe Asia/Kathmandu America/Sao_Paulo Pacific/Apia; do
 	for sql in "${tzq[@]}"; do
-		want=$(PGOPTIONS="-c TimeZone=$zone -c pg_warp.enabled=off" q -c "$sql" | md5sum)
-		got=$(PGOPTIONS="-c TimeZone=$zone -c pg_warp.mode=gpu" q -c "$sql" | md5sum)
-		plan=$(PGOPTIONS="-c TimeZone=$zone -c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $sql")
-		if [ "$got" != "$want" ]; then
-			bad "timestamptz in $zone: answer differs: $sql"
-		elif ! echo "$plan" | grep -q "Ran On: GPU" || echo "$plan" | grep -q "Fallback"; then
-			bad "timestamptz in $zone: not on the GPU: $sql"
-			echo "$plan" | grep -E "Engine|Ran On|Fallback"
-		fi
+		same_on_gpu timestamptz "$zone" "$sql"
 	done
 done
 ok "timestamptz on the GPU: ${#tzq[@]} queries x 6 zones checked"
-for mode in "pg_warp.enabled=off" "pg_warp.mode=cpu" "pg_warp.mode=gpu"; do
-	for i in 1 2 3 4; do
-		t0=$(date +%s.%N)
-		PGOPTIONS="-c TimeZone=Europe/Berlin -c $mode" q -c "${tzq[0]}" >/dev/null
-		[ $i -gt 1 ] && echo "timestamptz date_trunc('day') group-by, $(q -c 'SELECT count(*) FROM tz_src') rows, $mode: $(since "$t0") s"
-	done
-done | tee "$OUTDIR/tz-timing.txt"
+time_modes "timestamptz date_trunc('day') group-by, $(q -c 'SELECT count(*) FROM tz_src') rows" \
+	Europe/Berlin "${tzq[0]}" | tee "$OUTDIR/tz-timing.txt"
 
 # 6. numeric(p <= 18, s) columns on the GPU: sum/avg/min/max/count, group
 #    keys and comparisons with constants over their unscaled int8 (and date
@@ -190,15 +202,7 @@ numq=("SELECT g, sum(price), avg(price), min(price), max(price), count(price) FR
 	"SELECT count(*), sum(price) FROM num_t WHERE price BETWEEN -100.005 AND 5000.5"
 	"SELECT d - date '1990-01-01' k, count(*), min(d + 30), max(d - 7) FROM tz_t WHERE d - 1 > date '2000-01-01' GROUP BY 1 ORDER BY 1")
 for sql in "${numq[@]}"; do
-	want=$(PGOPTIONS="-c pg_warp.enabled=off" q -c "$sql" | md5sum)
-	got=$(PGOPTIONS="-c pg_warp.mode=gpu" q -c "$sql" | md5sum)
-	plan=$(PGOPTIONS="-c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $sql")
-	if [ "$got" != "$want" ]; then
-		bad "numeric on the GPU: answer differs: $sql"
-	elif ! echo "$plan" | grep -q "Ran On: GPU" || echo "$plan" | grep -q "Fallback"; then
-		bad "numeric on the GPU: not on the GPU: $sql"
-		echo "$plan" | grep -E "Engine|Ran On|Fallback"
-	fi
+	same_on_gpu numeric UTC "$sql"
 done
 ok "numeric columns and date arithmetic on the GPU: ${#numq[@]} queries checked"
 # under pg_warp.mode = auto too (the planner's choice, not only the GUC's)
@@ -208,13 +212,8 @@ for sql in "${numq[0]}" "${tzq[0]}" "${tzq[5]}"; do
 		{ bad "mode auto did not choose the GPU: $sql"; echo "$plan" | grep -E "Engine|Ran On|Fallback"; }
 done
 ok "mode auto: numeric and timestamptz queries checked"
-for mode in "pg_warp.enabled=off" "pg_warp.mode=cpu" "pg_warp.mode=gpu"; do
-	for i in 1 2 3 4; do
-		t0=$(date +%s.%N)
-		PGOPTIONS="-c $mode" q -c "${numq[0]}" >/dev/null
-		[ $i -gt 1 ] && echo "numeric sum/avg/min/max group-by, 5000000 rows, $mode: $(since "$t0") s"
-	done
-done | tee "$OUTDIR/numeric-timing.txt"
+time_modes "numeric sum/avg/min/max group-by, 5000000 rows" UTC "${numq[0]}" |
+	tee "$OUTDIR/numeric-timing.txt"
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]
