@@ -404,7 +404,9 @@ TEST(date_ops)
 	CHECK(warp_date_mii(0, WARP_INT32_MIN, &r) == WARP_ERR_DATE_RANGE);
 	CHECK(warp_date_pli(WARP_DATE_NOEND, -5, &r) == WARP_OK && r == WARP_DATE_NOEND);
 	CHECK(warp_date_mi(10, 3, &r) == WARP_OK && r == 7);
-	CHECK(warp_date_mi(WARP_DATE_NOBEGIN, 3, &r) == WARP_ERR_NOT_FINITE);
+	CHECK(warp_date_mi(WARP_DATE_NOBEGIN, 3, &r) == WARP_ERR_DATE_SUB_INFINITE);
+	CHECK(warp_date_mi(3, WARP_DATE_NOEND, &r) == WARP_ERR_DATE_SUB_INFINITE);
+	CHECK(strcmp(warp_status_message(WARP_ERR_DATE_SUB_INFINITE), "cannot subtract infinite dates") == 0);
 	CHECK(warp_date_to_timestamp(-1, &ts) == WARP_OK && ts == -WARP_USECS_PER_DAY);
 	CHECK(warp_date_to_timestamp(hi, &ts) == WARP_ERR_DATE_TIMESTAMP_RANGE);
 	CHECK(warp_date_to_timestamp(WARP_DATE_NOEND, &ts) == WARP_OK && ts == WARP_TIMESTAMP_NOEND);
