@@ -396,7 +396,7 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 				if (WARP_TYPE_IS_FLOAT(nd->type))
 					x->fv[ni][i] = nd->fval;
 				else if (nd->type == WT_NUMERIC)
-					x->qv[ni][i] = nd->ival;
+					x->qv[ni][i] = warp_node_numeric_const(nd);
 				else
 					x->iv[ni][i] = nd->ival;
 			}

@@ -44,7 +44,18 @@ numeric_node_problem(const WarpProgram *p, const WarpNode *nd)
 				return "numeric node over a column that is not numeric";
 			return NULL;
 		case WN_CONST:
-			return NULL;
+			{
+				/* |value| < 10^38 (the engine's bound) */
+				warp_int128 v = warp_node_numeric_const(nd),
+							lim = 1;
+				int			k;
+
+				for (k = 0; k < 38; k++)
+					lim *= 10;
+				if (v >= lim || v <= -lim)
+					return "numeric constant beyond 38 digits";
+				return NULL;
+			}
 		case WN_ARITH:
 			{
 				int			sa = p->nodes[nd->a].scale,

@@ -170,6 +170,8 @@ enum
 };
 
 #define WARP_NODE_NULL		0x01	/* WN_CONST: the SQL NULL */
+#define WARP_NODE_WIDE		0x04	/* WN_CONST, WT_NUMERIC: the unscaled value
+									 * is ival_hi:ival (128 bits), not ival */
 #define WARP_CASE_HAS_ELSE	0x02
 
 typedef struct WarpNode
@@ -186,7 +188,18 @@ typedef struct WarpNode
 	warp_int32	args_off;		/* ... and offset into WarpProgram.args */
 	warp_int64	ival;			/* WN_CONST, integer-like */
 	double		fval;			/* WN_CONST, floating */
+	warp_int64	ival_hi;		/* WN_CONST with WARP_NODE_WIDE */
 } WarpNode;
+
+/* a WT_NUMERIC constant's unscaled value */
+WARP_FN warp_int128
+warp_node_numeric_const(const WarpNode *nd)
+{
+	if (nd->flags & WARP_NODE_WIDE)
+		return (warp_int128) (((warp_uint128) (warp_uint64) nd->ival_hi << 64) |
+							  (warp_uint64) nd->ival);
+	return nd->ival;
+}
 
 /* How a column's Arrow values become engine values (see warp_load.c). */
 typedef struct WarpColumnSpec

@@ -266,8 +266,8 @@ warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale)
 
 /*
  * A numeric expression of the fact table in 128-bit fixed point (see
- * warp_program.h): numeric(p <= 18, s) columns, numeric constants of at
- * most 18 significant digits, integers cast to numeric, + - * and unary
+ * warp_program.h): numeric(p <= 38, s) columns, numeric constants of at
+ * most 38 significant digits, integers cast to numeric, + - * and unary
  * minus.  Each node's display scale is PostgreSQL's (columns: their
  * declared scale, as every stored value has it; constants: their own
  * display scale; + and -: the larger; *: the sum), and *intd bounds its
@@ -310,7 +310,7 @@ compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
 				Const	   *c = (Const *) expr;
 				char	   *str,
 						   *q;
-				int64		v = 0;
+				int128		v = 0;
 				int			digits = 0,
 							ints = 0,
 							sc = 0;
@@ -339,8 +339,8 @@ compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
 					{
 						if (v == 0 && *q == '0' && !frac)
 							continue;	/* leading zeros */
-						if (++digits > 18)
-							return refuse(b, "numeric constant of more than 18 digits");
+						if (++digits > 38)
+							return refuse(b, "numeric constant of more than 38 digits");
 						v = v * 10 + (*q - '0');
 						if (frac)
 							sc++;
@@ -352,7 +352,16 @@ compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
 				}
 				if (sc > 38)
 					return refuse(b, "numeric constant of more than 38 decimals");
-				b->nodes[n].ival = neg ? -v : v;
+				if (neg)
+					v = -v;
+				b->nodes[n].ival = (int64) v;
+				if (digits > 18)
+				{
+					/* beyond int64: the high half too */
+					b->nodes[n].ival = (int64) (uint64) v;
+					b->nodes[n].ival_hi = (int64) (v >> 64);
+					b->nodes[n].flags |= WARP_NODE_WIDE;
+				}
 				b->nodes[n].scale = (uint8) sc;
 				*intd = ints;
 				return n;
@@ -938,8 +947,9 @@ compile_datetime(WarpBuilder *b, FuncExpr *fe)
  * S = constant * 10^s, X op S is X op S itself when S is an integer, and
  * otherwise (floor F < S < F + 1) X < S is X <= F, X > S is X > F, X = S is
  * false and X <> S is true (for a non-NULL X: written X <> X and X = X, so
- * that a NULL X stays NULL).  NaN, infinite or 18-digit-plus constants:
- * not offloaded.  Returns -2 when the expression is not of this shape (the
+ * that a NULL X stays NULL).  NaN or infinite constants: not offloaded;
+ * constants of 19 or more digits: the general numeric comparison (128
+ * bits).  Returns -2 when the expression is not of this shape (the
  * caller compiles it the usual way), -1 when refused.
  */
 static int
@@ -950,6 +960,7 @@ compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 	Const	   *c;
 	Expr	   *col;
 	int			sub,
+				op_sub,
 				scale,
 				x,
 				k,
@@ -982,6 +993,7 @@ compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 	col = swapped ? r : l;
 	if (!IsA(c, Const) || !IsA(col, Var) || wide_decimal(col))
 		return compile_numeric_cmp_general(b, op, sub);
+	op_sub = sub;				/* for op itself, in its own argument order */
 	if (swapped)				/* c op X == X op' c */
 		sub = sub == WARP_CMP_LT ? WARP_CMP_GT : sub == WARP_CMP_LE ? WARP_CMP_GE :
 			sub == WARP_CMP_GT ? WARP_CMP_LT : sub == WARP_CMP_GE ? WARP_CMP_LE : sub;
@@ -1010,7 +1022,7 @@ compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 	fl = DatumGetNumeric(DirectFunctionCall1(numeric_floor, NumericGetDatum(scaled)));
 	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(DirectFunctionCall1(numeric_abs, NumericGetDatum(fl))),
 										  NumericGetDatum(int64_to_numeric(INT64CONST(1000000000000000000))))) >= 0)
-		return refuse(b, "comparison with a numeric constant of 19 or more digits");
+		return compile_numeric_cmp_general(b, op, op_sub);	/* 128-bit constant */
 	exact = DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(scaled),
 											  NumericGetDatum(fl))) == 0;
 	f = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(fl)));

@@ -566,7 +566,7 @@ class Gen:
         r = self.rng.random()
         if depth == 0 or r < 0.35:
             return self.pick("f.m2", "f.m0", "f.m2", "f.mw", "f.i4::numeric", "f.i2::numeric",
-                             "1.5", "-0.25", "100", "0.001",
+                             "1.5", "-0.25", "100", "0.001", "-123456789012345678901.25",
                              "extract(%s FROM f.ts)" % self.pick(*TS_UNITS),
                              "extract(%s FROM f.d)" % self.pick(*DATE_UNITS),
                              "extract(%s FROM f.tz)" % self.pick(*TS_UNITS))

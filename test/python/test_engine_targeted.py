@@ -1808,9 +1808,13 @@ def test_numeric_aggregates(mk):
     check(s, "SELECT count(*) FROM f WHERE a2 = 1.00", expect=lambda r: r[0][0] >= 20)
     check(s, "SELECT count(*) FROM f WHERE a2 = 1.001", expect=lambda r: r[0][0] == 0)
     # numeric arithmetic, comparisons between numeric columns and numeric
-    # group keys: test_numeric_arithmetic; constants beyond 18 digits or
-    # NaN stay PostgreSQL's
-    check(s, "SELECT count(*) FROM f WHERE a0 > 1e20", offload=False)
+    # group keys: test_numeric_arithmetic; constants beyond 18 digits are
+    # 128-bit; NaN stays PostgreSQL's
+    check(s, "SELECT count(*) FROM f WHERE a0 > 1e20 OR a0 < -123456789012345678901234.5")
+    # the constant first: its comparison mirrored once, not twice
+    check(s, "SELECT count(*), sum(a2) FROM f WHERE 123456789012345678901.25 > a0 AND "
+             "-99999999999999999999 < a2", expect=lambda r: r[0][0] > 0)
+    check(s, "SELECT count(*) FROM f WHERE 123456789012345678901.25 < a0", expect=lambda r: r[0][0] == 0)
     check(s, "SELECT count(*) FROM f WHERE a2 < 'NaN'", offload=False)
     # no declared precision: PostgreSQL's plan (wider columns:
     # test_numeric_wide_columns)
@@ -1951,7 +1955,12 @@ def test_numeric_wide_columns(mk):
     # beyond the engine: products past 38 digits, long constants, keys
     check(s, "SELECT sum(m * k) FROM f", offload=False)
     check(s, "SELECT sum(m + a2) FROM f", offload=False)    # 33 integer digits + 6
-    check(s, "SELECT count(*) FROM f WHERE m > 1e20", offload=False)
+    # constants of up to 38 digits are 128-bit constants; more stay PostgreSQL's
+    check(s, "SELECT count(*), sum(w) FROM f WHERE m > 1e20 AND m < 99999999999999999999999999999999.999999",
+          expect=nonempty)
+    check(s, "SELECT count(*) FROM f WHERE w <> -999999999999999999999999 AND m >= -12345678901234567890.5")
+    check(s, "SELECT sum(w + 1234567890123456789012) FROM f", expect=nonempty)
+    check(s, "SELECT count(*) FROM f WHERE m > 100000000000000000000000000000000000000", offload=False)
     check(s, "SELECT w, count(*) FROM f GROUP BY w", offload=False)
 
 
