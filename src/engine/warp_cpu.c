@@ -1155,8 +1155,6 @@ load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 /* ----------------------------------------------------------- evaluation */
 
 static WarpStatus eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n);
-static WarpStatus eval_datetime_unary(WarpCpu *x, const WarpNode *nd, int ni,
-									  const warp_uint16 *sel, int n, WarpStatus st);
 
 static inline bool
 values_equal(WarpCpu *x, int a, int b, int i)
@@ -1633,37 +1631,33 @@ scaled_to_double(warp_int64 v, int scale)
 }
 
 /* date_trunc / extract / date_part of a date or timestamp */
+/* date arithmetic (WARP_DT_ARITH) on a and b, both evaluated */
+static WarpStatus
+eval_date_arith(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
+{
+	WarpStatus	st;
+	int			k;
+
+	if ((st = eval(x, nd->b, sel, n)) != WARP_OK)
+		return st;
+	for (k = 0; k < n; k++)
+	{
+		int			i = sel[k];
+
+		x->nv[ni][i] = x->nv[nd->a][i] | x->nv[nd->b][i];
+		if (!x->nv[ni][i] &&
+			(st = warp_date_arith((WarpDtArith) nd->sub, x->iv[nd->a][i], x->iv[nd->b][i],
+								  &x->iv[ni][i])) != WARP_OK)
+			return st;
+	}
+	return WARP_OK;
+}
+
+/* date_trunc / extract / date_part / conversions / date arithmetic */
 static WarpStatus
 eval_datetime(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
 {
 	WarpStatus	st = eval(x, nd->a, sel, n);
-
-	if (st == WARP_OK && (nd->flags & WARP_DT_ARITH))
-	{
-		int			k;
-
-		if ((st = eval(x, nd->b, sel, n)) != WARP_OK)
-			return st;
-		for (k = 0; k < n; k++)
-		{
-			int			i = sel[k];
-
-			x->nv[ni][i] = x->nv[nd->a][i] | x->nv[nd->b][i];
-			if (!x->nv[ni][i] &&
-				(st = warp_date_arith((WarpDtArith) nd->sub, x->iv[nd->a][i], x->iv[nd->b][i],
-									  &x->iv[ni][i])) != WARP_OK)
-				return st;
-		}
-		return WARP_OK;
-	}
-	return eval_datetime_unary(x, nd, ni, sel, n, st);
-}
-
-/* date_trunc / extract / date_part / the conversions (after eval of a) */
-static WarpStatus
-eval_datetime_unary(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n,
-					WarpStatus st)
-{
 	bool		is_ts = x->p->nodes[nd->a].type == WT_TIMESTAMP;
 	bool		in_zone = (nd->flags & WARP_DT_TZ) != 0;
 	bool		sat = (nd->flags & WARP_DT_SATURATE) != 0;
@@ -1674,6 +1668,8 @@ eval_datetime_unary(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *s
 
 	if (st != WARP_OK)
 		return st;
+	if (nd->flags & WARP_DT_ARITH)
+		return eval_date_arith(x, nd, ni, sel, n);
 	for (k = 0; k < n; k++)
 	{
 		int			i = sel[k];

@@ -252,28 +252,19 @@ warp_timestamp_to_timestamptz(const WarpTz *tz, warp_int64 ts, warp_int64 *res)
 WARP_FN WarpStatus
 warp_date_to_timestamptz_sat(const WarpTz *tz, warp_int64 d, bool saturate, warp_int64 *res)
 {
-	warp_int64	r;
+	warp_int64	midnight = 0;
+	WarpStatus	st;
 
-	if (d == WARP_DATE_NOBEGIN)
+	/* local midnight read in the zone: timestamp -> timestamptz's rule */
+	st = warp_date_to_timestamp_sat((warp_int32) d, saturate, &midnight);
+	if (st != WARP_OK || !warp_timestamp_is_finite(midnight) ||
+		midnight == WARP_TIMESTAMP_AFTER_FINITE)
 	{
-		*res = WARP_TIMESTAMP_NOBEGIN;
-		return WARP_OK;
+		*res = midnight;
+		return st;
 	}
-	if (d == WARP_DATE_NOEND)
-	{
-		*res = WARP_TIMESTAMP_NOEND;
-		return WARP_OK;
-	}
-	if (d >= WARP_TIMESTAMP_END_JULIAN - WARP_POSTGRES_EPOCH_JDATE)
-		return warp_tz_out_of_range(WARP_END_TIMESTAMP, saturate,
-									WARP_ERR_DATE_TIMESTAMP_RANGE, res);
-	r = d * WARP_USECS_PER_DAY -
-		(warp_int64) warp_tz_local_offset(tz, d * WARP_SECS_PER_DAY + WARP_TZ_EPOCH_SHIFT) *
-		WARP_USECS_PER_SEC;
-	if (!warp_timestamp_is_valid(r))
-		return warp_tz_out_of_range(r, saturate, WARP_ERR_DATE_TIMESTAMP_RANGE, res);
-	*res = r;
-	return WARP_OK;
+	st = warp_timestamp_to_timestamptz_sat(tz, midnight, saturate, res);
+	return st == WARP_ERR_TIMESTAMP_RANGE ? WARP_ERR_DATE_TIMESTAMP_RANGE : st;
 }
 
 WARP_FN WarpStatus

@@ -228,8 +228,7 @@ warp_program_validate(const WarpProgram *p)
 							return "argument index out of range";
 						bt = (WarpType) p->nodes[nd->b].type;
 						if (nd->sub >= WARP_DTA_COUNT ||
-							(nd->sub == WARP_DTA_INT_PL_DATE ? at != WT_INT4 || bt != WT_DATE :
-							 nd->sub == WARP_DTA_DATE_MI ? at != WT_DATE || bt != WT_DATE :
+							(nd->sub == WARP_DTA_DATE_MI ? at != WT_DATE || bt != WT_DATE :
 							 at != WT_DATE || bt != WT_INT4) ||
 							nd->type != (nd->sub == WARP_DTA_DATE_MI ? WT_INT4 : WT_DATE))
 							return "bad date arithmetic";

@@ -105,8 +105,8 @@ typedef enum WarpOp
 
 typedef enum WarpDtArith
 {
-	WARP_DTA_DATE_PLI,			/* date + int4 -> date (date_pli) */
-	WARP_DTA_INT_PL_DATE,		/* int4 + date -> date (integer_pl_date) */
+	WARP_DTA_DATE_PLI,			/* date + int4 -> date (date_pli; PostgreSQL
+								 * inlines int4 + date as this) */
 	WARP_DTA_DATE_MII,			/* date - int4 -> date (date_mii) */
 	WARP_DTA_DATE_MI,			/* date - date -> int4 (date_mi) */
 	WARP_DTA_COUNT
@@ -123,9 +123,6 @@ warp_date_arith(WarpDtArith kind, warp_int64 a, warp_int64 b, warp_int64 *res)
 	{
 		case WARP_DTA_DATE_PLI:
 			st = warp_date_pli((warp_int32) a, (warp_int32) b, &r);
-			break;
-		case WARP_DTA_INT_PL_DATE:
-			st = warp_date_pli((warp_int32) b, (warp_int32) a, &r);
 			break;
 		case WARP_DTA_DATE_MII:
 			st = warp_date_mii((warp_int32) a, (warp_int32) b, &r);

@@ -682,7 +682,7 @@ compile_operator(WarpBuilder *b, Oid opno, Oid restype, List *args, bool distinc
 	if (distinct)
 		return refuse(b, "IS DISTINCT FROM with a non-equality operator");
 
-	/* date + int4, int4 + date, date - int4, date - date */
+	/* date + int4, date - int4, date - date (int4 + date is inlined) */
 	if ((ltype == DATEOID || rtype == DATEOID) &&
 		(strcmp(name, "+") == 0 || strcmp(name, "-") == 0))
 	{
@@ -694,8 +694,6 @@ compile_operator(WarpBuilder *b, Oid opno, Oid restype, List *args, bool distinc
 
 		if (ltype == DATEOID && rtype == INT4OID)
 			kind = plus ? WARP_DTA_DATE_PLI : WARP_DTA_DATE_MII;
-		else if (plus && ltype == INT4OID && rtype == DATEOID)
-			kind = WARP_DTA_INT_PL_DATE;
 		else if (!plus && ltype == DATEOID && rtype == DATEOID)
 			kind = WARP_DTA_DATE_MI;
 		if (kind < 0)
@@ -997,10 +995,10 @@ compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 	if (swapped)				/* c op X == X op' c */
 		sub = sub == WARP_CMP_LT ? WARP_CMP_GT : sub == WARP_CMP_LE ? WARP_CMP_GE :
 			sub == WARP_CMP_GT ? WARP_CMP_LT : sub == WARP_CMP_GE ? WARP_CMP_LE : sub;
-	if ((x = warp_compile_decimal_arg(b, col, &scale)) < 0)
-		return -1;
 	if (c->constisnull)
 	{
+		if ((x = warp_compile_decimal_arg(b, col, &scale)) < 0)
+			return -1;
 		k = add_node(b, WN_CONST, WT_INT8);
 		b->nodes[k].flags |= WARP_NODE_NULL;
 		n = add_node(b, WN_CMP, WT_BOOL);
@@ -1014,7 +1012,11 @@ compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 		return refuse(b, "comparison with a NaN or infinite numeric");
 	{
 		int64		p10 = 1;
+		int			prec;
 
+		/* the column's scale (warp_compile_decimal_arg, below, checks it) */
+		if (!pgwarp_numeric_typmod(((Var *) col)->vartypmod, &prec, &scale) || scale > 18)
+			return refuse(b, "numeric column without a declared precision and scale");
 		for (k = 0; k < scale; k++)
 			p10 *= 10;			/* scale <= 18 */
 		scaled = numeric_mul_opt_error(num, int64_to_numeric(p10), NULL);
@@ -1023,6 +1025,8 @@ compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(DirectFunctionCall1(numeric_abs, NumericGetDatum(fl))),
 										  NumericGetDatum(int64_to_numeric(INT64CONST(1000000000000000000))))) >= 0)
 		return compile_numeric_cmp_general(b, op, op_sub);	/* 128-bit constant */
+	if ((x = warp_compile_decimal_arg(b, col, &scale)) < 0)
+		return -1;
 	exact = DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(scaled),
 											  NumericGetDatum(fl))) == 0;
 	f = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(fl)));

@@ -242,9 +242,8 @@ gen_datetime(Prog *g)
 					d = node(g, WN_DATETIME, WT_DATE, WARP_DTA_DATE_PLI, col(g, 5),
 							 iconst(g, WT_INT4, (int64_t) rn(2001) - 1000, rn(20) == 0));
 				else if (k == 1)
-					d = node(g, WN_DATETIME, WT_DATE, WARP_DTA_INT_PL_DATE,
-							 iconst(g, WT_INT4, rn(50) == 0 ? 2147483000 : (int64_t) rn(41) - 20, false),
-							 col(g, 5));
+					d = node(g, WN_DATETIME, WT_DATE, WARP_DTA_DATE_PLI, col(g, 5),
+							 iconst(g, WT_INT4, rn(50) == 0 ? 2147483000 : (int64_t) rn(41) - 20, false));
 				else
 					d = node(g, WN_DATETIME, WT_DATE, WARP_DTA_DATE_MII, col(g, 5),
 							 gen_int(g, WT_INT4, 1));
