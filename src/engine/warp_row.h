@@ -161,14 +161,42 @@ typedef struct WarpRowEnv
 	warp_int64	nrows;			/* rows of the batch */
 } WarpRowEnv;
 
-/* Per-row scratch: memoized node values and the evaluation stack. */
+/*
+ * Per-row scratch: memoized node values and the evaluation stack.  Node n's
+ * value is v[n * stride] (int64, or double bits) and its state st[n *
+ * stride] (0 = not yet, 1 = value, 2 = NULL).  The kernel points v and st
+ * into shared memory with stride = the block's thread count, so the
+ * threads of a warp touch consecutive words: as per-thread arrays (local
+ * memory) the scratch of every resident thread was far larger than the
+ * caches, and its traffic, not the data, bounded the kernel.  On the host
+ * stride is 1 (warp_row_state_init).
+ */
 typedef struct WarpRowState
 {
 	warp_int64	row;
-	warp_int64	v[WARP_ROW_MAX_NODES];	/* int64, or double bits */
-	warp_uint8	st[WARP_ROW_MAX_NODES]; /* 0 = not yet, 1 = value, 2 = NULL */
+	warp_int64 *v;
+	warp_uint8 *st;
+	warp_int32	stride;
 	warp_int32	stack[WARP_ROW_MAX_DEPTH];
 } WarpRowState;
+
+#define WRS_V(s, n)		((s)->v[(n) * (s)->stride])
+#define WRS_ST(s, n)	((s)->st[(n) * (s)->stride])
+
+/* bytes of scratch one thread needs for a program of nnodes nodes */
+#define WARP_ROW_SCRATCH_BYTES(nnodes) ((size_t) (nnodes) * (sizeof(warp_int64) + 1))
+
+/*
+ * Point s at scratch for nthreads threads (nnodes nodes each), as thread t:
+ * values first (8-byte aligned), then states.
+ */
+WARP_FN void
+warp_row_state_init(WarpRowState *s, void *scratch, int nnodes, int nthreads, int t)
+{
+	s->v = (warp_int64 *) scratch + t;
+	s->st = (warp_uint8 *) scratch + (size_t) nnodes * nthreads * sizeof(warp_int64) + t;
+	s->stride = nthreads;
+}
 
 /* What the rows did, for EXPLAIN ANALYZE (like WarpCpuCounters). */
 typedef struct WarpRowCounts
@@ -512,7 +540,7 @@ warp_row_load(const WarpRowEnv *env, WarpRowState *s, int ni, int c)
 
 	if (warp_row_buf_null(&col->data, i))
 	{
-		s->st[ni] = 2;
+		WRS_ST(s, ni) = 2;
 		return WARP_OK;
 	}
 	if (col->has_dict)
@@ -526,14 +554,14 @@ warp_row_load(const WarpRowEnv *env, WarpRowState *s, int ni, int c)
 		i = idx;
 		if (warp_row_buf_null(vb, i))
 		{
-			s->st[ni] = 2;
+			WRS_ST(s, ni) = 2;
 			return WARP_OK;
 		}
 	}
-	s->st[ni] = 1;
+	WRS_ST(s, ni) = 1;
 	if (col->isfloat)
 	{
-		s->v[ni] = warp_row_dbits(warp_row_buf_double(vb, i));
+		WRS_V(s, ni) = warp_row_dbits(warp_row_buf_double(vb, i));
 		return WARP_OK;
 	}
 	if (col->conv == WRC_DECIMAL)
@@ -553,12 +581,12 @@ warp_row_load(const WarpRowEnv *env, WarpRowState *s, int ni, int c)
 		if (hi != (v < 0 ? -1 : 0) ||
 			(col->dec_limit > 0 && (v >= col->dec_limit || v <= -col->dec_limit)))
 			return WARP_ROW_LOAD;	/* the CPU driver reports it */
-		s->v[ni] = v;
+		WRS_V(s, ni) = v;
 		return WARP_OK;
 	}
 	if (!warp_row_convert(col->conv, warp_row_buf_int(vb, i), &v))
 		return WARP_ROW_LOAD;
-	s->v[ni] = v;
+	WRS_V(s, ni) = v;
 	return WARP_OK;
 }
 
@@ -569,7 +597,7 @@ warp_row_load(const WarpRowEnv *env, WarpRowState *s, int ni, int c)
 /* child x must be evaluated before the current node can go on */
 #define WARP_ROW_NEED_CHILD(x) \
 	do { \
-		if (s->st[(x)] == 0) \
+		if (WRS_ST(s, (x)) == 0) \
 		{ \
 			*need = (x); \
 			return WARP_ROW_NEED; \
@@ -579,22 +607,22 @@ warp_row_load(const WarpRowEnv *env, WarpRowState *s, int ni, int c)
 WARP_FN void
 warp_row_set_int(WarpRowState *s, int ni, warp_int64 v)
 {
-	s->st[ni] = 1;
-	s->v[ni] = v;
+	WRS_ST(s, ni) = 1;
+	WRS_V(s, ni) = v;
 }
 
 WARP_FN void
 warp_row_set_float(WarpRowState *s, int ni, double d)
 {
-	s->st[ni] = 1;
-	s->v[ni] = warp_row_dbits(d);
+	WRS_ST(s, ni) = 1;
+	WRS_V(s, ni) = warp_row_dbits(d);
 }
 
 WARP_FN void
 warp_row_copy(WarpRowState *s, int dst, int src)
 {
-	s->st[dst] = s->st[src];
-	s->v[dst] = s->v[src];
+	WRS_ST(s, dst) = WRS_ST(s, src);
+	WRS_V(s, dst) = WRS_V(s, src);
 }
 
 /* values_equal of warp_cpu.c (both non-NULL) */
@@ -602,8 +630,8 @@ WARP_FN bool
 warp_row_equal(const WarpProgram *p, const WarpRowState *s, int a, int b)
 {
 	if (WARP_ROW_ISFLOAT(p, a))
-		return warp_float8_eq(warp_row_bitsd(s->v[a]), warp_row_bitsd(s->v[b]));
-	return s->v[a] == s->v[b];
+		return warp_float8_eq(warp_row_bitsd(WRS_V(s, a)), warp_row_bitsd(WRS_V(s, b)));
+	return WRS_V(s, a) == WRS_V(s, b);
 }
 
 WARP_FN int
@@ -613,8 +641,8 @@ warp_row_arith(const WarpNode *nd, WarpRowState *s, int ni)
 
 	if (WARP_TYPE_IS_FLOAT(nd->type))
 	{
-		double		fa = warp_row_bitsd(s->v[nd->a]),
-					fb = warp_row_bitsd(s->v[nd->b]);
+		double		fa = warp_row_bitsd(WRS_V(s, nd->a)),
+					fb = warp_row_bitsd(WRS_V(s, nd->b));
 
 		if (nd->type == WT_FLOAT8)
 		{
@@ -650,8 +678,8 @@ warp_row_arith(const WarpNode *nd, WarpRowState *s, int ni)
 	}
 	if (nd->type == WT_INT8)
 	{
-		warp_int64	a = s->v[nd->a],
-					b = s->v[nd->b],
+		warp_int64	a = WRS_V(s, nd->a),
+					b = WRS_V(s, nd->b),
 					r = 0;
 
 		switch (nd->sub)
@@ -667,8 +695,8 @@ warp_row_arith(const WarpNode *nd, WarpRowState *s, int ni)
 	}
 	else if (nd->type == WT_INT4)
 	{
-		warp_int32	a = (warp_int32) s->v[nd->a],
-					b = (warp_int32) s->v[nd->b],
+		warp_int32	a = (warp_int32) WRS_V(s, nd->a),
+					b = (warp_int32) WRS_V(s, nd->b),
 					r = 0;
 
 		switch (nd->sub)
@@ -684,8 +712,8 @@ warp_row_arith(const WarpNode *nd, WarpRowState *s, int ni)
 	}
 	else
 	{
-		warp_int16	a = (warp_int16) s->v[nd->a],
-					b = (warp_int16) s->v[nd->b],
+		warp_int16	a = (warp_int16) WRS_V(s, nd->a),
+					b = (warp_int16) WRS_V(s, nd->b),
 					r = 0;
 
 		switch (nd->sub)
@@ -713,7 +741,7 @@ WARP_FN int
 warp_row_datetime(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int ni)
 {
 	const WarpTz *tz = &p->tz;
-	warp_int64	v = s->v[nd->a],
+	warp_int64	v = WRS_V(s, nd->a),
 				r = 0;
 	WarpDtField field = (WarpDtField) nd->sub;
 	bool		is_ts = p->nodes[nd->a].type == WT_TIMESTAMP;
@@ -725,7 +753,7 @@ warp_row_datetime(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int
 
 	if (nd->flags & WARP_DT_ARITH)
 	{
-		st = warp_date_arith((WarpDtArith) nd->sub, v, s->v[nd->b], &r);
+		st = warp_date_arith((WarpDtArith) nd->sub, v, WRS_V(s, nd->b), &r);
 		if (st == WARP_OK)
 			warp_row_set_int(s, ni, r);
 		return st;
@@ -797,7 +825,7 @@ warp_row_cast(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int ni)
 
 	if (WARP_ROW_ISFLOAT(p, nd->a))
 	{
-		double		v = warp_row_bitsd(s->v[nd->a]);
+		double		v = warp_row_bitsd(WRS_V(s, nd->a));
 
 		switch (nd->type)
 		{
@@ -840,7 +868,7 @@ warp_row_cast(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int ni)
 	}
 	else
 	{
-		warp_int64	v = s->v[nd->a];
+		warp_int64	v = WRS_V(s, nd->a);
 
 		switch (nd->type)
 		{
@@ -894,7 +922,7 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 			return warp_row_load(env, s, ni, nd->a);
 		case WN_CONST:
 			if (nd->flags & WARP_NODE_NULL)
-				s->st[ni] = 2;
+				WRS_ST(s, ni) = 2;
 			else if (WARP_TYPE_IS_FLOAT(nd->type))
 				warp_row_set_float(s, ni, nd->fval);
 			else
@@ -903,27 +931,27 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 		case WN_ARITH:
 			WARP_ROW_NEED_CHILD(nd->a);
 			WARP_ROW_NEED_CHILD(nd->b);
-			if (s->st[nd->a] == 2 || s->st[nd->b] == 2)
+			if (WRS_ST(s, nd->a) == 2 || WRS_ST(s, nd->b) == 2)
 			{
-				s->st[ni] = 2;
+				WRS_ST(s, ni) = 2;
 				return WARP_OK;
 			}
 			return warp_row_arith(nd, s, ni);
 		case WN_NEG:
 			WARP_ROW_NEED_CHILD(nd->a);
-			if (s->st[nd->a] == 2)
+			if (WRS_ST(s, nd->a) == 2)
 			{
-				s->st[ni] = 2;
+				WRS_ST(s, ni) = 2;
 				return WARP_OK;
 			}
 			if (WARP_TYPE_IS_FLOAT(nd->type))
 			{
-				warp_row_set_float(s, ni, -warp_row_bitsd(s->v[nd->a]));
+				warp_row_set_float(s, ni, -warp_row_bitsd(WRS_V(s, nd->a)));
 				return WARP_OK;
 			}
 			else
 			{
-				warp_int64	v = s->v[nd->a];
+				warp_int64	v = WRS_V(s, nd->a);
 				int			st;
 
 				if (nd->type == WT_INT8)
@@ -955,19 +983,19 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 		case WN_CMP:
 			WARP_ROW_NEED_CHILD(nd->a);
 			WARP_ROW_NEED_CHILD(nd->b);
-			if (s->st[nd->a] == 2 || s->st[nd->b] == 2)
+			if (WRS_ST(s, nd->a) == 2 || WRS_ST(s, nd->b) == 2)
 			{
-				s->st[ni] = 2;
+				WRS_ST(s, ni) = 2;
 				return WARP_OK;
 			}
 			{
 				int			c;
 
 				if (WARP_ROW_ISFLOAT(p, nd->a))
-					c = warp_float8_cmp(warp_row_bitsd(s->v[nd->a]),
-										warp_row_bitsd(s->v[nd->b]));
+					c = warp_float8_cmp(warp_row_bitsd(WRS_V(s, nd->a)),
+										warp_row_bitsd(WRS_V(s, nd->b)));
 				else
-					c = (s->v[nd->a] > s->v[nd->b]) - (s->v[nd->a] < s->v[nd->b]);
+					c = (WRS_V(s, nd->a) > WRS_V(s, nd->b)) - (WRS_V(s, nd->a) < WRS_V(s, nd->b));
 				switch (nd->sub)
 				{
 					case WARP_CMP_EQ: c = c == 0; break;
@@ -991,9 +1019,9 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 					int			arg = p->args[nd->args_off + j];
 
 					WARP_ROW_NEED_CHILD(arg);
-					if (s->st[arg] == 2)
+					if (WRS_ST(s, arg) == 2)
 						sawnull = true;
-					else if ((s->v[arg] != 0) != is_and)
+					else if ((WRS_V(s, arg) != 0) != is_and)
 					{
 						/* AND met false / OR met true: decided */
 						warp_row_set_int(s, ni, !is_and);
@@ -1001,28 +1029,28 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 					}
 				}
 				if (sawnull)
-					s->st[ni] = 2;
+					WRS_ST(s, ni) = 2;
 				else
 					warp_row_set_int(s, ni, is_and);
 				return WARP_OK;
 			}
 		case WN_NOT:
 			WARP_ROW_NEED_CHILD(nd->a);
-			if (s->st[nd->a] == 2)
-				s->st[ni] = 2;
+			if (WRS_ST(s, nd->a) == 2)
+				WRS_ST(s, ni) = 2;
 			else
-				warp_row_set_int(s, ni, !s->v[nd->a]);
+				warp_row_set_int(s, ni, !WRS_V(s, nd->a));
 			return WARP_OK;
 		case WN_IS_NULL:
 		case WN_IS_NOT_NULL:
 			WARP_ROW_NEED_CHILD(nd->a);
-			warp_row_set_int(s, ni, (s->st[nd->a] == 2) == (nd->op == WN_IS_NULL));
+			warp_row_set_int(s, ni, (WRS_ST(s, nd->a) == 2) == (nd->op == WN_IS_NULL));
 			return WARP_OK;
 		case WN_CAST:
 			WARP_ROW_NEED_CHILD(nd->a);
-			if (s->st[nd->a] == 2)
+			if (WRS_ST(s, nd->a) == 2)
 			{
-				s->st[ni] = 2;
+				WRS_ST(s, ni) = 2;
 				return WARP_OK;
 			}
 			return warp_row_cast(p, nd, s, ni);
@@ -1030,8 +1058,8 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 			WARP_ROW_NEED_CHILD(nd->a);
 			WARP_ROW_NEED_CHILD(nd->b);
 			{
-				bool		an = s->st[nd->a] == 2,
-							bn = s->st[nd->b] == 2;
+				bool		an = WRS_ST(s, nd->a) == 2,
+							bn = WRS_ST(s, nd->b) == 2;
 				bool		d = (an || bn) ? an != bn : !warp_row_equal(p, s, nd->a, nd->b);
 
 				warp_row_set_int(s, ni, nd->sub ? !d : d);
@@ -1041,9 +1069,9 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 			WARP_ROW_NEED_CHILD(nd->a);
 			if (nd->flags & WARP_DT_ARITH)
 				WARP_ROW_NEED_CHILD(nd->b);
-			if (s->st[nd->a] == 2 || ((nd->flags & WARP_DT_ARITH) && s->st[nd->b] == 2))
+			if (WRS_ST(s, nd->a) == 2 || ((nd->flags & WARP_DT_ARITH) && WRS_ST(s, nd->b) == 2))
 			{
-				s->st[ni] = 2;
+				WRS_ST(s, ni) = 2;
 				return WARP_OK;
 			}
 			return warp_row_datetime(p, nd, s, ni);
@@ -1051,9 +1079,9 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 			WARP_ROW_NEED_CHILD(nd->a);
 			WARP_ROW_NEED_CHILD(nd->b);
 			warp_row_copy(s, ni, nd->a);
-			if (s->st[nd->a] == 1 && s->st[nd->b] == 1 &&
+			if (WRS_ST(s, nd->a) == 1 && WRS_ST(s, nd->b) == 1 &&
 				warp_row_equal(p, s, nd->a, nd->b))
-				s->st[ni] = 2;
+				WRS_ST(s, ni) = 2;
 			return WARP_OK;
 		case WN_COALESCE:
 			for (j = 0; j < nd->nargs; j++)
@@ -1061,13 +1089,13 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 				int			arg = p->args[nd->args_off + j];
 
 				WARP_ROW_NEED_CHILD(arg);
-				if (s->st[arg] == 1)
+				if (WRS_ST(s, arg) == 1)
 				{
 					warp_row_copy(s, ni, arg);
 					return WARP_OK;
 				}
 			}
-			s->st[ni] = 2;
+			WRS_ST(s, ni) = 2;
 			return WARP_OK;
 		case WN_CASE:
 			{
@@ -1080,7 +1108,7 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 								t = args[2 * j + 1];
 
 					WARP_ROW_NEED_CHILD(w);
-					if (s->st[w] == 1 && s->v[w] != 0)
+					if (WRS_ST(s, w) == 1 && WRS_V(s, w) != 0)
 					{
 						WARP_ROW_NEED_CHILD(t);
 						warp_row_copy(s, ni, t);
@@ -1095,7 +1123,7 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 					warp_row_copy(s, ni, e);
 					return WARP_OK;
 				}
-				s->st[ni] = 2;
+				WRS_ST(s, ni) = 2;
 				return WARP_OK;
 			}
 	}
@@ -1108,7 +1136,7 @@ warp_row_eval(const WarpRowEnv *env, WarpRowState *s, int root)
 {
 	int			sp = 0;
 
-	if (s->st[root] != 0)
+	if (WRS_ST(s, root) != 0)
 		return WARP_OK;
 	s->stack[sp++] = root;
 	while (sp > 0)
@@ -1468,7 +1496,7 @@ warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
 
 	s->row = row;
 	for (i = 0; i < p->nnodes; i++)
-		s->st[i] = 0;
+		WRS_ST(s, i) = 0;
 
 	/* quals, in order, each only for a row all earlier ones passed */
 	for (i = 0; i < p->nquals; i++)
@@ -1477,7 +1505,7 @@ warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
 
 		if ((st = warp_row_eval(env, s, q)) != WARP_OK)
 			return st;
-		if (s->st[q] != 1 || s->v[q] == 0)
+		if (WRS_ST(s, q) != 1 || WRS_V(s, q) == 0)
 			return WARP_OK;
 	}
 	cnt->rows_filtered++;
@@ -1490,8 +1518,8 @@ warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
 	{
 		int			kn_ = p->joins[i].key_node;
 		int			kind = p->joins[i].kind;
-		warp_int32	r = s->st[kn_] != 1 ? -1 :	/* NULL never matches */
-			warp_join_lookup(&env->tables[i], s->v[kn_]);
+		warp_int32	r = WRS_ST(s, kn_) != 1 ? -1 :	/* NULL never matches */
+			warp_join_lookup(&env->tables[i], WRS_V(s, kn_));
 
 		if (kind == WARP_JOIN_SEMI || kind == WARP_JOIN_ANTI)
 		{
@@ -1516,8 +1544,8 @@ warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
 			continue;
 		if ((st = warp_row_eval(env, s, gk->node)) != WARP_OK)
 			return st;
-		kn[i] = s->st[gk->node] == 2;
-		kv[i] = kn[i] ? 0 : s->v[gk->node];
+		kn[i] = WRS_ST(s, gk->node) == 2;
+		kv[i] = kn[i] ? 0 : WRS_V(s, gk->node);
 	}
 	for (i = 0; i < p->naggs; i++)
 	{
@@ -1528,13 +1556,13 @@ warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
 		{
 			if ((st = warp_row_eval(env, s, ag->filter)) != WARP_OK)
 				return st;
-			ok[i] = s->st[ag->filter] == 1 && s->v[ag->filter] != 0;
+			ok[i] = WRS_ST(s, ag->filter) == 1 && WRS_V(s, ag->filter) != 0;
 		}
 		if (ok[i] && ag->arg >= 0)
 		{
 			if ((st = warp_row_eval(env, s, ag->arg)) != WARP_OK)
 				return st;
-			ok[i] = s->st[ag->arg] == 1;
+			ok[i] = WRS_ST(s, ag->arg) == 1;
 		}
 	}
 
@@ -1571,8 +1599,8 @@ warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
 			if (!ok[i])
 				continue;
 			st = warp_row_agg_update(ag, &g->aggs[slot * p->naggs + i],
-									 ag->arg >= 0 ? s->v[ag->arg] : 0,
-									 ag->arg >= 0 ? warp_row_bitsd(s->v[ag->arg]) : 0.0);
+									 ag->arg >= 0 ? WRS_V(s, ag->arg) : 0,
+									 ag->arg >= 0 ? warp_row_bitsd(WRS_V(s, ag->arg)) : 0.0);
 			if (st != WARP_OK)
 				return st;
 		}

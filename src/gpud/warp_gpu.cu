@@ -92,6 +92,7 @@ typedef struct BatchSlot
 	cudaEvent_t ev_done;
 	GpudColEntry **cents;		/* column cache entries its kernel reads */
 	int			ncents;
+	warp_int64	nrows;			/* rows of its batch */
 } BatchSlot;
 
 #define NBATCH_SLOTS 2
@@ -105,7 +106,9 @@ struct WarpGpu
 	cudaStream_t copy_stream;	/* batch copies */
 	BatchSlot	slot[NBATCH_SLOTS];
 	int			next_slot;		/* for the next batch */
-	int			pending;		/* slot whose kernels were not waited for, or -1 */
+	int			pend[NBATCH_SLOTS]; /* slots whose kernels were not waited for,
+									 * oldest first */
+	int			npend;
 
 	/* the program and join tables on the device */
 	void	   *d_prog_mem;
@@ -139,6 +142,11 @@ struct WarpGpu
 	double		kernel_ms;
 	warp_int64	cached_bytes;
 	int			nsm;
+
+	/* launch shape of warp_gpu_rows for this program (see row_launch_shape) */
+	int			row_threads;	/* per block */
+	size_t		row_smem;		/* dynamic shared memory per block */
+	int			row_max_blocks; /* one resident wave */
 };
 
 static bool context_poisoned = false;
@@ -220,16 +228,22 @@ row_status_why(int st, long long row, char *why, size_t whylen)
 
 /* ---------------------------------------------------------------- kernels */
 
-/* every row of [r0, r1) through the program */
+/*
+ * every row of [r0, r1) through the program; the rows' node scratch lives
+ * in dynamic shared memory (WARP_ROW_SCRATCH_BYTES(nnodes) per thread)
+ */
 __global__ void __launch_bounds__(BLOCK_THREADS)
-warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, DevResult *res)
+warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, DevResult *res,
+			  int nnodes)
 {
+	extern __shared__ warp_int64 row_scratch[];
 	WarpRowState s;
 	WarpRowCounts cnt;
 	long long	stride = (long long) gridDim.x * blockDim.x;
 	long long	row;
 	int			iter = 0;
 
+	warp_row_state_init(&s, row_scratch, nnodes, (int) blockDim.x, (int) threadIdx.x);
 	cnt.rows_filtered = 0;
 	cnt.rows_joined = 0;
 	for (row = r0 + (long long) blockIdx.x * blockDim.x + threadIdx.x; row < r1; row += stride)
@@ -314,6 +328,56 @@ grid_for(const WarpGpu *g, long long n)
 	if (blocks > max_blocks)
 		blocks = max_blocks;
 	return blocks < 1 ? 1 : (int) blocks;
+}
+
+/* blocks of warp_gpu_rows for n rows: at most one resident wave */
+static int
+row_grid(const WarpGpu *g, long long n)
+{
+	long long	blocks = (n + g->row_threads - 1) / g->row_threads;
+
+	if (blocks > g->row_max_blocks)
+		blocks = g->row_max_blocks;
+	return blocks < 1 ? 1 : (int) blocks;
+}
+
+/*
+ * Threads per block and shared memory of warp_gpu_rows for a program of
+ * nnodes nodes: as many threads as BLOCK_THREADS while a block's scratch
+ * stays within ROW_SMEM_BLOCK (so at least two blocks fit an SM), else
+ * fewer; the grid is one wave of the blocks that can be resident.
+ */
+#define ROW_SMEM_BLOCK (96 * 1024)
+
+static bool
+row_launch_shape(WarpGpu *g, int nnodes, int smem_optin, char *why, size_t whylen)
+{
+	size_t		per = WARP_ROW_SCRATCH_BYTES(nnodes > 0 ? nnodes : 1);
+	int			threads = BLOCK_THREADS;
+	int			per_sm = 0;
+
+	while (threads > 32 && per * threads > ROW_SMEM_BLOCK)
+		threads /= 2;
+	if (per * threads > (size_t) smem_optin)
+	{
+		set_why(why, whylen, "a program of %d nodes does not fit the GPU's shared memory", nnodes);
+		return false;
+	}
+	g->row_threads = threads;
+	g->row_smem = align_up(per * threads, 16);
+	/* always the device's limit: threads of other jobs set it concurrently */
+	if (!CUDA_OK(cudaFuncSetAttribute(warp_gpu_rows, cudaFuncAttributeMaxDynamicSharedMemorySize,
+									  smem_optin)) ||
+		!CUDA_OK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warp_gpu_rows,
+															   threads, g->row_smem)))
+		return false;
+	if (per_sm < 1)
+	{
+		set_why(why, whylen, "a program of %d nodes does not fit the GPU's shared memory", nnodes);
+		return false;
+	}
+	g->row_max_blocks = g->nsm * per_sm;
+	return true;
 }
 
 /*
@@ -872,7 +936,7 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 	g->prog = prog;
 	if (mem)
 		g->mem = *mem;
-	g->pending = -1;
+	g->npend = 0;
 	set_blocking_sync(device);
 	if (!CUDA_OK(cudaSetDevice(device)))
 		goto fail;
@@ -884,6 +948,8 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 		goto fail;
 	}
 	g->nsm = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+	if (!row_launch_shape(g, prog->nnodes, (int) prop.sharedMemPerBlockOptin, why, whylen))
+		goto fail;
 	if (!CUDA_OK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) ||
 		!CUDA_OK(cudaStreamCreateWithFlags(&g->copy_stream, cudaStreamNonBlocking)))
 		goto fail;
@@ -892,7 +958,7 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 		BatchSlot  *bs = &g->slot[i];
 
 		if (!CUDA_OK(cudaEventCreate(&bs->ev_copy0)) ||
-			!CUDA_OK(cudaEventCreate(&bs->ev_copy1)) ||
+			!CUDA_OK(cudaEventCreateWithFlags(&bs->ev_copy1, cudaEventBlockingSync)) ||
 			!CUDA_OK(cudaEventCreate(&bs->ev_run0)) ||
 			!CUDA_OK(cudaEventCreateWithFlags(&bs->ev_done, cudaEventBlockingSync)) ||
 			!CUDA_OK(cudaMallocHost(&bs->h_cols, sizeof(WarpRowCol) * (prog->ncols + 1))) ||
@@ -1209,19 +1275,23 @@ add_elapsed(cudaEvent_t a, cudaEvent_t b, double *acc)
 }
 
 /*
- * Wait for the batch whose kernels were queued last, if any, and take its
- * status and group count.  false (why set) when a row of it failed or on
- * a CUDA error.
+ * Wait for the oldest batch whose kernels were not waited for, and take
+ * its status and the group count (the count may already include later
+ * kernels' groups: an upper bound, exact once nothing is pending).  false
+ * (why set) when a row failed or on a CUDA error.
  */
 static bool
-wait_pending(WarpGpu *g, char *why, size_t whylen)
+wait_oldest(WarpGpu *g, char *why, size_t whylen)
 {
 	BatchSlot  *bs;
+	int			i;
 
-	if (g->pending < 0)
+	if (g->npend == 0)
 		return true;
-	bs = &g->slot[g->pending];
-	g->pending = -1;
+	bs = &g->slot[g->pend[0]];
+	for (i = 1; i < g->npend; i++)
+		g->pend[i - 1] = g->pend[i];
+	g->npend--;
 	if (!CUDA_OK(cudaEventSynchronize(bs->ev_done)))
 		return false;
 	release_slot_entries(bs);
@@ -1234,6 +1304,28 @@ wait_pending(WarpGpu *g, char *why, size_t whylen)
 	}
 	g->used = (warp_int64) g->h_res->nused;
 	return true;
+}
+
+/* wait for every batch queued; g->used is then exact */
+static bool
+wait_pending(WarpGpu *g, char *why, size_t whylen)
+{
+	while (g->npend > 0)
+		if (!wait_oldest(g, why, whylen))
+			return false;
+	return true;
+}
+
+/* is slot k's batch still to be waited for? */
+static bool
+slot_pending(const WarpGpu *g, int k)
+{
+	int			i;
+
+	for (i = 0; i < g->npend; i++)
+		if (g->pend[i] == k)
+			return true;
+	return false;
 }
 
 extern "C" int
@@ -1249,6 +1341,7 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 	int			c,
 				i;
 	warp_int64	r0;
+	warp_int64	used_now = 0;	/* groups the device table may hold */
 
 	if (g->failed || g->finished || context_poisoned)
 	{
@@ -1262,10 +1355,14 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 		goto fail;
 
 	/*
-	 * This slot's last batch (two back) was waited for by the call before
-	 * this one, so its staging buffer and descriptors are free.  Describe
-	 * the columns and plan their copies.
+	 * This slot's last batch (two back) must be done before its staging
+	 * buffer and descriptors are reused; the queue is oldest first, so
+	 * that waits for nothing newer.  Then describe the columns and plan
+	 * their copies.
 	 */
+	while (slot_pending(g, g->next_slot))
+		if (!wait_oldest(g, why, whylen))
+			goto fail;
 	copies = (StageCopy *) malloc(sizeof(StageCopy) * 4 * (p->ncols + 1));
 	pos = (size_t *) malloc(sizeof(size_t) * 4 * (p->ncols + 1));
 	if (copies == NULL || pos == NULL)
@@ -1337,9 +1434,33 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 		goto fail;
 	g->bytes += (warp_int64) total;
 
-	/* the batch before: done, rows all right, how many groups now */
-	if (!wait_pending(g, why, whylen))
-		goto fail;
+	/*
+	 * The kernels of the batch before may still run: this batch's kernel
+	 * is queued behind them without waiting when the group table has room
+	 * for the groups both could create (always, in direct form), so the
+	 * device goes from one batch to the next with no gap.  Else wait, for
+	 * the exact group count.  Either way the batch before has finished
+	 * reading the caller's memory (its copies) on return, as the caller
+	 * frees it then.
+	 */
+	{
+		warp_int64	bound = g->used;
+
+		for (i = 0; i < g->npend; i++)
+			bound += g->fan * g->slot[g->pend[i]].nrows;
+		if (!g->grp.direct && bound + g->fan * nrows > g->max_fill)
+		{
+			if (!wait_pending(g, why, whylen))
+				goto fail;
+		}
+		else
+			used_now = bound;
+		for (i = 0; i < g->npend; i++)
+			if (!CUDA_OK(cudaEventSynchronize(g->slot[g->pend[i]].ev_copy1)))
+				goto fail;
+	}
+	if (g->npend == 0)
+		used_now = g->used;
 
 	/* this batch's kernels, behind its copies */
 	if (!CUDA_OK(cudaStreamWaitEvent(g->stream, bs->ev_copy1, 0)) ||
@@ -1353,7 +1474,7 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 		/* in slices that cannot overflow the group table */
 		if (!g->grp.direct)
 		{
-			warp_int64	fit = (g->max_fill - g->used) / g->fan;
+			warp_int64	fit = (g->max_fill - used_now) / g->fan;
 
 			if (fit < nrows - r0 && g->used > 0)
 			{
@@ -1368,8 +1489,8 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 		env.tables = g->d_tables;
 		env.cols = bs->d_cols;
 		env.nrows = nrows;
-		warp_gpu_rows<<<grid_for(g, r1 - r0), BLOCK_THREADS, 0, g->stream>>>(
-			env, g->grp, (long long) r0, (long long) r1, g->d_res);
+		warp_gpu_rows<<<row_grid(g, r1 - r0), g->row_threads, g->row_smem, g->stream>>>(
+			env, g->grp, (long long) r0, (long long) r1, g->d_res, g->prog->nnodes);
 		if (!CUDA_OK(cudaGetLastError()) ||
 			!CUDA_OK(cudaMemcpyAsync(g->h_res, g->d_res, sizeof(DevResult),
 									 cudaMemcpyDeviceToHost, g->stream)))
@@ -1385,12 +1506,14 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 				goto fail;
 			}
 			g->used = (warp_int64) g->h_res->nused;
+			used_now = g->used;
 		}
 		r0 = r1;
 	}
 	if (!CUDA_OK(cudaEventRecord(bs->ev_done, g->stream)))
 		goto fail;
-	g->pending = g->next_slot;
+	bs->nrows = nrows;
+	g->pend[g->npend++] = g->next_slot;
 	g->next_slot = (g->next_slot + 1) % NBATCH_SLOTS;
 	return 0;
 

@@ -925,6 +925,9 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 	WarpRowEnv	env;
 	WarpRowGroups g;
 	WarpRowState *s = malloc(sizeof(WarpRowState));
+	/* the kernel's layout: the scratch of several threads interleaved */
+	int			nthreads = 1 + rn(5);
+	void	   *scratch = malloc(WARP_ROW_SCRATCH_BYTES(p->nnodes) * nthreads + 8);
 	unsigned long long nused = 0;
 	warp_int64	nslots;
 	int			j,
@@ -942,6 +945,7 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 	env.p = p;
 	env.tables = tabs;
 	env.cols = cols;
+	warp_row_state_init(s, scratch, p->nnodes, nthreads, (int) rn(nthreads));
 	g.nkeys = p->nkeys;
 	g.naggs = p->naggs;
 	if (mode == MODE_DIRECT)
@@ -1028,6 +1032,7 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 	free(g.keys);
 	free(g.knull);
 	free(g.aggs);
+	free(scratch);
 	free(s);
 	return st;
 }
