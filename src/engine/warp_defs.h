@@ -33,6 +33,18 @@
 #endif
 
 /*
+ * A function the GPU kernel calls instead of inlining: the row evaluator's
+ * interpreter and its rarely taken, large node kinds.  Inlined at each call
+ * site, the kernel's code grew past half a megabyte (five copies of the
+ * interpreter), more than the SM's instruction caches hold.
+ */
+#ifdef __CUDACC__
+#define WARP_FN_OUTLINE __host__ __device__ static __noinline__
+#else
+#define WARP_FN_OUTLINE static inline
+#endif
+
+/*
  * True while compiling device code.  Floating-point operations use the
  * explicitly rounded intrinsics there, because nvcc otherwise contracts a
  * multiply followed by an add into one fused multiply-add, which rounds once

@@ -737,7 +737,7 @@ warp_row_arith(const WarpNode *nd, WarpRowState *s, int ni)
  * date_part's float8 is the decimal value rounded once; beyond 2^53 the
  * CPU driver rounds through the decimal string, so such a row goes back.
  */
-WARP_FN int
+WARP_FN_OUTLINE int
 warp_row_datetime(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int ni)
 {
 	const WarpTz *tz = &p->tz;
@@ -818,7 +818,7 @@ warp_row_datetime(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int
 	return WARP_OK;
 }
 
-WARP_FN int
+WARP_FN_OUTLINE int
 warp_row_cast(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int ni)
 {
 	int			st = WARP_OK;
@@ -1131,7 +1131,7 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 }
 
 /* Evaluate node root for the current row (memoized). */
-WARP_FN int
+WARP_FN_OUTLINE int
 warp_row_eval(const WarpRowEnv *env, WarpRowState *s, int root)
 {
 	int			sp = 0;
@@ -1475,30 +1475,36 @@ warp_row_group(WarpRowGroups *g, const warp_int64 *kv, const warp_uint8 *kn, war
 /* ----------------------------------------------------------------- a row */
 
 /*
- * Run fact row `row` through the program into the group table g.  WARP_OK
- * (the row was filtered out, found no join partner, or was aggregated), or
- * the status of the first problem: a WarpStatus error, WARP_ROW_LOAD,
- * WARP_ROW_BAD or WARP_ROW_FULL; the whole query then needs the CPU driver
- * (the states this row already touched are not meaningful any more).
+ * A row goes through the program in steps, so that the GPU kernel can
+ * regroup the rows still alive between them (warp_gpu.cu): begin, quals,
+ * join keys, one probe per join, emit.  warp_row_run() is the steps in
+ * order for one row.  The node memo (s) carries a row from one step to the
+ * next, whichever thread runs the step.  Each step returns WARP_OK or the
+ * status of a problem: a WarpStatus error, WARP_ROW_LOAD, WARP_ROW_BAD or
+ * WARP_ROW_FULL; the whole query then needs the CPU driver (the states the
+ * row already touched are not meaningful any more).
  */
-WARP_FN int
-warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
-			 warp_int64 row, WarpRowCounts *cnt)
+
+/* start row `row`: nothing evaluated yet */
+WARP_FN void
+warp_row_begin(const WarpProgram *p, WarpRowState *s, warp_int64 row)
 {
-	const WarpProgram *p = env->p;
-	warp_int32	first[WARP_ROW_MAX_JOINS];
-	warp_int32	cur[WARP_ROW_MAX_JOINS];
-	warp_int64	kv[WARP_ROW_MAX_KEYS];
-	warp_uint8	kn[WARP_ROW_MAX_KEYS];
-	warp_uint8	ok[WARP_ROW_MAX_AGGS];
-	int			i,
-				st;
+	int			i;
 
 	s->row = row;
 	for (i = 0; i < p->nnodes; i++)
 		WRS_ST(s, i) = 0;
+}
 
-	/* quals, in order, each only for a row all earlier ones passed */
+/* the quals, in order, each only while all earlier ones passed */
+WARP_FN int
+warp_row_quals(const WarpRowEnv *env, WarpRowState *s, bool *pass)
+{
+	const WarpProgram *p = env->p;
+	int			i,
+				st;
+
+	*pass = false;
 	for (i = 0; i < p->nquals; i++)
 	{
 		int			q = p->quals[i];
@@ -1508,32 +1514,65 @@ warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
 		if (WRS_ST(s, q) != 1 || WRS_V(s, q) == 0)
 			return WARP_OK;
 	}
-	cnt->rows_filtered++;
+	*pass = true;
+	return WARP_OK;
+}
 
-	/* every join key first (as the CPU driver does), then the probes */
+/* every join key, before any probe (as the CPU driver does) */
+WARP_FN int
+warp_row_join_keys(const WarpRowEnv *env, WarpRowState *s)
+{
+	const WarpProgram *p = env->p;
+	int			i,
+				st;
+
 	for (i = 0; i < p->njoins; i++)
 		if ((st = warp_row_eval(env, s, p->joins[i].key_node)) != WARP_OK)
 			return st;
-	for (i = 0; i < p->njoins; i++)
-	{
-		int			kn_ = p->joins[i].key_node;
-		int			kind = p->joins[i].kind;
-		warp_int32	r = WRS_ST(s, kn_) != 1 ? -1 :	/* NULL never matches */
-			warp_join_lookup(&env->tables[i], WRS_V(s, kn_));
+	return WARP_OK;
+}
 
-		if (kind == WARP_JOIN_SEMI || kind == WARP_JOIN_ANTI)
-		{
-			/* filters: the row goes on once, with no build row */
-			if ((r >= 0) != (kind == WARP_JOIN_SEMI))
-				return WARP_OK;
-			r = -1;
-		}
-		else if (r < 0 && kind == WARP_JOIN_INNER)
-			return WARP_OK;
-		/* -1 for a left join without a match: the NULL-extended row */
-		first[i] = r;
-		cur[i] = r;
-	}
+/*
+ * Probe join j (its key evaluated): whether the row goes on, and *first,
+ * the first matching build row, or -1 (a semi or anti join's row goes on
+ * with no build row; a left join's miss is the NULL-extended row).
+ */
+WARP_FN bool
+warp_row_probe(const WarpRowEnv *env, const WarpRowState *s, int j, warp_int32 *first)
+{
+	int			kn_ = env->p->joins[j].key_node;
+	int			kind = env->p->joins[j].kind;
+	warp_int32	r = WRS_ST(s, kn_) != 1 ? -1 :	/* NULL never matches */
+		warp_join_lookup(&env->tables[j], WRS_V(s, kn_));
+
+	*first = -1;
+	if (kind == WARP_JOIN_SEMI || kind == WARP_JOIN_ANTI)
+		return (r >= 0) == (kind == WARP_JOIN_SEMI);
+	if (r < 0 && kind == WARP_JOIN_INNER)
+		return false;
+	*first = r;
+	return true;
+}
+
+/*
+ * A row that passed the quals and every probe (first[j] from probe j):
+ * group keys, FILTERs and arguments once, then for every combination of
+ * matching build rows its group and aggregate updates.
+ */
+WARP_FN int
+warp_row_emit(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
+			  const warp_int32 *first, WarpRowCounts *cnt)
+{
+	const WarpProgram *p = env->p;
+	warp_int32	cur[WARP_ROW_MAX_JOINS];
+	warp_int64	kv[WARP_ROW_MAX_KEYS];
+	warp_uint8	kn[WARP_ROW_MAX_KEYS];
+	warp_uint8	ok[WARP_ROW_MAX_AGGS];
+	int			i,
+				st;
+
+	for (i = 0; i < p->njoins; i++)
+		cur[i] = first[i];
 
 	/* group keys from the fact row, then FILTER and argument per aggregate */
 	for (i = 0; i < p->nkeys; i++)
@@ -1622,6 +1661,34 @@ warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
 	}
 	return WARP_OK;
 }
+
+/*
+ * Run fact row `row` through the program into the group table g.  WARP_OK
+ * (the row was filtered out, found no join partner, or was aggregated), or
+ * the status of the first problem.
+ */
+WARP_FN int
+warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
+			 warp_int64 row, WarpRowCounts *cnt)
+{
+	const WarpProgram *p = env->p;
+	warp_int32	first[WARP_ROW_MAX_JOINS];
+	bool		pass;
+	int			i,
+				st;
+
+	warp_row_begin(p, s, row);
+	if ((st = warp_row_quals(env, s, &pass)) != WARP_OK || !pass)
+		return st;
+	cnt->rows_filtered++;
+	if ((st = warp_row_join_keys(env, s)) != WARP_OK)
+		return st;
+	for (i = 0; i < p->njoins; i++)
+		if (!warp_row_probe(env, s, i, &first[i]))
+			return WARP_OK;
+	return warp_row_emit(env, s, g, first, cnt);
+}
+
 
 /* ------------------------------------------------------ host-side setup */
 

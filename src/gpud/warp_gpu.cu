@@ -229,35 +229,178 @@ row_status_why(int st, long long row, char *why, size_t whylen)
 /* ---------------------------------------------------------------- kernels */
 
 /*
- * every row of [r0, r1) through the program; the rows' node scratch lives
- * in dynamic shared memory (WARP_ROW_SCRATCH_BYTES(nnodes) per thread)
+ * Shared memory of warp_gpu_rows for blocks of nthreads threads: the node
+ * scratch of every thread's row (WarpRowState), each row's first build
+ * row per join, and two queues of the rows still alive (as thread slots).
  */
-__global__ void __launch_bounds__(BLOCK_THREADS)
-warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, DevResult *res,
-			  int nnodes)
+typedef struct RowSmem
 {
-	extern __shared__ warp_int64 row_scratch[];
-	WarpRowState s;
-	WarpRowCounts cnt;
-	long long	stride = (long long) gridDim.x * blockDim.x;
-	long long	row;
-	int			iter = 0;
+	size_t		first;			/* offsets */
+	size_t		queue;
+	size_t		total;
+} RowSmem;
 
-	warp_row_state_init(&s, row_scratch, nnodes, (int) blockDim.x, (int) threadIdx.x);
+__host__ __device__ static inline RowSmem
+row_smem_layout(int nnodes, int njoins, int nthreads)
+{
+	RowSmem		l;
+
+	l.first = (WARP_ROW_SCRATCH_BYTES(nnodes) * nthreads + 15) / 16 * 16;
+	l.queue = l.first + ((size_t) 4 * njoins * nthreads + 15) / 16 * 16;
+	l.total = l.queue + (size_t) 2 * 2 * nthreads;
+	return l;
+}
+
+/* append this thread's slot to a shared queue (one atomic per warp) */
+__device__ static inline void
+row_enqueue(bool alive, warp_uint16 *q, int *qn, int slot)
+{
+	unsigned	mask = __ballot_sync(0xffffffffu, alive);
+	int			lane = threadIdx.x & 31;
+	int			base = 0;
+
+	if (mask == 0)
+		return;
+	if (lane == __ffs(mask) - 1)
+		base = atomicAdd(qn, __popc(mask));
+	base = __shfl_sync(0xffffffffu, base, __ffs(mask) - 1);
+	if (alive)
+		q[base + __popc(mask & ((1u << lane) - 1))] = (warp_uint16) slot;
+}
+
+/* the first failing row's status, once */
+__device__ static inline void
+row_fail(DevResult *res, int st, long long row)
+{
+	if (atomicCAS(&res->status, 0, st) == 0)
+		res->bad_row = row;
+}
+
+/*
+ * Every row of [r0, r1) through the program, a tile of blockDim.x rows at
+ * a time (row base + t starts in thread t, its memo in scratch slot t).
+ * Between the steps of warp_row_run -- quals and join keys, each probe,
+ * emit -- the rows still alive are compacted into a queue, and the next
+ * step runs on the queue with every thread busy: after a selective filter
+ * or join, thread-per-row would leave most lanes of a warp idle while a
+ * few take the expensive path.  A queued row carries its slot, so its
+ * memo, first build rows and row number come along.  Every thread reaches
+ * every barrier (blockDim.x is a multiple of 32, so the warp-wide queue
+ * appends are full-warp); a failing row records its status and the block
+ * stops after the tile.
+ */
+/*
+ * At least 3 blocks of 256 threads per SM: caps the kernel at 85 registers
+ * (it would take 108, leaving room for 2 blocks).  Measured on the H200 with
+ * SSB SF=20 (bench/results/2026-12-04-h200-gpu-kernel-session4.md): kernel
+ * time 291 ms over the 13 queries against 325 ms uncapped.
+ */
+#ifndef WARP_GPU_ROW_MIN_BLOCKS
+#define WARP_GPU_ROW_MIN_BLOCKS 3
+#endif
+
+__global__ void __launch_bounds__(BLOCK_THREADS, WARP_GPU_ROW_MIN_BLOCKS)
+warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, DevResult *res,
+			  int nnodes, int njoins)
+{
+	extern __shared__ warp_int64 row_smem[];
+	__shared__ int qn[WARP_ROW_MAX_JOINS + 2];
+	__shared__ int stop;
+	const int	nt = (int) blockDim.x;
+	const int	t = (int) threadIdx.x;
+	RowSmem		l = row_smem_layout(nnodes, njoins, nt);
+	warp_int32 *first = (warp_int32 *) ((warp_uint8 *) row_smem + l.first);
+	warp_uint16 *queue[2];
+	WarpRowCounts cnt;
+	long long	base;
+
+	queue[0] = (warp_uint16 *) ((warp_uint8 *) row_smem + l.queue);
+	queue[1] = queue[0] + nt;
 	cnt.rows_filtered = 0;
 	cnt.rows_joined = 0;
-	for (row = r0 + (long long) blockIdx.x * blockDim.x + threadIdx.x; row < r1; row += stride)
+	for (base = r0 + (long long) blockIdx.x * nt; base < r1; base += (long long) gridDim.x * nt)
 	{
-		int			st = warp_row_run(&env, &s, &grp, row, &cnt);
+		WarpRowState s;
+		bool		alive = false;
+		int			j,
+					k,
+					n;
 
-		if (st != WARP_OK)
+		if (t < njoins + 2)
+			qn[t] = 0;
+		__syncthreads();
+
+		/* quals and join keys, row base + t in slot t */
+		if (base + t < r1)
 		{
-			if (atomicCAS(&res->status, 0, st) == 0)
-				res->bad_row = row;
-			break;
+			int			st;
+
+			warp_row_state_init(&s, row_smem, nnodes, nt, t);
+			warp_row_begin(env.p, &s, base + t);
+			st = warp_row_quals(&env, &s, &alive);
+			if (st == WARP_OK && alive)
+			{
+				cnt.rows_filtered++;
+				st = warp_row_join_keys(&env, &s);
+			}
+			if (st != WARP_OK)
+			{
+				row_fail(res, st, base + t);
+				alive = false;
+			}
 		}
-		/* another row failed: the batch goes to the CPU anyway */
-		if ((++iter & 31) == 0 && *(volatile int *) &res->status != 0)
+		row_enqueue(alive, queue[0], &qn[0], t);
+		__syncthreads();
+
+		/* each probe over the rows still alive, into the other queue */
+		for (j = 0; j < njoins; j++)
+		{
+			const warp_uint16 *in = queue[j & 1];
+			warp_uint16 *out = queue[(j + 1) & 1];
+
+			n = qn[j];
+			for (k = 0; k < n; k += nt)
+			{
+				int			slot = k + t < n ? in[k + t] : 0;
+				warp_int32	f = -1;
+
+				alive = false;
+				if (k + t < n)
+				{
+					warp_row_state_init(&s, row_smem, nnodes, nt, slot);
+					s.row = base + slot;
+					alive = warp_row_probe(&env, &s, j, &f);
+					first[j * nt + slot] = f;
+				}
+				row_enqueue(alive, out, &qn[j + 1], slot);
+			}
+			__syncthreads();
+		}
+
+		/* group keys, aggregate arguments and updates for the survivors */
+		n = qn[njoins];
+		for (k = t; k < n; k += nt)
+		{
+			int			slot = queue[njoins & 1][k];
+			warp_int32	f[WARP_ROW_MAX_JOINS];
+			int			st;
+
+			for (j = 0; j < njoins; j++)
+				f[j] = first[j * nt + slot];
+			warp_row_state_init(&s, row_smem, nnodes, nt, slot);
+			s.row = base + slot;
+			st = warp_row_emit(&env, &s, &grp, f, &cnt);
+			if (st != WARP_OK)
+				row_fail(res, st, base + slot);
+		}
+
+		/* another row failed (here or in another block): the batch goes
+		 * to the CPU anyway */
+		__syncthreads();
+		if (t == 0)
+			stop = *(volatile int *) &res->status != 0;
+		__syncthreads();
+		if (stop)
 			break;
 	}
 	if (cnt.rows_filtered)
@@ -342,38 +485,46 @@ row_grid(const WarpGpu *g, long long n)
 }
 
 /*
- * Threads per block and shared memory of warp_gpu_rows for a program of
- * nnodes nodes: as many threads as BLOCK_THREADS while a block's scratch
- * stays within ROW_SMEM_BLOCK (so at least two blocks fit an SM), else
- * fewer; the grid is one wave of the blocks that can be resident.
+ * Threads per block and shared memory of warp_gpu_rows for the program: as
+ * many threads as BLOCK_THREADS while a block's shared memory stays within
+ * ROW_SMEM_BLOCK (so at least two blocks fit an SM), else fewer (a
+ * multiple of 32 always); the grid is one wave of the blocks that can be
+ * resident.
  */
 #define ROW_SMEM_BLOCK (96 * 1024)
 
 static bool
-row_launch_shape(WarpGpu *g, int nnodes, int smem_optin, char *why, size_t whylen)
+row_launch_shape(WarpGpu *g, const WarpProgram *prog, int smem_optin, char *why, size_t whylen)
 {
-	size_t		per = WARP_ROW_SCRATCH_BYTES(nnodes > 0 ? nnodes : 1);
+	cudaFuncAttributes attr;
 	int			threads = BLOCK_THREADS;
 	int			per_sm = 0;
+	int			dyn_max;
 
-	while (threads > 32 && per * threads > ROW_SMEM_BLOCK)
+	/* the kernel's static shared memory comes out of the same limit */
+	if (!CUDA_OK(cudaFuncGetAttributes(&attr, warp_gpu_rows)))
+		return false;
+	dyn_max = smem_optin - (int) attr.sharedSizeBytes;
+	while (threads > 32 && row_smem_layout(prog->nnodes, prog->njoins, threads).total > ROW_SMEM_BLOCK)
 		threads /= 2;
-	if (per * threads > (size_t) smem_optin)
+	g->row_threads = threads;
+	g->row_smem = row_smem_layout(prog->nnodes, prog->njoins, threads).total;
+	if (dyn_max <= 0 || g->row_smem > (size_t) dyn_max)
 	{
-		set_why(why, whylen, "a program of %d nodes does not fit the GPU's shared memory", nnodes);
+		set_why(why, whylen, "a program of %d nodes does not fit the GPU's shared memory",
+				prog->nnodes);
 		return false;
 	}
-	g->row_threads = threads;
-	g->row_smem = align_up(per * threads, 16);
-	/* always the device's limit: threads of other jobs set it concurrently */
+	/* always the largest allowed: threads of other jobs set it concurrently */
 	if (!CUDA_OK(cudaFuncSetAttribute(warp_gpu_rows, cudaFuncAttributeMaxDynamicSharedMemorySize,
-									  smem_optin)) ||
+									  dyn_max)) ||
 		!CUDA_OK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warp_gpu_rows,
 															   threads, g->row_smem)))
 		return false;
 	if (per_sm < 1)
 	{
-		set_why(why, whylen, "a program of %d nodes does not fit the GPU's shared memory", nnodes);
+		set_why(why, whylen, "a program of %d nodes does not fit the GPU's shared memory",
+				prog->nnodes);
 		return false;
 	}
 	g->row_max_blocks = g->nsm * per_sm;
@@ -948,7 +1099,7 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 		goto fail;
 	}
 	g->nsm = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
-	if (!row_launch_shape(g, prog->nnodes, (int) prop.sharedMemPerBlockOptin, why, whylen))
+	if (!row_launch_shape(g, prog, (int) prop.sharedMemPerBlockOptin, why, whylen))
 		goto fail;
 	if (!CUDA_OK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) ||
 		!CUDA_OK(cudaStreamCreateWithFlags(&g->copy_stream, cudaStreamNonBlocking)))
@@ -1490,7 +1641,8 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 		env.cols = bs->d_cols;
 		env.nrows = nrows;
 		warp_gpu_rows<<<row_grid(g, r1 - r0), g->row_threads, g->row_smem, g->stream>>>(
-			env, g->grp, (long long) r0, (long long) r1, g->d_res, g->prog->nnodes);
+			env, g->grp, (long long) r0, (long long) r1, g->d_res, g->prog->nnodes,
+			g->prog->njoins);
 		if (!CUDA_OK(cudaGetLastError()) ||
 			!CUDA_OK(cudaMemcpyAsync(g->h_res, g->d_res, sizeof(DevResult),
 									 cudaMemcpyDeviceToHost, g->stream)))
