@@ -1170,6 +1170,8 @@ copy_value(WarpCpu *x, int dst, int src, int i)
 	x->nv[dst][i] = x->nv[src][i];
 	if (IS_FLOAT_NODE(x, dst))
 		x->fv[dst][i] = x->fv[src][i];
+	else if (x->p->nodes[dst].type == WT_NUMERIC)
+		x->qv[dst][i] = x->qv[src][i];
 	else
 		x->iv[dst][i] = x->iv[src][i];
 }

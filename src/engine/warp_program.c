@@ -85,6 +85,11 @@ numeric_node_problem(const WarpProgram *p, const WarpNode *nd)
 				p->nodes[nd->a].type == WT_DATE || p->nodes[nd->a].type == WT_TIMESTAMP)
 				return "bad cast to numeric";
 			return NULL;
+		case WN_CASE:
+		case WN_COALESCE:
+			/* the values: numeric at the node's scale (checked with the
+			 * argument list below) */
+			return NULL;
 		default:
 			return "numeric result of an operation the engine does not compute in numeric";
 	}
@@ -204,8 +209,10 @@ warp_program_validate(const WarpProgram *p)
 						if (!is_boolish(p, a))
 							return "CASE condition is not boolean";
 					}
-					else if (KIND_FLOAT(p, a) != KIND_FLOAT(p, i) || IS_NUM(p, a) || IS_NUM(p, i))
+					else if (kind_of(p, a) != kind_of(p, i))
 						return "CASE/COALESCE result kind mismatch";
+					else if (IS_NUM(p, i) && p->nodes[a].scale != nd->scale)
+						return "numeric CASE/COALESCE value of another scale";
 				}
 				if (nd->op == WN_CASE &&
 					(nd->nargs % 2) != ((nd->flags & WARP_CASE_HAS_ELSE) ? 1 : 0))

@@ -65,6 +65,11 @@ typedef struct WarpBuilder
 	List	   *text_consts;	/* WarpTextConst: strings of text columns */
 	Bitmapset  *join_key_cols;	/* columns of text join keys */
 	bool		uses_tz;		/* a node reads the session's TimeZone */
+	/* numeric CASE/COALESCE whose values' display scales differ: their
+	 * nodes (the value at the largest scale; the row's own display scale is
+	 * warp_compile_scale_of's), and the rescaling products inside them */
+	Bitmapset  *dyn_scale;
+	Bitmapset  *rescaled;
 	/* the program being built */
 	WarpNode   *nodes;
 	int			nnodes;
@@ -108,6 +113,10 @@ extern int	warp_compile_text_join_key(WarpBuilder *b, Expr *expr, int n,
 extern int	warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale);
 /* sum/avg/min/max/count's numeric argument: one of the two above */
 extern int	warp_compile_numeric_agg_arg(WarpBuilder *b, Expr *expr, int *scale);
+/* whether numeric node n's display scale varies by row (a CASE/COALESCE of
+ * values of different scales), and an int4 node giving it per row */
+extern bool warp_node_dynamic_scale(WarpBuilder *b, int n);
+extern int	warp_compile_scale_of(WarpBuilder *b, int n);
 /* engine type of a PostgreSQL type; false if the engine has none */
 extern bool warp_type_of(Oid typid, WarpType *t);
 /* value of a Datum of an engine type: *ival or *fval as the type is */

@@ -278,6 +278,7 @@ warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale)
  */
 static int	compile_datetime(WarpBuilder *b, FuncExpr *fe);
 static bool session_zone_ok(WarpBuilder *b);
+static int	compile_numeric_choice(WarpBuilder *b, Expr *expr, int *intd);
 
 static int
 compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
@@ -417,6 +418,8 @@ compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
 				{
 					if ((a = compile_numeric(b, linitial(op->args), intd)) < 0)
 						return -1;
+					if (bms_is_member(a, b->dyn_scale))
+						return refuse(b, "numeric CASE/COALESCE of values of different scales as an operand");
 					n = add_node(b, WN_NEG, WT_NUMERIC);
 					b->nodes[n].a = a;
 					b->nodes[n].scale = b->nodes[a].scale;
@@ -434,6 +437,8 @@ compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
 					(a = compile_numeric(b, linitial(op->args), &da)) < 0 ||
 					(bb = compile_numeric(b, lsecond(op->args), &db)) < 0)
 					return -1;
+				if (bms_is_member(a, b->dyn_scale) || bms_is_member(bb, b->dyn_scale))
+					return refuse(b, "numeric CASE/COALESCE of values of different scales as an operand");
 				sa = b->nodes[a].scale;
 				sb = b->nodes[bb].scale;
 				if (sub == WARP_ARITH_MUL)
@@ -456,8 +461,221 @@ compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
 				*intd = d;
 				return n;
 			}
+		case T_CaseExpr:
+		case T_CoalesceExpr:
+			return compile_numeric_choice(b, expr, intd);
 		default:
 			return refuse(b, "numeric expression the engine does not compute");
+	}
+}
+
+/* a numeric constant 1 at display scale k (10^k unscaled): x * it rescales x */
+static int
+numeric_one(WarpBuilder *b, int k)
+{
+	int128		v = 1;
+	int			n,
+				i;
+
+	for (i = 0; i < k; i++)
+		v *= 10;
+	n = add_node(b, WN_CONST, WT_NUMERIC);
+	b->nodes[n].ival = (int64) v;
+	if (k > 18)
+	{
+		b->nodes[n].ival = (int64) (uint64) v;
+		b->nodes[n].ival_hi = (int64) (v >> 64);
+		b->nodes[n].flags |= WARP_NODE_WIDE;
+	}
+	b->nodes[n].scale = (uint8) k;
+	return n;
+}
+
+/*
+ * CASE WHEN c THEN x ... [ELSE y] END and COALESCE(x, y, ...) over numeric.
+ * Every value is computed at the largest of their display scales (a value
+ * of a smaller one multiplied by a numeric 1 of the difference's scale, as
+ * exact as PostgreSQL's), so comparisons and sums are right.  But
+ * PostgreSQL's result keeps the display scale of the value the row took:
+ * CASE ... THEN price ELSE 0 END is 12.50 or 0, and sum() over such values
+ * has the largest scale among the rows it summed.  Such a node is put in
+ * b->dyn_scale: it may be compared or summed (the aggregate's scale then
+ * comes from warp_compile_scale_of, per group), never an operand of
+ * arithmetic or the argument of min/max, whose displayed result would
+ * depend on which of two equal values came last.  A NULL constant value
+ * has no scale of its own.
+ */
+static int
+compile_numeric_choice(WarpBuilder *b, Expr *expr, int *intd)
+{
+	bool		is_case = IsA(expr, CaseExpr);
+	List	   *items = NIL;	/* the arguments in order; values marked */
+	List	   *isval = NIL;
+	bool		has_else = false;
+	bool		dyn = false;
+	int		   *kid;
+	int		   *kd;
+	int			nk,
+				k,
+				maxs = -1,
+				maxd = 0,
+				n;
+	ListCell   *lc,
+			   *lv;
+
+	if (is_case)
+	{
+		CaseExpr   *ce = (CaseExpr *) expr;
+
+		if (ce->arg != NULL)
+			return refuse(b, "CASE with a test expression");
+		foreach(lc, ce->args)
+		{
+			CaseWhen   *w = lfirst_node(CaseWhen, lc);
+
+			items = lappend(lappend(items, w->expr), w->result);
+			isval = lappend_int(lappend_int(isval, 0), 1);
+		}
+		if (ce->defresult)
+		{
+			items = lappend(items, ce->defresult);
+			isval = lappend_int(isval, 1);
+			has_else = true;
+		}
+	}
+	else
+	{
+		foreach(lc, ((CoalesceExpr *) expr)->args)
+		{
+			items = lappend(items, lfirst(lc));
+			isval = lappend_int(isval, 1);
+		}
+	}
+	nk = list_length(items);
+	kid = palloc(sizeof(int) * nk);
+	kd = palloc0(sizeof(int) * nk);
+	k = 0;
+	forboth(lc, items, lv, isval)
+	{
+		if (!lfirst_int(lv))
+			kid[k] = warp_compile_expr(b, lfirst(lc));
+		else
+		{
+			kid[k] = compile_numeric(b, lfirst(lc), &kd[k]);
+			if (kid[k] >= 0 && !(b->nodes[kid[k]].op == WN_CONST &&
+								 (b->nodes[kid[k]].flags & WARP_NODE_NULL)))
+			{
+				if (maxs >= 0 && b->nodes[kid[k]].scale != maxs)
+					dyn = true;
+				maxs = Max(maxs, b->nodes[kid[k]].scale);
+				if (bms_is_member(kid[k], b->dyn_scale))
+					dyn = true;
+			}
+		}
+		if (kid[k] < 0)
+			return -1;
+		k++;
+	}
+	if (maxs < 0)
+		maxs = 0;				/* every value a NULL constant */
+	k = 0;
+	forboth(lc, items, lv, isval)
+	{
+		if (lfirst_int(lv))
+		{
+			WarpNode   *nd = &b->nodes[kid[k]];
+
+			if (nd->op == WN_CONST && (nd->flags & WARP_NODE_NULL))
+				nd->scale = (uint8) maxs;	/* no value, no scale */
+			else if (nd->scale < maxs)
+			{
+				int			one = numeric_one(b, maxs - nd->scale);
+				int			m = add_node(b, WN_ARITH, WT_NUMERIC);
+
+				b->nodes[m].sub = WARP_ARITH_MUL;
+				b->nodes[m].a = kid[k];
+				b->nodes[m].b = one;
+				b->nodes[m].scale = (uint8) maxs;
+				b->rescaled = bms_add_member(b->rescaled, m);
+				kid[k] = m;
+				kd[k] += 1;
+			}
+			maxd = Max(maxd, kd[k]);
+		}
+		k++;
+	}
+	if (maxd + maxs > 38)
+		return refuse(b, "numeric CASE/COALESCE that could exceed 38 digits");
+	n = add_node(b, is_case ? WN_CASE : WN_COALESCE, WT_NUMERIC);
+	b->nodes[n].flags = has_else ? WARP_CASE_HAS_ELSE : 0;
+	b->nodes[n].scale = (uint8) maxs;
+	b->nodes[n].nargs = nk;
+	b->nodes[n].args_off = b->nargs;
+	for (k = 0; k < nk; k++)
+		add_arg(b, kid[k]);
+	if (dyn)
+		b->dyn_scale = bms_add_member(b->dyn_scale, n);
+	*intd = maxd;
+	return n;
+}
+
+bool
+warp_node_dynamic_scale(WarpBuilder *b, int n)
+{
+	return n >= 0 && bms_is_member(n, b->dyn_scale);
+}
+
+/*
+ * An int4 node giving, per row, the display scale PostgreSQL's value of
+ * numeric node n has (NULL where n is NULL): a constant behind IS NOT NULL
+ * for a node of one scale; for a CASE/COALESCE in b->dyn_scale the same
+ * choice over the same conditions, its values replaced by their scales
+ * (a rescaled value by its original's).  The conditions are the same
+ * nodes, so nothing is evaluated that the value's CASE did not.
+ */
+int
+warp_compile_scale_of(WarpBuilder *b, int n)
+{
+	WarpNode	nd = b->nodes[n];	/* a copy: add_node may move them */
+	int			m;
+
+	if (bms_is_member(n, b->rescaled))
+		return warp_compile_scale_of(b, nd.a);
+	if (bms_is_member(n, b->dyn_scale))
+	{
+		int		   *kid = palloc(sizeof(int) * nd.nargs);
+		int			j;
+
+		for (j = 0; j < nd.nargs; j++)
+		{
+			int			a = b->args[nd.args_off + j];
+			bool		cond = nd.op == WN_CASE && (j % 2) == 0 &&
+				!((nd.flags & WARP_CASE_HAS_ELSE) && j == nd.nargs - 1);
+
+			kid[j] = cond ? a : warp_compile_scale_of(b, a);
+		}
+		m = add_node(b, (WarpOp) nd.op, WT_INT4);
+		b->nodes[m].flags = nd.flags;
+		b->nodes[m].nargs = nd.nargs;
+		b->nodes[m].args_off = b->nargs;
+		for (j = 0; j < nd.nargs; j++)
+			add_arg(b, kid[j]);
+		return m;
+	}
+	else
+	{
+		int			t = add_node(b, WN_IS_NOT_NULL, WT_BOOL);
+		int			c;
+
+		b->nodes[t].a = n;
+		c = add_node(b, WN_CONST, WT_INT4);
+		b->nodes[c].ival = nd.scale;
+		m = add_node(b, WN_CASE, WT_INT4);
+		b->nodes[m].nargs = 2;
+		b->nodes[m].args_off = b->nargs;
+		add_arg(b, t);
+		add_arg(b, c);
+		return m;
 	}
 }
 

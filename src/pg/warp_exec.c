@@ -140,6 +140,7 @@ typedef struct WarpScanState
 	List	   *fact_attrs;
 	List	   *key_info;
 	List	   *agg_info;
+	int		   *agg_scale_agg;	/* per aggregate: its hidden scale aggregate, or -1 */
 	List	   *outmap;
 
 	Relation	fact_rel;
@@ -649,8 +650,10 @@ build_program(WarpScanState *ws)
 			p->keys[i].join = intVal(lthird(ki));
 		i++;
 	}
+	/* room for a hidden max(display scale) per sum/avg (see below) */
 	p->naggs = list_length(ws->agg_info);
-	p->aggs = palloc0(sizeof(WarpAggSpec) * Max(p->naggs, 1));
+	p->aggs = palloc0(sizeof(WarpAggSpec) * Max(2 * p->naggs, 1));
+	ws->agg_scale_agg = palloc(sizeof(int) * Max(p->naggs, 1));
 	i = 0;
 	foreach(lc, ws->agg_info)
 	{
@@ -682,6 +685,35 @@ build_program(WarpScanState *ws)
 				a->kind = WA_SUM_NUMERIC;
 		}
 		a->type = t;
+		ws->agg_scale_agg[i - 1] = -1;
+	}
+
+	/*
+	 * sum/avg of a numeric CASE/COALESCE whose values have different
+	 * display scales: PostgreSQL's result has the largest scale among the
+	 * values summed, which only the rows know.  A hidden aggregate after
+	 * the real ones, max() of the row's scale under the same FILTER, gives
+	 * it per group (agg_numeric_scale); hidden aggregates are never
+	 * emitted.
+	 */
+	{
+		int			nreal = p->naggs;
+
+		for (i = 0; i < nreal; i++)
+		{
+			WarpAggSpec *a = &p->aggs[i];
+
+			if (a->kind == WA_SUM_NUMERIC && warp_node_dynamic_scale(&b, a->arg))
+			{
+				WarpAggSpec *h = &p->aggs[p->naggs];
+
+				h->kind = WA_MAX;
+				h->type = WT_INT4;
+				h->arg = warp_compile_scale_of(&b, a->arg);
+				h->filter = a->filter;
+				ws->agg_scale_agg[i] = p->naggs++;
+			}
+		}
 	}
 #undef COMPILE
 	p->nnodes = b.nnodes;
@@ -1489,12 +1521,18 @@ numeric_sum_state128(int64 n, warp_int128 sum, int scale)
 	return numeric_sum_state(n, sum < 0, mag, scale);
 }
 
-/* numeric_sum_state of a 192-bit two's complement sum (WA_SUM_NUMERIC) */
+/*
+ * numeric_sum_state of a 192-bit two's complement sum (WA_SUM_NUMERIC) of
+ * values at scale + drop, shown at scale: its last drop digits are zero
+ * (every value summed had at most `scale` decimals).
+ */
 static Datum
-numeric_sum_state192(int64 n, const WarpAggState *s, int scale)
+numeric_sum_state192(int64 n, const WarpAggState *s, int scale, int drop)
 {
 	uint64		mag[3] = {(uint64) s->wide_top, (uint64) s->wide_hi, s->wide_lo};
 	bool		neg = s->wide_top < 0;
+	int			k,
+				i;
 
 	if (neg)
 	{
@@ -1505,14 +1543,41 @@ numeric_sum_state192(int64 n, const WarpAggState *s, int scale)
 		if (++mag[2] == 0 && ++mag[1] == 0)
 			++mag[0];
 	}
+	for (k = 0; k < drop; k++)
+	{
+		unsigned __int128 r = 0;
+
+		for (i = 0; i < 3; i++)
+		{
+			unsigned __int128 cur = (r << 64) | mag[i];
+
+			mag[i] = (uint64) (cur / 10);
+			r = cur % 10;
+		}
+		if (r != 0)
+			elog(ERROR, "pg_warp: a numeric sum has digits beyond its display scale");
+	}
 	return numeric_sum_state(n, neg, mag, scale);
 }
 
-/* the display scale of numeric aggregate a's argument, as the program has it */
+/*
+ * The display scale of numeric aggregate a's result for group g: its
+ * argument's, as the program has it, or the largest among the group's
+ * rows (a hidden aggregate, for a CASE/COALESCE of several scales).
+ */
+static const WarpAggState *group_agg(WarpScanState *ws, int64 g, int a);
+
 static int
-agg_numeric_scale(WarpScanState *ws, int a)
+agg_numeric_scale(WarpScanState *ws, int a, int64 g)
 {
 	const WarpNode *nd = &ws->prog.nodes[ws->prog.aggs[a].arg];
+
+	if (ws->agg_scale_agg[a] >= 0)
+	{
+		const WarpAggState *h = group_agg(ws, g, ws->agg_scale_agg[a]);
+
+		return h->count > 0 ? (int) h->ival : 0;
+	}
 
 	if (nd->type == WT_NUMERIC)
 		return nd->scale;
@@ -1552,9 +1617,9 @@ agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
 			if (argtype == FLOAT8OID)
 				return Float8GetDatum(s->fval);
 			if (argtype == NUMERICOID && ws->prog.aggs[a].type == WT_NUMERIC)
-				return NumericGetDatum(pgwarp_int128_to_numeric(warp_agg_wide(s), agg_numeric_scale(ws, a)));
+				return NumericGetDatum(pgwarp_int128_to_numeric(warp_agg_wide(s), agg_numeric_scale(ws, a, g)));
 			if (argtype == NUMERICOID)
-				return NumericGetDatum(int64_div_fast_to_numeric(s->ival, agg_numeric_scale(ws, a)));
+				return NumericGetDatum(int64_div_fast_to_numeric(s->ival, agg_numeric_scale(ws, a, g)));
 			return engine_value_datum(s->ival, argtype);
 		case WA_SUM_FLOAT:
 			*isnull = s->count == 0;
@@ -1562,10 +1627,15 @@ agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
 				: Float8GetDatum(s->fval);
 		case WA_SUM_INT8:
 			if (argtype == NUMERICOID)
-				return numeric_sum_state128(s->count, warp_agg_wide(s), agg_numeric_scale(ws, a));
+				return numeric_sum_state128(s->count, warp_agg_wide(s), agg_numeric_scale(ws, a, g));
 			return int8_sum_state(s->count, warp_agg_wide(s));
 		case WA_SUM_NUMERIC:
-			return numeric_sum_state192(s->count, s, agg_numeric_scale(ws, a));
+			{
+				int			sc = agg_numeric_scale(ws, a, g);
+
+				return numeric_sum_state192(s->count, s, sc,
+											ws->prog.nodes[ws->prog.aggs[a].arg].scale - sc);
+			}
 		case WA_AVG_FLOAT:
 			/* float8_accum's state: float8[3] {N, Sx, Sxx} */
 			d[0] = Float8GetDatum((float8) s->count);

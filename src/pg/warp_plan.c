@@ -955,9 +955,17 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 				WarpBuilder b;
 				int			scale;
 
+				int			n;
+
 				warp_builder_init(&b, si->fact->relid, NULL);
-				if (warp_compile_numeric_agg_arg(&b, arg, &scale) < 0)
+				if ((n = warp_compile_numeric_agg_arg(&b, arg, &scale)) < 0)
 					return not_offloaded(psprintf("aggregate argument: %s", b.why_not));
+				/* sum/avg take the rows' largest display scale (from a
+				 * second aggregate); min/max would show one of two equal
+				 * values of different scales, whichever came last */
+				if (warp_node_dynamic_scale(&b, n) &&
+					(kind == WA_MIN || kind == WA_MAX))
+					return not_offloaded("min/max of a numeric CASE/COALESCE of values of different scales");
 			}
 			else if (!check_fact_expr(si, arg, &why))
 				return not_offloaded(psprintf("aggregate argument: %s", why));
@@ -1021,8 +1029,9 @@ special_walker(Node *node, void *context)
 			p > 18)
 			return true;
 	}
-	/* numeric arithmetic and casts (constants: see above) */
-	if ((IsA(node, OpExpr) || IsA(node, FuncExpr) || (what->numeric && IsA(node, Const))) &&
+	/* numeric arithmetic, casts, CASE/COALESCE (constants: see above) */
+	if ((IsA(node, OpExpr) || IsA(node, FuncExpr) || IsA(node, CaseExpr) ||
+		 IsA(node, CoalesceExpr) || (what->numeric && IsA(node, Const))) &&
 		exprType(node) == NUMERICOID)
 		return true;
 	if (IsA(node, FuncExpr))

@@ -561,8 +561,9 @@ class Gen:
         return a, name
 
     def numeric_expr(self, depth=2):
-        """numeric arithmetic (+ - * unary minus, integer casts, constants);
-        some products of m0 pass 38 digits and stay PostgreSQL's"""
+        """numeric arithmetic (+ - * unary minus, integer casts, constants,
+        CASE/COALESCE); some products of m0 pass 38 digits and stay
+        PostgreSQL's"""
         r = self.rng.random()
         if depth == 0 or r < 0.35:
             return self.pick("f.m2", "f.m0", "f.m2", "f.mw", "f.i4::numeric", "f.i2::numeric",
@@ -572,7 +573,15 @@ class Gen:
                              "extract(%s FROM f.tz)" % self.pick(*TS_UNITS))
         a = self.numeric_expr(depth - 1)
         b = self.numeric_expr(depth - 1)
-        if r < 0.45:
+        if r < 0.43:
+            # CASE/COALESCE: values of different display scales show each
+            # row's own (sum/avg: the largest summed); NULL values too
+            if self.chance(0.4):
+                return "COALESCE(%s, %s%s)" % (a, b, self.pick("", ", 0", ", NULL::numeric", ", 1.000"))
+            els = self.pick("", " ELSE 0", " ELSE %s" % self.numeric_expr(depth - 1), " ELSE NULL")
+            return "(CASE WHEN %s THEN %s WHEN %s THEN %s%s END)" % (
+                self.bool_expr(1), a, self.bool_expr(1), b, els)
+        if r < 0.5:
             return "(-%s)" % a
         return "(%s %s %s)" % (a, self.pick("+", "-", "*"), b)
 
