@@ -105,6 +105,11 @@ struct WarpCpu
 	warp_int32 **ebrow,
 			  **tbrow;
 	warp_int64 *egroup;
+	/* float sum/avg aggregates, and their states before the current vector
+	 * (fsnap[f * ecap + e]: aggregate float_aggs[f], joined row e) */
+	int			nfloat;
+	int		   *float_aggs;
+	WarpAggState *fsnap;
 	warp_uint16 *usel;
 	warp_int32 *hidx;			/* probe scratch: joined rows found ... */
 	warp_int32 *hrow;			/* ... and their build rows */
@@ -171,6 +176,22 @@ alloc_joined(WarpCpu *x, warp_int64 cap)
 	x->ebrow = xalloc0(x, sizeof(warp_int32 *) * (nj + 1));
 	x->tbrow = xalloc0(x, sizeof(warp_int32 *) * (nj + 1));
 	if (!x->epos || !x->tpos || !x->egroup || !x->ebrow || !x->tbrow)
+		return false;
+	if (x->float_aggs == NULL)
+	{
+		int			a;
+
+		x->float_aggs = xalloc(x, sizeof(int) * (x->p->naggs + 1));
+		if (!x->float_aggs)
+			return false;
+		x->nfloat = 0;
+		for (a = 0; a < x->p->naggs; a++)
+			if (x->p->aggs[a].kind == WA_SUM_FLOAT || x->p->aggs[a].kind == WA_AVG_FLOAT)
+				x->float_aggs[x->nfloat++] = a;
+	}
+	x->fsnap = NULL;
+	if (x->nfloat > 0 &&
+		!(x->fsnap = xalloc(x, sizeof(WarpAggState) * cap * x->nfloat)))
 		return false;
 	for (j = 0; j < nj; j++)
 	{
@@ -1647,9 +1668,14 @@ eval_date_arith(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, 
 		int			i = sel[k];
 
 		x->nv[ni][i] = x->nv[nd->a][i] | x->nv[nd->b][i];
-		if (!x->nv[ni][i] &&
-			(st = warp_date_arith((WarpDtArith) nd->sub, x->iv[nd->a][i], x->iv[nd->b][i],
-								  &x->iv[ni][i])) != WARP_OK)
+		if (x->nv[ni][i])
+			continue;
+		if (WARP_DTA_IS_INTERVAL(nd->sub))
+			st = warp_interval_arith(&x->p->tz, nd, x->iv[nd->a][i], &x->iv[ni][i]);
+		else
+			st = warp_date_arith((WarpDtArith) nd->sub, x->iv[nd->a][i], x->iv[nd->b][i],
+								 &x->iv[ni][i]);
+		if (st != WARP_OK)
 			return st;
 	}
 	return WARP_OK;
@@ -2603,6 +2629,7 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 				j,
 				k,
 				a,
+				f,
 				nu;
 	warp_int64	ne,
 				e;
@@ -2710,6 +2737,24 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 		x->egroup[e] = g;
 	}
 
+	/*
+	 * Float sums and averages can fail in their transitions (overflow).  On
+	 * any error warp_cpu_run_batch replays the vector row by row to find
+	 * PostgreSQL's first failing row; that replay must start from the
+	 * states before this vector, or a sum already holding the vector's
+	 * later rows overflows before an earlier row's own error (a division
+	 * by zero in a later aggregate's FILTER, say) is reached.  So those
+	 * states are saved here and put back on error (the other aggregates'
+	 * transitions cannot fail).
+	 */
+	for (f = 0; f < x->nfloat; f++)
+	{
+		const WarpAggState *gs = x->gagg[x->float_aggs[f]];
+
+		for (e = 0; e < ne; e++)
+			x->fsnap[f * x->ecap + e] = gs[x->egroup[e]];
+	}
+
 	/* aggregates: FILTER first, then the argument, like ExecAgg */
 	for (a = 0; a < p->naggs; a++)
 	{
@@ -2725,7 +2770,7 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 			int			m2 = 0;
 
 			if ((st = eval(x, ag->filter, asel, na)) != WARP_OK)
-				return st;
+				goto restore;
 			for (k = 0; k < na; k++)
 				if (!x->nv[ag->filter][asel[k]] && x->iv[ag->filter][asel[k]])
 					asel[m2++] = asel[k];
@@ -2734,7 +2779,7 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 		if (ag->arg >= 0)
 		{
 			if ((st = eval(x, ag->arg, asel, na)) != WARP_OK)
-				return st;
+				goto restore;
 			for (k = 0; k < na; k++)
 				x->ok[asel[k]] = !x->nv[ag->arg][asel[k]];
 		}
@@ -2742,9 +2787,20 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 			for (k = 0; k < na; k++)
 				x->ok[asel[k]] = 1;
 		if ((st = accumulate(x, a, ne)) != WARP_OK)
-			return st;
+			goto restore;
 	}
 	return WARP_OK;
+
+restore:
+	for (f = 0; f < x->nfloat; f++)
+	{
+		WarpAggState *gs = x->gagg[x->float_aggs[f]];
+
+		/* backwards: a group several rows hit gets its first saved state */
+		for (e = ne - 1; e >= 0; e--)
+			gs[x->egroup[e]] = x->fsnap[f * x->ecap + e];
+	}
+	return st;
 }
 
 /*

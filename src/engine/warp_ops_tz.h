@@ -335,6 +335,130 @@ warp_timestamptz_trunc(const WarpTz *tz, WarpDtField field, warp_int64 ts, warp_
 	return WARP_OK;
 }
 
+/* ---------- timestamp(tz) + interval ---------- */
+
+/* IS_VALID_JULIAN: a year and month date2j handles (Nov 4714 BC on) */
+WARP_FN bool
+warp_valid_julian(warp_int64 year, warp_int64 mon)
+{
+	return (year > -4713 || (year == -4713 && mon >= 11)) &&
+		(year < 5874898 || (year == 5874898 && mon < 6));
+}
+
+/*
+ * tm2timestamp with an optional zone: the local fields' timestamp, less
+ * the offset DetermineTimeZoneOffset finds for them (tz NULL: none).  An
+ * invalid Julian year/month or a result outside the valid range is
+ * "timestamp out of range".  Computed in 128 bits: the int64 overflow
+ * checks of tm2timestamp reject nothing that the range check would let
+ * through.
+ */
+WARP_FN WarpStatus
+warp_tm_to_ts_in_zone(const WarpTz *tz, const WarpTm *tm, warp_int64 *res)
+{
+	warp_int64	date,
+				sod;
+	warp_int128 r;
+
+	if (!warp_valid_julian(tm->year, tm->mon))
+		return WARP_ERR_TIMESTAMP_RANGE;
+	date = (warp_int64) warp_date2j(tm->year, tm->mon, tm->mday) - WARP_POSTGRES_EPOCH_JDATE;
+	sod = ((warp_int64) tm->hour * 60 + tm->min) * 60 + tm->sec;
+	r = (warp_int128) date * WARP_USECS_PER_DAY + sod * WARP_USECS_PER_SEC + tm->usec;
+	if (tz)
+		r -= (warp_int128) warp_tz_local_offset(tz, date * WARP_SECS_PER_DAY + sod +
+												 WARP_TZ_EPOCH_SHIFT) * WARP_USECS_PER_SEC;
+	if (r < WARP_MIN_TIMESTAMP || r >= WARP_END_TIMESTAMP)
+		return WARP_ERR_TIMESTAMP_RANGE;
+	*res = (warp_int64) r;
+	return WARP_OK;
+}
+
+/* a finite timestamp's calendar fields, in the zone when tz is given */
+WARP_FN bool
+warp_ts_fields(const WarpTz *tz, warp_int64 ts, WarpTm *tm)
+{
+	warp_int32	off;
+
+	return warp_timestamp2tm(tz ? warp_tz_to_local(tz, ts, &off) : ts, tm);
+}
+
+/*
+ * timestamp_pl_interval (tz NULL) and timestamptz_pl_interval (tz: the
+ * session's zone), PostgreSQL 15: infinities pass; months are added to the
+ * calendar fields (the day clamped to the month's last), then days through
+ * the Julian day number, each step read and rebuilt in the zone; then the
+ * microseconds, with the int64 wrap-around of PostgreSQL's -fwrapv build
+ * before the final range check.  The Julian day sum wraps as its int does.
+ */
+WARP_FN WarpStatus
+warp_timestamp_pl_interval(const WarpTz *tz, warp_int64 ts, warp_int32 month, warp_int32 day,
+						   warp_int64 time, warp_int64 *res)
+{
+	static const int mdays[2][12] = {
+		{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31},
+		{31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
+	};
+	WarpTm		tm;
+	WarpStatus	st;
+
+	if (!warp_timestamp_is_finite(ts))
+	{
+		*res = ts;
+		return WARP_OK;
+	}
+	if (month != 0)
+	{
+		warp_int64	y,
+					m;
+		int			leap;
+
+		if (!warp_ts_fields(tz, ts, &tm))
+			return WARP_ERR_TIMESTAMP_RANGE;
+		y = tm.year;
+		m = (warp_int64) tm.mon + month;
+		if (m > 12)
+		{
+			y += (m - 1) / 12;
+			m = (m - 1) % 12 + 1;
+		}
+		else if (m < 1)
+		{
+			y += m / 12 - 1;
+			m = m % 12 + 12;
+		}
+		if (!warp_valid_julian(y, m))
+			return WARP_ERR_TIMESTAMP_RANGE;
+		tm.year = (int) y;
+		tm.mon = (int) m;
+		leap = (tm.year % 4 == 0 && (tm.year % 100 != 0 || tm.year % 400 == 0)) ? 1 : 0;
+		if (tm.mday > mdays[leap][tm.mon - 1])
+			tm.mday = mdays[leap][tm.mon - 1];
+		if ((st = warp_tm_to_ts_in_zone(tz, &tm, &ts)) != WARP_OK)
+			return st;
+	}
+	if (day != 0)
+	{
+		int			julian;
+
+		if (!warp_ts_fields(tz, ts, &tm))
+			return WARP_ERR_TIMESTAMP_RANGE;
+		julian = (int) ((unsigned int) warp_date2j(tm.year, tm.mon, tm.mday) + (unsigned int) day);
+		warp_j2date(julian, &tm.year, &tm.mon, &tm.mday);
+		if ((st = warp_tm_to_ts_in_zone(tz, &tm, &ts)) != WARP_OK)
+			return st;
+	}
+	{
+		warp_int128 r = (warp_int128) ts + time;
+
+		if (r < WARP_MIN_TIMESTAMP || r >= WARP_END_TIMESTAMP)
+			return WARP_ERR_TIMESTAMP_RANGE;
+		ts = (warp_int64) r;
+	}
+	*res = ts;
+	return WARP_OK;
+}
+
 /*
  * Consistency of a table as received (the daemon or a driver validates
  * before use): ascending transitions, offsets under a day, a cycle start

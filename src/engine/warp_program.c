@@ -234,6 +234,15 @@ warp_program_validate(const WarpProgram *p)
 						if (!node_ok(p, nd->b, i))
 							return "argument index out of range";
 						bt = (WarpType) p->nodes[nd->b].type;
+						if (WARP_DTA_IS_INTERVAL(nd->sub))
+						{
+							/* a + the node's interval (b is a) */
+							if (nd->b != nd->a ||
+								at != (nd->sub == WARP_DTA_DATE_PL_INTERVAL ? WT_DATE : WT_TIMESTAMP) ||
+								nd->type != WT_TIMESTAMP)
+								return "bad interval arithmetic";
+							break;
+						}
 						if (nd->sub >= WARP_DTA_COUNT ||
 							(nd->sub == WARP_DTA_DATE_MI ? at != WT_DATE || bt != WT_DATE :
 							 at != WT_DATE || bt != WT_INT4) ||

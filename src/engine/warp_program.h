@@ -109,8 +109,20 @@ typedef enum WarpDtArith
 								 * inlines int4 + date as this) */
 	WARP_DTA_DATE_MII,			/* date - int4 -> date (date_mii) */
 	WARP_DTA_DATE_MI,			/* date - date -> int4 (date_mi) */
+	/*
+	 * a + a constant interval (the node's, warp_node_interval; b is a):
+	 * timestamp -> timestamp, timestamptz -> timestamptz in the program's
+	 * zone, date -> timestamp.  a - interval is a + the interval with each
+	 * field negated (as timestamp_mi_interval does, wrapping).
+	 */
+	WARP_DTA_TS_PL_INTERVAL,
+	WARP_DTA_TSTZ_PL_INTERVAL,
+	WARP_DTA_DATE_PL_INTERVAL,
 	WARP_DTA_COUNT
 } WarpDtArith;
+
+#define WARP_DTA_IS_INTERVAL(k) ((k) >= WARP_DTA_TS_PL_INTERVAL && (k) < WARP_DTA_COUNT)
+
 
 /* a WARP_DT_ARITH node's value from its operands' (both drivers) */
 WARP_FN WarpStatus
@@ -196,6 +208,41 @@ warp_node_numeric_const(const WarpNode *nd)
 		return (warp_int128) (((warp_uint128) (warp_uint64) nd->ival_hi << 64) |
 							  (warp_uint64) nd->ival);
 	return nd->ival;
+}
+
+/* an interval constant in a WARP_DT_ARITH node: ival the microseconds,
+ * ival_hi the months (high half) and days (low half) */
+WARP_FN void
+warp_node_set_interval(WarpNode *nd, warp_int32 month, warp_int32 day, warp_int64 time)
+{
+	nd->ival = time;
+	nd->ival_hi = (warp_int64) (((warp_uint64) (warp_uint32) month << 32) | (warp_uint32) day);
+}
+
+WARP_FN void
+warp_node_interval(const WarpNode *nd, warp_int32 *month, warp_int32 *day, warp_int64 *time)
+{
+	*month = (warp_int32) (warp_uint32) ((warp_uint64) nd->ival_hi >> 32);
+	*day = (warp_int32) (warp_uint32) (warp_uint64) nd->ival_hi;
+	*time = nd->ival;
+}
+
+/* a WARP_DT_ARITH node of an interval kind: its a value + its interval */
+WARP_FN WarpStatus
+warp_interval_arith(const WarpTz *tz, const WarpNode *nd, warp_int64 a, warp_int64 *res)
+{
+	warp_int32	month,
+				day;
+	warp_int64	time,
+				ts = a;
+	WarpStatus	st;
+
+	warp_node_interval(nd, &month, &day, &time);
+	if (nd->sub == WARP_DTA_DATE_PL_INTERVAL &&
+		(st = warp_date_to_timestamp((warp_int32) a, &ts)) != WARP_OK)
+		return st;
+	return warp_timestamp_pl_interval(nd->sub == WARP_DTA_TSTZ_PL_INTERVAL ? tz : NULL,
+									  ts, month, day, time, res);
 }
 
 /* How a column's Arrow values become engine values (see warp_load.c). */

@@ -280,6 +280,21 @@ static int	compile_datetime(WarpBuilder *b, FuncExpr *fe);
 static bool session_zone_ok(WarpBuilder *b);
 static int	compile_numeric_choice(WarpBuilder *b, Expr *expr, int *intd);
 
+/* a numeric constant node's value v at display scale sc; wide: beyond
+ * int64, so the high half too (WARP_NODE_WIDE) */
+static void
+set_numeric_const(WarpNode *nd, int128 v, int sc, bool wide)
+{
+	nd->ival = (int64) v;
+	if (wide)
+	{
+		nd->ival = (int64) (uint64) v;
+		nd->ival_hi = (int64) (v >> 64);
+		nd->flags |= WARP_NODE_WIDE;
+	}
+	nd->scale = (uint8) sc;
+}
+
 static int
 compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
 {
@@ -355,15 +370,7 @@ compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
 					return refuse(b, "numeric constant of more than 38 decimals");
 				if (neg)
 					v = -v;
-				b->nodes[n].ival = (int64) v;
-				if (digits > 18)
-				{
-					/* beyond int64: the high half too */
-					b->nodes[n].ival = (int64) (uint64) v;
-					b->nodes[n].ival_hi = (int64) (v >> 64);
-					b->nodes[n].flags |= WARP_NODE_WIDE;
-				}
-				b->nodes[n].scale = (uint8) sc;
+				set_numeric_const(&b->nodes[n], v, sc, digits > 18);
 				*intd = ints;
 				return n;
 			}
@@ -480,14 +487,7 @@ numeric_one(WarpBuilder *b, int k)
 	for (i = 0; i < k; i++)
 		v *= 10;
 	n = add_node(b, WN_CONST, WT_NUMERIC);
-	b->nodes[n].ival = (int64) v;
-	if (k > 18)
-	{
-		b->nodes[n].ival = (int64) (uint64) v;
-		b->nodes[n].ival_hi = (int64) (v >> 64);
-		b->nodes[n].flags |= WARP_NODE_WIDE;
-	}
-	b->nodes[n].scale = (uint8) k;
+	set_numeric_const(&b->nodes[n], v, k, k > 18);
 	return n;
 }
 
@@ -817,6 +817,69 @@ compile_datetime_cross_cmp(WarpBuilder *b, int k, bool distinct, Expr *l, Expr *
 }
 
 /*
+ * x + interval and x - interval, x a date, timestamp or timestamptz, the
+ * interval a constant or an external parameter (its value taken when the
+ * program is built at executor start): one WARP_DT_ARITH node holding the
+ * interval (warp_ops_tz.h has PostgreSQL 15's timestamp_pl_interval; a
+ * timestamptz goes through the session's zone, a date through midnight).
+ * Subtraction adds the interval with each field negated, wrapping, as
+ * timestamp_mi_interval does.  A NULL interval makes every row NULL.
+ */
+static int
+compile_interval_arith(WarpBuilder *b, Oid ltype, bool minus, Expr *l, Expr *r)
+{
+	Interval	iv;
+	bool		isnull = false;
+	int			a,
+				n;
+
+	memset(&iv, 0, sizeof(iv));
+	while (IsA(r, RelabelType))
+		r = ((RelabelType *) r)->arg;
+	if (IsA(r, Const))
+	{
+		isnull = ((Const *) r)->constisnull;
+		if (!isnull)
+			iv = *DatumGetIntervalP(((Const *) r)->constvalue);
+	}
+	else if (IsA(r, Param) && ((Param *) r)->paramkind == PARAM_EXTERN)
+	{
+		/* at plan time (no econtext) only the shape matters */
+		if (b->econtext)
+		{
+			ExprState  *es = ExecInitExpr(r, NULL);
+			Datum		v = ExecEvalExprSwitchContext(es, b->econtext, &isnull);
+
+			if (!isnull)
+				iv = *DatumGetIntervalP(v);
+		}
+	}
+	else
+		return refuse(b, "interval arithmetic with an interval that is not a constant");
+	if (isnull)
+		return const_node(b, TIMESTAMPOID, (Datum) 0, true);
+	if (ltype == TIMESTAMPTZOID && !session_zone_ok(b))
+		return -1;
+	if ((a = warp_compile_expr(b, l)) < 0)
+		return -1;
+	if (minus)
+	{
+		iv.month = (int32) (0U - (uint32) iv.month);
+		iv.day = (int32) (0U - (uint32) iv.day);
+		iv.time = (int64) (UINT64CONST(0) - (uint64) iv.time);
+	}
+	n = add_node(b, WN_DATETIME, WT_TIMESTAMP);
+	b->nodes[n].a = a;
+	b->nodes[n].b = a;
+	b->nodes[n].sub = (uint8) (ltype == DATEOID ? WARP_DTA_DATE_PL_INTERVAL :
+							   ltype == TIMESTAMPTZOID ? WARP_DTA_TSTZ_PL_INTERVAL :
+							   WARP_DTA_TS_PL_INTERVAL);
+	b->nodes[n].flags = WARP_DT_ARITH;
+	warp_node_set_interval(&b->nodes[n], iv.month, iv.day, iv.time);
+	return n;
+}
+
+/*
  * A built-in operator on engine types.  Its meaning is taken from its name
  * and argument types; only built-in operators (OID below
  * FirstGenbkiObjectId... FirstNormalObjectId) are trusted to mean what
@@ -860,6 +923,11 @@ compile_operator(WarpBuilder *b, Oid opno, Oid restype, List *args, bool distinc
 		return refuse(b, "operator with more than two arguments");
 	ltype = exprType(linitial(args));
 	rtype = exprType(lsecond(args));
+	/* date/timestamp/timestamptz +/- interval (interval + x is inlined so) */
+	if (rtype == INTERVALOID &&
+		(ltype == DATEOID || ltype == TIMESTAMPOID || ltype == TIMESTAMPTZOID) &&
+		(strcmp(name, "+") == 0 || strcmp(name, "-") == 0))
+		return compile_interval_arith(b, ltype, name[0] == '-', linitial(args), lsecond(args));
 	if (!warp_type_of(ltype, &lt) || !warp_type_of(rtype, &rt))
 		return refuse(b, "operator on a type the engine does not compute");
 

@@ -371,12 +371,23 @@ class Gen:
             return "COALESCE(f.d, f.kd, %s)" % self.date_const()
         return "NULLIF(f.d, %s)" % self.date_const()
 
+    def interval_const(self):
+        # months (day clamped to the month's end), days (local calendar
+        # days for timestamptz), time; some beyond the timestamp range
+        return self.pick("1 month", "-1 month", "1 day", "24 hours", "1 year 2 mons 3 days 04:05:06.5",
+                         "-13 mons -40 days", "36:00:00", "-1 day 23:59:59.999999", "0",
+                         "100000 years", "2147483647 days", "%d days" % self.rng.randint(-800, 800))
+
     def ts_expr(self, depth):
         if self.chance(0.3):
             # timestamptz in the chunk's TimeZone, and the casts through it
             return self.pick("f.tz", "f.tz::timestamp", "f.ts::timestamptz", "f.d::timestamptz",
                              "date_trunc('%s', f.tz)" % self.pick(*TRUNC_UNITS),
-                             "COALESCE(f.tz, %s)" % self.ts_const())
+                             "COALESCE(f.tz, %s)" % self.ts_const(),
+                             "(f.tz %s interval '%s')" % (self.pick("+", "-"), self.interval_const()),
+                             "(f.d %s interval '%s')" % (self.pick("+", "-"), self.interval_const()))
+        if self.chance(0.1):
+            return "(f.ts %s interval '%s')" % (self.pick("+", "-"), self.interval_const())
         if depth <= 0 or self.chance(0.65):
             return "f.ts"
         if self.chance(0.5):

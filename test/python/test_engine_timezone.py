@@ -154,6 +154,27 @@ ROW_QUERIES = [
     " count(*) FILTER (WHERE a > date '-infinity') FROM f",
 ]
 
+# date/timestamp/timestamptz +/- a constant interval: months on the local
+# calendar (the day clamped to the month's end), days through the local
+# date (a day is not always 24 hours), then microseconds
+INTERVAL_QUERIES = [
+    "SELECT %s, %s, %s, %s FROM f" % (weighted("a + interval '1 month'"), weighted("a - interval '1 month'"),
+                                      weighted("a + interval '1 day'"), weighted("a + interval '24 hours'")),
+    "SELECT %s, %s, %s FROM f" % (weighted("a + interval '1 year 2 mons 3 days 04:05:06.000007'"),
+                                  weighted("a - interval '-13 months -40 days'"),
+                                  weighted("a + interval '-1 day 23:59:59'")),
+    "SELECT %s, %s, %s, %s, %s FROM f" % (weighted("ts + interval '1 month'"),
+                                          weighted("ts - interval '1 mon 1 day 1 microsecond'"),
+                                          weighted("ts + interval '36 hours'"),
+                                          weighted("d + interval '1 month'"),
+                                          weighted("d - interval '1 year 1 day'")),
+    "SELECT min(ts + interval '29 days'), max(d - interval '1 mon'), min(a + interval '11 months') FROM f",
+    "SELECT count(*), sum(id) FROM f WHERE a + interval '1 day' > ts + interval '1 day'",
+    "SELECT count(*), sum(id) FROM f WHERE d + interval '1 mon' < a AND a - interval '2 hours' <> ts",
+    "SELECT date_trunc('day', g + interval '12 hours'), count(*), sum(id) FROM f GROUP BY 1",
+    "SELECT (d + interval '1 month')::date, count(*) FROM f WHERE id % 50 = 0 GROUP BY 1",
+]
+
 GROUP_QUERIES = [
     "SELECT date_trunc('day', g), count(*), sum(id) FROM f GROUP BY 1",
     "SELECT date_trunc('month', g), date_trunc('hour', g), count(*) FROM f GROUP BY 1, 2",
@@ -173,6 +194,11 @@ PREFILTER_QUERIES = [
 # one row at a time (WHERE id = n): each either converts or fails alone
 EXTREME_EXPRS = ["a::timestamp", "a::date", "date_trunc('day', a)", "date_trunc('year', a)",
                  "date_trunc('millennium', a)", "date_trunc('hour', a)",
+                 "a + interval '1 month'", "a - interval '1 day'", "a + interval '1000 years'",
+                 "a - interval '100000 years'", "a + interval '2147483647 days'",
+                 "a + interval '-2147483648 mons'", "a + interval '2147483647 mons'",
+                 "a - interval '1 hour'", "a + interval '2562047788 hours'",
+                 "a::timestamp + interval '1 mon 1 day'", "a::date - interval '1 year'",
                  "extract(year FROM a)", "extract(hour FROM a)", "extract(epoch FROM a)",
                  "a::timestamp::timestamptz", "a::date::timestamptz"]
 # comparisons whose conversion overflows: no error there, as in PostgreSQL
@@ -187,7 +213,7 @@ def test_timestamptz_in_zone(tzstar, zone):
     try:
         for q in ROW_QUERIES:
             check(tzstar, q)
-        for q in GROUP_QUERIES:
+        for q in GROUP_QUERIES + INTERVAL_QUERIES:
             check(tzstar, q)
         for q in PREFILTER_QUERIES:
             check(tzstar, q, offload=False)
@@ -203,7 +229,7 @@ def test_timestamptz_in_zone(tzstar, zone):
         # the kernel converts (extract() stays on the CPU driver)
         if gpud_status(conn) is not None:
             conn.execute("SET pg_warp.mode = gpu")
-            for q in ROW_QUERIES + GROUP_QUERIES:
+            for q in ROW_QUERIES + GROUP_QUERIES + INTERVAL_QUERIES:
                 check(tzstar, q)
             set_side(conn, tzstar.w, True)
             plan = plan_of(conn, GROUP_QUERIES[0])

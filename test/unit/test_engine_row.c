@@ -230,8 +230,28 @@ gen_datetime(Prog *g)
 	WARP_DT_WEEK, WARP_DT_MONTH, WARP_DT_YEAR, WARP_DT_MILLENNIUM};
 	int			n;
 
-	switch (rn(6))
+	switch (rn(7))
 	{
+		case 6:
+			{
+				/* + a constant interval: timestamp, timestamptz, date */
+				static const int kinds[] = {WARP_DTA_TS_PL_INTERVAL, WARP_DTA_TSTZ_PL_INTERVAL,
+				WARP_DTA_DATE_PL_INTERVAL};
+				int			k = kinds[rn(3)];
+				int			c = col(g, k == WARP_DTA_DATE_PL_INTERVAL ? 5 : 6);
+				int32_t		month = rn(4) == 0 ? 0 : (int32_t) rn(61) - 30;
+				int32_t		day = rn(3) == 0 ? 0 : (int32_t) rn(801) - 400;
+				int64_t		time = rn(3) == 0 ? 0 : ((int64_t) rn(200001) - 100000) * 997;
+
+				if (rn(30) == 0)
+					month = rn(2) ? INT32_MAX : INT32_MIN;	/* out of range */
+				if (rn(30) == 0)
+					day = rn(2) ? INT32_MAX : -INT32_MAX;
+				n = node(g, WN_DATETIME, WT_TIMESTAMP, k, c, c);
+				g->nodes[n].flags = WARP_DT_ARITH;
+				warp_node_set_interval(&g->nodes[n], month, day, time);
+				return n;
+			}
 		case 5:
 			{
 				/* date arithmetic, then the date as a timestamp */
