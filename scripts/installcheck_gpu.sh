@@ -215,5 +215,25 @@ ok "mode auto: numeric and timestamptz queries checked"
 time_modes "numeric sum/avg/min/max group-by, 5000000 rows" UTC "${numq[0]}" |
 	tee "$OUTDIR/numeric-timing.txt"
 
+# 7. date/timestamp/timestamptz +/- interval on the GPU (months on the local
+#    calendar, days through the local date, DST zones), and numeric
+#    CASE/COALESCE, which the CPU driver computes: mode auto must not send
+#    it to the GPU, and the answer (display scales included) is vanilla's
+ivq=("SELECT date_trunc('day', a + interval '1 month') k, count(*), min(a - interval '1 day 02:00'), max(ts + interval '36 hours') FROM tz_t GROUP BY 1 ORDER BY 1"
+	"SELECT count(*), min(d + interval '1 mon'), max(a + interval '-13 mons 40 days') FROM tz_t WHERE a + interval '1 day' > ts + interval '24 hours'")
+for zone in UTC America/New_York Australia/Lord_Howe Pacific/Apia; do
+	for sql in "${ivq[@]}"; do
+		same_on_gpu interval "$zone" "$sql"
+	done
+done
+ok "interval arithmetic on the GPU: ${#ivq[@]} queries x 4 zones checked"
+sql="SELECT g, sum(CASE WHEN k > 0.5 THEN price ELSE 0 END), avg(COALESCE(price, big)) FROM num_t GROUP BY g ORDER BY g"
+want=$(PGOPTIONS="-c pg_warp.enabled=off" q -c "$sql" | md5sum)
+got=$(q -c "$sql" | md5sum)
+plan=$(q -c "EXPLAIN (ANALYZE) $sql")
+[ "$got" = "$want" ] || bad "numeric CASE: answer differs"
+echo "$plan" | grep -q "Ran On: CPU" || { bad "numeric CASE: mode auto did not keep it on the CPU driver"; echo "$plan" | grep -E "Engine|Ran On|Fallback"; }
+ok "numeric CASE/COALESCE: vanilla's answer, on the CPU driver"
+
 echo "$fails failed"
 [ "$fails" -eq 0 ]
