@@ -1340,6 +1340,34 @@ def test_float_sum_overflow_after_an_earlier_error(mk):
     check(s, "SELECT sum(r * 1e3::float4), count(*) FILTER (WHERE 1 / x > 0) FROM f", expect="error:22003")
 
 
+def test_money(mk):
+    """money (int8 cents with its own operators: cash_mul_flt8 rounds,
+    cash_div_int4 truncates, sum over money, comparisons): the engine has
+    no money type, so every query over a money column keeps PostgreSQL's
+    plan, heap fact table or not, and returns its answer."""
+    s = mk()
+    conn = s.conn
+    for side in (s.w, s.h):
+        conn.execute("CREATE TABLE %s.m AS SELECT i AS id, i %% 7 AS g, "
+                     "(((i * 7919) %% 200001) - 100000)::numeric(12,2)::money AS m, "
+                     "CASE WHEN i %% 11 = 0 THEN NULL ELSE (i * 0.37)::numeric(12,2)::money END AS n "
+                     "FROM generate_series(1, 20000) i" % side)
+        conn.execute("INSERT INTO %s.m VALUES (-1, 1, '92233720368547758.07'::money, "
+                     "'92233720368547758.07'::money)" % side)
+        conn.execute("ANALYZE %s.m" % side)
+    conn.execute("SET pg_warp.heap_min_rows = 0")
+    try:
+        for q in ("SELECT g, min(m), max(m), count(n) FROM m WHERE id > 0 GROUP BY g",
+                  "SELECT g, sum(m * 1.5::float8), sum(m / 3), sum(n * 2) FROM m WHERE id > 0 GROUP BY g",
+                  "SELECT count(*), max(m - n) FROM m WHERE m > '$10.00'::money AND id > 0",
+                  "SELECT sum(m), sum(n) FROM m"):
+            check(s, q, offload=False)
+            set_side(conn, s.w, True)
+            assert "Warp" not in plan_of(conn, q), plan_of(conn, q)
+    finally:
+        conn.execute("RESET pg_warp.heap_min_rows")
+
+
 def test_scan_qual_order(mk):
     """Quals of equal cost run in their written order in PostgreSQL: here the
     overflowing (a + 1) IS NULL runs before k = 5, on every row.  The
