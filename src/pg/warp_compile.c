@@ -279,6 +279,7 @@ warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale)
 static int	compile_datetime(WarpBuilder *b, FuncExpr *fe);
 static bool session_zone_ok(WarpBuilder *b);
 static int	compile_numeric_choice(WarpBuilder *b, Expr *expr, int *intd);
+static int	compile_case_when(WarpBuilder *b, Expr *arg, Expr *when);
 
 /* a numeric constant node's value v at display scale sc; wide: beyond
  * int64, so the high half too (WARP_NODE_WIDE) */
@@ -513,6 +514,7 @@ compile_numeric_choice(WarpBuilder *b, Expr *expr, int *intd)
 	List	   *isval = NIL;
 	bool		has_else = false;
 	bool		dyn = false;
+	Expr	   *arg = NULL;		/* CASE x WHEN ...: x */
 	int		   *kid;
 	int		   *kd;
 	int			nk,
@@ -527,8 +529,6 @@ compile_numeric_choice(WarpBuilder *b, Expr *expr, int *intd)
 	{
 		CaseExpr   *ce = (CaseExpr *) expr;
 
-		if (ce->arg != NULL)
-			return refuse(b, "CASE with a test expression");
 		foreach(lc, ce->args)
 		{
 			CaseWhen   *w = lfirst_node(CaseWhen, lc);
@@ -536,6 +536,7 @@ compile_numeric_choice(WarpBuilder *b, Expr *expr, int *intd)
 			items = lappend(lappend(items, w->expr), w->result);
 			isval = lappend_int(lappend_int(isval, 0), 1);
 		}
+		arg = ce->arg;
 		if (ce->defresult)
 		{
 			items = lappend(items, ce->defresult);
@@ -558,7 +559,7 @@ compile_numeric_choice(WarpBuilder *b, Expr *expr, int *intd)
 	forboth(lc, items, lv, isval)
 	{
 		if (!lfirst_int(lv))
-			kid[k] = warp_compile_expr(b, lfirst(lc));
+			kid[k] = compile_case_when(b, arg, lfirst(lc));
 		else
 		{
 			kid[k] = compile_numeric(b, lfirst(lc), &kd[k]);
@@ -1868,6 +1869,69 @@ compile_func(WarpBuilder *b, FuncExpr *fe)
 	return n;
 }
 
+/* CaseTestExpr -> the CASE's test expression (see compile_case_when) */
+static Node *
+case_test_mutator(Node *node, void *context)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, CaseTestExpr))
+		return copyObject((Node *) context);
+	if (IsA(node, CaseExpr) && ((CaseExpr *) node)->arg != NULL)
+	{
+		/* a nested CASE y WHEN ...: its WHENs test y, only y may test ours */
+		CaseExpr   *ce = (CaseExpr *) copyObject(node);
+
+		ce->arg = (Expr *) case_test_mutator((Node *) ce->arg, context);
+		return (Node *) ce;
+	}
+	return expression_tree_mutator(node, case_test_mutator, context);
+}
+
+/*
+ * A WHEN condition of CASE arg WHEN ... (arg NULL: of a plain CASE): its
+ * CaseTestExpr replaced by arg itself, so `x = 'A'` is an ordinary
+ * comparison (text columns included).  PostgreSQL evaluates arg once per
+ * row before the first WHEN; here it is evaluated within the first WHEN
+ * and again (or memoized) in later ones: the same value, and an error it
+ * raises arises at the same point.
+ */
+static int
+compile_case_when(WarpBuilder *b, Expr *arg, Expr *when)
+{
+	if (arg == NULL)
+		return warp_compile_expr(b, when);
+	return warp_compile_expr(b, (Expr *) case_test_mutator((Node *) when, arg));
+}
+
+/* CASE arg WHEN ... over args (when, then, ..., [else]) */
+static int
+compile_simple_case(WarpBuilder *b, WarpType type, Expr *arg, List *args, int flags)
+{
+	int		   *kids = palloc(sizeof(int) * Max(list_length(args), 1));
+	int			k = 0,
+				n,
+				i;
+	ListCell   *lc;
+
+	foreach(lc, args)
+	{
+		bool		cond = (k % 2) == 0 && !((flags & WARP_CASE_HAS_ELSE) && k == list_length(args) - 1);
+
+		kids[k] = cond ? compile_case_when(b, arg, lfirst(lc)) : warp_compile_expr(b, lfirst(lc));
+		if (kids[k] < 0)
+			return -1;
+		k++;
+	}
+	n = add_node(b, WN_CASE, type);
+	b->nodes[n].flags = flags;
+	b->nodes[n].nargs = k;
+	b->nodes[n].args_off = b->nargs;
+	for (i = 0; i < k; i++)
+		add_arg(b, kids[i]);
+	return n;
+}
+
 static int
 compile_list(WarpBuilder *b, WarpOp op, WarpType type, List *args, int flags)
 {
@@ -1944,7 +2008,7 @@ not_foldable_walker(Node *node, void *context)
 	if (IsA(node, Var) || IsA(node, Aggref) || IsA(node, WindowFunc) ||
 		IsA(node, GroupingFunc) || IsA(node, SubPlan) || IsA(node, AlternativeSubPlan) ||
 		IsA(node, SubLink) || IsA(node, PlaceHolderVar) || IsA(node, CurrentOfExpr) ||
-		IsA(node, NextValueExpr))
+		IsA(node, NextValueExpr) || IsA(node, CaseTestExpr))
 		return true;
 	if (IsA(node, Param) && ((Param *) node)->paramkind != PARAM_EXTERN)
 		return true;
@@ -2193,8 +2257,6 @@ compile_expr(WarpBuilder *b, Expr *expr)
 				List	   *args = NIL;
 				ListCell   *lc;
 
-				if (ce->arg != NULL)
-					return refuse(b, "CASE with a test expression");
 				if (!warp_type_of(ce->casetype, &t))
 					return refuse(b, "CASE of a type the engine does not compute");
 				foreach(lc, ce->args)
@@ -2206,8 +2268,11 @@ compile_expr(WarpBuilder *b, Expr *expr)
 				}
 				if (ce->defresult)
 					args = lappend(args, ce->defresult);
-				return compile_list(b, WN_CASE, t, args,
-									ce->defresult ? WARP_CASE_HAS_ELSE : 0);
+				if (ce->arg == NULL)
+					return compile_list(b, WN_CASE, t, args,
+										ce->defresult ? WARP_CASE_HAS_ELSE : 0);
+				return compile_simple_case(b, t, ce->arg, args,
+										   ce->defresult ? WARP_CASE_HAS_ELSE : 0);
 			}
 		default:
 			break;

@@ -771,8 +771,8 @@ may_fail_walker(Node *node, void *context)
 		return false;
 	if (IsA(node, Var) || IsA(node, Const) || IsA(node, Param) || IsA(node, RelabelType) ||
 		IsA(node, BoolExpr) || IsA(node, NullTest) || IsA(node, BooleanTest) ||
-		IsA(node, CaseExpr) || IsA(node, CaseWhen) || IsA(node, CoalesceExpr) ||
-		IsA(node, List) || IsA(node, TargetEntry))
+		IsA(node, CaseExpr) || IsA(node, CaseWhen) || IsA(node, CaseTestExpr) ||
+		IsA(node, CoalesceExpr) || IsA(node, List) || IsA(node, TargetEntry))
 		return expression_tree_walker(node, may_fail_walker, context);
 	if (IsA(node, OpExpr) || IsA(node, DistinctExpr) || IsA(node, NullIfExpr) ||
 		IsA(node, ScalarArrayOpExpr))

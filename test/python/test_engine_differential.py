@@ -288,8 +288,14 @@ class Gen:
             a, ta = self.int_expr(depth - 1)
             b, tb = self.int_expr(depth - 1)
             t = BY_RANK[max(RANK[ta], RANK[tb])]
-            if self.chance(0.7):
+            if self.chance(0.6):
                 return "CASE WHEN %s THEN %s ELSE %s END" % (self.bool_expr(depth - 1), a, b), t
+            if self.chance(0.5):
+                # CASE x WHEN ...: x compared with each value in turn
+                x, _ = self.int_expr(depth - 1)
+                return "CASE %s WHEN %s THEN %s WHEN %s THEN %s%s END" % (
+                    x, self.int_const()[0], a, self.int_const()[0], b,
+                    self.pick("", " ELSE 0", " ELSE NULL")), t
             return "CASE WHEN %s THEN %s WHEN %s THEN %s END" % (
                 self.bool_expr(depth - 1), a, self.bool_expr(depth - 1), b), t
         if r < 0.88:

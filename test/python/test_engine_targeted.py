@@ -1340,6 +1340,40 @@ def test_float_sum_overflow_after_an_earlier_error(mk):
     check(s, "SELECT sum(r * 1e3::float4), count(*) FILTER (WHERE 1 / x > 0) FROM f", expect="error:22003")
 
 
+def test_simple_case(mk):
+    """CASE x WHEN v1 THEN ... WHEN v2 THEN ... [ELSE ...] END (PostgreSQL's
+    CaseTestExpr): x compared with each WHEN value in order (a NULL x
+    matches nothing), over ints, text (equality under the column's
+    collation), dates and numeric; in group keys, aggregate arguments and
+    FILTERs, quals, nested in another simple CASE's result and value; an
+    error in x arises at the first WHEN, as in PostgreSQL."""
+    rows = [(i, None if i % 9 == 0 else i % 5, ["AIR", "MAIL", "SHIP", None][i % 4],
+             D(2024, 1, 1) + datetime.timedelta(days=i % 4),
+             None if i % 7 == 0 else decimal.Decimal(i % 300) / 100, i % 3 - 1)
+            for i in range(5000)]
+    s = mk()
+    s.table("f", [("id", "int4"), ("k", "int4"), ("t", "text"), ("d", "date"), ("p", "numeric(6,2)"),
+                  ("z", "int4")], rows, batch_rows=900)
+    queries = [
+        "SELECT CASE k WHEN 1 THEN 1.5::float8 WHEN 2 THEN 2.5 ELSE NULL END IS NULL, count(*), sum(id) "
+        "FROM f GROUP BY 1",
+        "SELECT CASE k WHEN 1 THEN 10 WHEN 2 THEN 20 WHEN 3 THEN 30 END AS c, count(*), sum(id) FROM f GROUP BY 1",
+        "SELECT CASE t WHEN 'AIR' THEN 1 WHEN 'SHIP' THEN 2 ELSE 0 END AS c, count(*) FROM f GROUP BY 1",
+        "SELECT sum(CASE k WHEN 0 THEN id ELSE -id END), count(*) FILTER (WHERE CASE t WHEN 'MAIL' THEN true END),"
+        " max(CASE d WHEN date '2024-01-02' THEN id END) FROM f",
+        "SELECT k, sum(CASE k WHEN 1 THEN p WHEN 2 THEN 0 ELSE p * 2 END), avg(CASE t WHEN 'AIR' THEN p END) "
+        "FROM f GROUP BY k",
+        "SELECT count(*), sum(id) FROM f WHERE CASE k % 3 WHEN 0 THEN t = 'AIR' WHEN 1 THEN id > 100 END",
+        "SELECT CASE k WHEN 1 THEN CASE t WHEN 'AIR' THEN 1 ELSE 2 END ELSE 3 END AS c, count(*) "
+        "FROM f GROUP BY 1",
+        "SELECT sum(CASE CASE k WHEN 1 THEN 2 ELSE k END WHEN 2 THEN 100 ELSE 1 END) FROM f",
+    ]
+    check_everywhere(s, queries, workers=2, daemon=4, expect=nonempty)
+    # the test value raises the error (division by zero where z = 0)
+    check(s, "SELECT sum(CASE 10 / z WHEN 10 THEN 1 ELSE 0 END) FROM f", expect="error:22012")
+    check(s, "SELECT sum(CASE 10 / (z + 2) WHEN 10 THEN 1 WHEN 5 THEN 2 ELSE 0 END) FROM f", expect=nonempty)
+
+
 def test_money(mk):
     """money (int8 cents with its own operators: cash_mul_flt8 rounds,
     cash_div_int4 truncates, sum over money, comparisons): the engine has
