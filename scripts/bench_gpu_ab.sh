@@ -29,7 +29,9 @@ gpud_pid() { status | cut -f4; }
 SF=$SF MODES=warp-cpu,warp-gpu RUNS=1 bash scripts/bench_gpu.sh || exit 1
 
 # the installed daemon, or the file it links to (the bindir may not be ours
-# to write: there, install a symlink to a writable file first)
+# to write: there, install a symlink to a file in a directory this user may
+# replace files in -- not /tmp itself, whose sticky bit forbids replacing
+# another user's file, which made every pass run the same binary once)
 target=$(readlink -f "$(pg_config --bindir)/pg_warp_gpud")
 [ -w "$(dirname "$target")" ] || { echo "cannot replace $target"; exit 1; }
 cp "$target" "$WORK/gpud-installed"

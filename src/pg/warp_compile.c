@@ -279,7 +279,7 @@ warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale)
 static int	compile_datetime(WarpBuilder *b, FuncExpr *fe);
 static bool session_zone_ok(WarpBuilder *b);
 static int	compile_numeric_choice(WarpBuilder *b, Expr *expr, int *intd);
-static int	compile_case_when(WarpBuilder *b, Expr *arg, Expr *when);
+static Expr *case_when_expr(Expr *arg, Expr *when);
 
 /* a numeric constant node's value v at display scale sc; wide: beyond
  * int64, so the high half too (WARP_NODE_WIDE) */
@@ -559,7 +559,7 @@ compile_numeric_choice(WarpBuilder *b, Expr *expr, int *intd)
 	forboth(lc, items, lv, isval)
 	{
 		if (!lfirst_int(lv))
-			kid[k] = compile_case_when(b, arg, lfirst(lc));
+			kid[k] = warp_compile_expr(b, case_when_expr(arg, lfirst(lc)));
 		else
 		{
 			kid[k] = compile_numeric(b, lfirst(lc), &kd[k]);
@@ -1889,47 +1889,17 @@ case_test_mutator(Node *node, void *context)
 }
 
 /*
- * A WHEN condition of CASE arg WHEN ... (arg NULL: of a plain CASE): its
- * CaseTestExpr replaced by arg itself, so `x = 'A'` is an ordinary
+ * A WHEN condition of CASE arg WHEN ... (arg NULL: of a plain CASE), with
+ * its CaseTestExpr replaced by arg itself, so `x = 'A'` is an ordinary
  * comparison (text columns included).  PostgreSQL evaluates arg once per
- * row before the first WHEN; here it is evaluated within the first WHEN
+ * row before the first WHEN; the engine evaluates it within the first WHEN
  * and again (or memoized) in later ones: the same value, and an error it
  * raises arises at the same point.
  */
-static int
-compile_case_when(WarpBuilder *b, Expr *arg, Expr *when)
+static Expr *
+case_when_expr(Expr *arg, Expr *when)
 {
-	if (arg == NULL)
-		return warp_compile_expr(b, when);
-	return warp_compile_expr(b, (Expr *) case_test_mutator((Node *) when, arg));
-}
-
-/* CASE arg WHEN ... over args (when, then, ..., [else]) */
-static int
-compile_simple_case(WarpBuilder *b, WarpType type, Expr *arg, List *args, int flags)
-{
-	int		   *kids = palloc(sizeof(int) * Max(list_length(args), 1));
-	int			k = 0,
-				n,
-				i;
-	ListCell   *lc;
-
-	foreach(lc, args)
-	{
-		bool		cond = (k % 2) == 0 && !((flags & WARP_CASE_HAS_ELSE) && k == list_length(args) - 1);
-
-		kids[k] = cond ? compile_case_when(b, arg, lfirst(lc)) : warp_compile_expr(b, lfirst(lc));
-		if (kids[k] < 0)
-			return -1;
-		k++;
-	}
-	n = add_node(b, WN_CASE, type);
-	b->nodes[n].flags = flags;
-	b->nodes[n].nargs = k;
-	b->nodes[n].args_off = b->nargs;
-	for (i = 0; i < k; i++)
-		add_arg(b, kids[i]);
-	return n;
+	return arg ? (Expr *) case_test_mutator((Node *) when, arg) : when;
 }
 
 static int
@@ -2263,16 +2233,13 @@ compile_expr(WarpBuilder *b, Expr *expr)
 				{
 					CaseWhen   *w = lfirst_node(CaseWhen, lc);
 
-					args = lappend(args, w->expr);
+					args = lappend(args, case_when_expr(ce->arg, w->expr));
 					args = lappend(args, w->result);
 				}
 				if (ce->defresult)
 					args = lappend(args, ce->defresult);
-				if (ce->arg == NULL)
-					return compile_list(b, WN_CASE, t, args,
-										ce->defresult ? WARP_CASE_HAS_ELSE : 0);
-				return compile_simple_case(b, t, ce->arg, args,
-										   ce->defresult ? WARP_CASE_HAS_ELSE : 0);
+				return compile_list(b, WN_CASE, t, args,
+									ce->defresult ? WARP_CASE_HAS_ELSE : 0);
 			}
 		default:
 			break;
