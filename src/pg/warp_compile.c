@@ -299,7 +299,8 @@ set_numeric_const(WarpNode *nd, int128 v, int sc, bool wide)
 static int
 compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
 {
-	int			n;
+	int			n,
+				d;
 
 	check_stack_depth();
 	while (IsA(expr, RelabelType))
@@ -472,6 +473,45 @@ compile_numeric(WarpBuilder *b, Expr *expr, int *intd)
 		case T_CaseExpr:
 		case T_CoalesceExpr:
 			return compile_numeric_choice(b, expr, intd);
+		case T_NullIfExpr:
+			{
+				/*
+				 * NULLIF(x, y): CASE WHEN x = y THEN NULL ELSE x END, with
+				 * numeric_eq's scale-insensitive comparison; x keeps its
+				 * display scale (a NULL has none)
+				 */
+				NullIfExpr *ni = (NullIfExpr *) expr;
+				int			x,
+							y,
+							cmp,
+							nul;
+
+				if (list_length(ni->args) != 2 ||
+					exprType(lsecond(ni->args)) != NUMERICOID ||
+					get_opcode(ni->opno) != F_NUMERIC_EQ)
+					return refuse(b, "NULLIF of numeric and another type");
+				if ((x = compile_numeric(b, linitial(ni->args), intd)) < 0 ||
+					(y = compile_numeric(b, lsecond(ni->args), &d)) < 0)
+					return -1;
+				cmp = add_node(b, WN_CMP, WT_BOOL);
+				b->nodes[cmp].sub = WARP_CMP_EQ;
+				b->nodes[cmp].a = x;
+				b->nodes[cmp].b = y;
+				nul = add_node(b, WN_CONST, WT_NUMERIC);
+				b->nodes[nul].flags |= WARP_NODE_NULL;
+				b->nodes[nul].scale = b->nodes[x].scale;
+				n = add_node(b, WN_CASE, WT_NUMERIC);
+				b->nodes[n].flags = WARP_CASE_HAS_ELSE;
+				b->nodes[n].scale = b->nodes[x].scale;
+				b->nodes[n].nargs = 3;
+				b->nodes[n].args_off = b->nargs;
+				add_arg(b, cmp);
+				add_arg(b, nul);
+				add_arg(b, x);
+				if (bms_is_member(x, b->dyn_scale))
+					b->dyn_scale = bms_add_member(b->dyn_scale, n);
+				return n;
+			}
 		default:
 			return refuse(b, "numeric expression the engine does not compute");
 	}

@@ -593,6 +593,8 @@ class Gen:
         if r < 0.43:
             # CASE/COALESCE: values of different display scales show each
             # row's own (sum/avg: the largest summed); NULL values too
+            if self.chance(0.15):
+                return "NULLIF(%s, %s)" % (a, self.pick(b, "0", "1.50"))
             if self.chance(0.4):
                 return "COALESCE(%s, %s%s)" % (a, b, self.pick("", ", 0", ", NULL::numeric", ", 1.000"))
             els = self.pick("", " ELSE 0", " ELSE %s" % self.numeric_expr(depth - 1), " ELSE NULL")

@@ -1987,7 +1987,7 @@ def test_numeric_case(mk):
     scale, but each row's own scale as PostgreSQL has it, so sum/avg show
     the largest scale among the rows they summed (a group that only took
     ELSE 0 shows 0, not 0.00; one with no value is NULL).  Nested, without
-    ELSE, NULL branches, FILTER, comparisons, joins, empty input; on 1 and
+    ELSE, NULL branches, NULLIF, FILTER, comparisons, joins, empty input; on 1 and
     4 threads, parallel workers and the daemon.  min/max and arithmetic
     over values of different scales stay PostgreSQL's (min(0, 0.00) shows
     whichever came last)."""
@@ -2024,6 +2024,8 @@ def test_numeric_case(mk):
         "max(CASE WHEN g > 2 THEN a2 ELSE q END)",
         "min(COALESCE(a2, q, -1.50))",
         "sum(CASE WHEN g = 7 THEN a5 ELSE 0 END) FILTER (WHERE i4 > 0)",
+        "avg(NULLIF(a2, 0)), sum(NULLIF(a5, a2)), count(NULLIF(q, 1.5)), min(NULLIF(a0, 0))",
+        "sum(NULLIF(COALESCE(a2, 0), 0.00))",
     ]
     sel = ", ".join(aggs)
     queries = [
