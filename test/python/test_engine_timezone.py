@@ -269,3 +269,35 @@ def test_prepared_then_zone_changes(tzstar):
         assert results[(False, zone)][0] == "ok" and len(results[(False, zone)][1]) > 20
     # the zones really differ
     assert results[(False, "Europe/Berlin")][1] != results[(False, "Pacific/Chatham")][1]
+
+
+def test_interval_parameter(tzstar):
+    """An interval parameter of a prepared statement (generic plan): its
+    value is taken when the program is built at executor start, so each
+    EXECUTE adds its own interval, NULL included, as PostgreSQL does."""
+    conn = tzstar.conn
+    sql = ("SELECT date_trunc('day', g + $1), count(*), sum(extract(epoch FROM a - $1) * id) "
+           "FROM f GROUP BY 1")
+    values = ["1 month", "-1 day 02:00", "25 hours", None]
+    results = {}
+    try:
+        conn.execute("SET TimeZone = 'America/New_York'")
+        conn.execute("SET plan_cache_mode = force_generic_plan")
+        for warp, schema in ((True, tzstar.w), (False, tzstar.h)):
+            set_side(conn, schema, warp)
+            conn.execute("PREPARE ivq(interval) AS " + sql)
+            if warp:
+                plan = "\n".join(r[0] for r in conn.execute(
+                    "EXPLAIN (COSTS OFF) EXECUTE ivq('1 day')").fetchall())
+                assert "WarpPreAgg" in plan, plan
+            for v in values:
+                results[(warp, v)] = run(conn, "EXECUTE ivq(%s)" % ("NULL" if v is None else "'%s'" % v))
+            conn.execute("DEALLOCATE ivq")
+    finally:
+        conn.execute("SET TimeZone = 'UTC'")
+        conn.execute("SET plan_cache_mode = auto")
+    for v in values:
+        why = same_result(results[(True, v)], results[(False, v)], False)
+        assert not why, "%s with %r: %s" % (sql, v, why)
+        assert results[(False, v)][0] == "ok" and len(results[(False, v)][1]) > 0
+    assert results[(False, "1 month")][1] != results[(False, "25 hours")][1]
