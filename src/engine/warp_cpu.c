@@ -177,18 +177,6 @@ alloc_joined(WarpCpu *x, warp_int64 cap)
 	x->tbrow = xalloc0(x, sizeof(warp_int32 *) * (nj + 1));
 	if (!x->epos || !x->tpos || !x->egroup || !x->ebrow || !x->tbrow)
 		return false;
-	if (x->float_aggs == NULL)
-	{
-		int			a;
-
-		x->float_aggs = xalloc(x, sizeof(int) * (x->p->naggs + 1));
-		if (!x->float_aggs)
-			return false;
-		x->nfloat = 0;
-		for (a = 0; a < x->p->naggs; a++)
-			if (x->p->aggs[a].kind == WA_SUM_FLOAT || x->p->aggs[a].kind == WA_AVG_FLOAT)
-				x->float_aggs[x->nfloat++] = a;
-	}
 	x->fsnap = NULL;
 	if (x->nfloat > 0 &&
 		!(x->fsnap = xalloc(x, sizeof(WarpAggState) * cap * x->nfloat)))
@@ -423,6 +411,13 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 			}
 		}
 	}
+	/* the aggregates whose transitions can fail (run_vector saves them) */
+	x->float_aggs = xalloc(x, sizeof(int) * (prog->naggs + 1));
+	if (!x->float_aggs)
+		return NULL;
+	for (k = 0; k < prog->naggs; k++)
+		if (prog->aggs[k].kind == WA_SUM_FLOAT || prog->aggs[k].kind == WA_AVG_FLOAT)
+			x->float_aggs[x->nfloat++] = k;
 	if (!alloc_joined(x, WARP_VEC * 2))
 		return NULL;
 
@@ -1670,12 +1665,8 @@ eval_date_arith(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, 
 		x->nv[ni][i] = x->nv[nd->a][i] | x->nv[nd->b][i];
 		if (x->nv[ni][i])
 			continue;
-		if (WARP_DTA_IS_INTERVAL(nd->sub))
-			st = warp_interval_arith(&x->p->tz, nd, x->iv[nd->a][i], &x->iv[ni][i]);
-		else
-			st = warp_date_arith((WarpDtArith) nd->sub, x->iv[nd->a][i], x->iv[nd->b][i],
-								 &x->iv[ni][i]);
-		if (st != WARP_OK)
+		if ((st = warp_dt_arith(&x->p->tz, nd, x->iv[nd->a][i], x->iv[nd->b][i],
+								&x->iv[ni][i])) != WARP_OK)
 			return st;
 	}
 	return WARP_OK;

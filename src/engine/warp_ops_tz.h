@@ -388,8 +388,9 @@ warp_ts_fields(const WarpTz *tz, warp_int64 ts, WarpTm *tm)
  * session's zone), PostgreSQL 15: infinities pass; months are added to the
  * calendar fields (the day clamped to the month's last), then days through
  * the Julian day number, each step read and rebuilt in the zone; then the
- * microseconds, with the int64 wrap-around of PostgreSQL's -fwrapv build
- * before the final range check.  The Julian day sum wraps as its int does.
+ * microseconds (a sum beyond int64 is "timestamp out of range" too:
+ * PostgreSQL 15 checks it rather than wrapping).  The Julian day sum wraps
+ * as its int does.
  */
 WARP_FN WarpStatus
 warp_timestamp_pl_interval(const WarpTz *tz, warp_int64 ts, warp_int32 month, warp_int32 day,

@@ -123,8 +123,7 @@ typedef enum WarpDtArith
 
 #define WARP_DTA_IS_INTERVAL(k) ((k) >= WARP_DTA_TS_PL_INTERVAL && (k) < WARP_DTA_COUNT)
 
-
-/* a WARP_DT_ARITH node's value from its operands' (both drivers) */
+/* date arithmetic on two operands (the kinds before the interval ones) */
 WARP_FN WarpStatus
 warp_date_arith(WarpDtArith kind, warp_int64 a, warp_int64 b, warp_int64 *res)
 {
@@ -227,9 +226,13 @@ warp_node_interval(const WarpNode *nd, warp_int32 *month, warp_int32 *day, warp_
 	*time = nd->ival;
 }
 
-/* a WARP_DT_ARITH node of an interval kind: its a value + its interval */
+/*
+ * A WARP_DT_ARITH node's value (both drivers): from its operands a and b,
+ * or for an interval kind from a and the node's interval, in zone tz for a
+ * timestamptz.
+ */
 WARP_FN WarpStatus
-warp_interval_arith(const WarpTz *tz, const WarpNode *nd, warp_int64 a, warp_int64 *res)
+warp_dt_arith(const WarpTz *tz, const WarpNode *nd, warp_int64 a, warp_int64 b, warp_int64 *res)
 {
 	warp_int32	month,
 				day;
@@ -237,6 +240,8 @@ warp_interval_arith(const WarpTz *tz, const WarpNode *nd, warp_int64 a, warp_int
 				ts = a;
 	WarpStatus	st;
 
+	if (!WARP_DTA_IS_INTERVAL(nd->sub))
+		return warp_date_arith((WarpDtArith) nd->sub, a, b, res);
 	warp_node_interval(nd, &month, &day, &time);
 	if (nd->sub == WARP_DTA_DATE_PL_INTERVAL &&
 		(st = warp_date_to_timestamp((warp_int32) a, &ts)) != WARP_OK)

@@ -753,8 +753,7 @@ warp_row_datetime(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int
 
 	if (nd->flags & WARP_DT_ARITH)
 	{
-		st = WARP_DTA_IS_INTERVAL(nd->sub) ? warp_interval_arith(&p->tz, nd, v, &r) :
-			warp_date_arith((WarpDtArith) nd->sub, v, WRS_V(s, nd->b), &r);
+		st = warp_dt_arith(tz, nd, v, WRS_V(s, nd->b), &r);
 		if (st == WARP_OK)
 			warp_row_set_int(s, ni, r);
 		return st;

@@ -1426,6 +1426,24 @@ int8_sum_state(int64 n, warp_int128 sum)
 	return PointerGetDatum(pq_endtypsend(&buf));
 }
 
+/* divide a 192-bit magnitude (most significant word first) by 10 in
+ * place; the remainder */
+static int
+mag192_div10(uint64 mag[3])
+{
+	unsigned __int128 r = 0;
+	int			i;
+
+	for (i = 0; i < 3; i++)
+	{
+		unsigned __int128 cur = (r << 64) | mag[i];
+
+		mag[i] = (uint64) (cur / 10);
+		r = cur % 10;
+	}
+	return (int) r;
+}
+
 /*
  * sum(numeric) and avg(numeric) keep an internal state (NumericAggState);
  * their partial Aggref carries it as PostgreSQL 15's numeric_avg_serialize
@@ -1455,18 +1473,8 @@ numeric_sum_state(int64 n, bool neg, const uint64 mag_in[3], int scale)
 	/* decimal digits of the 192-bit magnitude (at most 58), then pad
 	 * zeros so that the fraction is whole base-10000 digits */
 	do
-	{
-		unsigned __int128 r = 0;
-
-		for (i = 0; i < 3; i++)
-		{
-			unsigned __int128 cur = (r << 64) | mag[i];
-
-			mag[i] = (uint64) (cur / 10);
-			r = cur % 10;
-		}
-		dec[len++] = '0' + (int) r;
-	} while (mag[0] != 0 || mag[1] != 0 || mag[2] != 0);
+		dec[len++] = '0' + mag192_div10(mag);
+	while (mag[0] != 0 || mag[1] != 0 || mag[2] != 0);
 	while (len < scale + 1)
 		dec[len++] = '0';		/* at least one integer digit */
 	/* dec[] holds the digits least significant first; shift in the pad */
@@ -1531,8 +1539,7 @@ numeric_sum_state192(int64 n, const WarpAggState *s, int scale, int drop)
 {
 	uint64		mag[3] = {(uint64) s->wide_top, (uint64) s->wide_hi, s->wide_lo};
 	bool		neg = s->wide_top < 0;
-	int			k,
-				i;
+	int			k;
 
 	if (neg)
 	{
@@ -1544,19 +1551,8 @@ numeric_sum_state192(int64 n, const WarpAggState *s, int scale, int drop)
 			++mag[0];
 	}
 	for (k = 0; k < drop; k++)
-	{
-		unsigned __int128 r = 0;
-
-		for (i = 0; i < 3; i++)
-		{
-			unsigned __int128 cur = (r << 64) | mag[i];
-
-			mag[i] = (uint64) (cur / 10);
-			r = cur % 10;
-		}
-		if (r != 0)
+		if (mag192_div10(mag) != 0)
 			elog(ERROR, "pg_warp: a numeric sum has digits beyond its display scale");
-	}
 	return numeric_sum_state(n, neg, mag, scale);
 }
 

@@ -954,7 +954,6 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 			{
 				WarpBuilder b;
 				int			scale;
-
 				int			n;
 
 				warp_builder_init(&b, si->fact->relid, NULL);
@@ -1029,9 +1028,10 @@ special_walker(Node *node, void *context)
 			p > 18)
 			return true;
 	}
-	/* numeric arithmetic, casts, CASE/COALESCE (constants: see above) */
+	/* numeric arithmetic, casts, CASE/COALESCE/NULLIF (constants: see above) */
 	if ((IsA(node, OpExpr) || IsA(node, FuncExpr) || IsA(node, CaseExpr) ||
-		 IsA(node, CoalesceExpr) || (what->numeric && IsA(node, Const))) &&
+		 IsA(node, CoalesceExpr) || IsA(node, NullIfExpr) ||
+		 (what->numeric && IsA(node, Const))) &&
 		exprType(node) == NUMERICOID)
 		return true;
 	if (IsA(node, FuncExpr))
