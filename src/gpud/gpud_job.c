@@ -133,6 +133,30 @@ should_stop(GpudArenaHeader *h, int sock)
 
 /* ------------------------------------------------------------ running */
 
+struct Run;
+
+/*
+ * One GPU's share of a job, or the whole job on the CPU driver: the
+ * batches it takes, its driver, its device memory and its counts.  The
+ * parts of a job run in threads of their own, one per GPU.
+ */
+typedef struct Part
+{
+	struct Run *run;
+	int			gpu_slot;		/* of dev->gpus; -1 for the CPU driver */
+	GpudGpu    *gpu;			/* NULL: the CPU driver (run->cpu) */
+	WarpGpu    *drv;
+	GpudAccount acct;			/* the driver's device memory */
+	Staging		staging;
+	ArrowAllocator batch_alloc; /* staging memory while it lasts */
+	GpudResult	res;			/* this part's counts and errors */
+	char		fallback[192];	/* why its GPU driver gave up */
+	bool		stopped;		/* gave up because another part did */
+	int			rc;
+	pthread_t	thread;
+	bool		threaded;
+} Part;
+
 typedef struct Run
 {
 	GpudDevice *dev;
@@ -145,38 +169,55 @@ typedef struct Run
 	WarpJoinTable **tables;
 	WarpMemList mem;
 	WarpAlloc	alloc;
-	Staging		staging;
-	ArrowAllocator batch_alloc;	/* staging memory while it lasts */
 	Staging		no_staging;
 	ArrowAllocator heap_alloc;	/* malloc only */
-	/* the driver */
+	/* the drivers */
 	bool		use_gpu;
+	int			nparts;			/* GPU parts in parts[] */
+	Part		parts[GPUD_MAX_GPUS];
+	Part		cpu_part;
 	WarpCpu    *cpu;
-	WarpGpu    *gpu;
+	int			stop;			/* a part gave up: the others stop too */
 	char		fallback[192];
-	GpudResult res;				/* header being filled */
-	bool		cancelled;
-	GpudAccount acct;			/* the GPU driver's device memory */
+	GpudResult	res;			/* header being filled */
 } Run;
 
 /* first guess of one batch slot's staging bytes; more is taken if free */
 #define STAGE_GUESS ((warp_uint64) 64 << 20)
 
+/* does part p run batch b of file f? */
+static bool
+part_takes(const Part *p, const GpudFile *f, int b)
+{
+	return p->gpu == NULL ||
+		gpud_batch_gpu(f->ino, b, p->run->dev->ngpus) == p->gpu_slot;
+}
+
+static bool
+other_part_stopped(Part *p)
+{
+	return p->gpu != NULL && p->run->nparts > 1 &&
+		__atomic_load_n(&p->run->stop, __ATOMIC_RELAXED) != 0;
+}
+
 /*
- * Read the listed batches of every file and run the driver over them.
- * Returns 0 when done (res says whether with an error), -1 when the GPU
- * driver gave up (fallback says why), -2 when cancelled.
+ * Read the listed batches of every file that part p takes and run its
+ * driver over them.  Returns 0 when done (p->res says whether with an
+ * error), -1 when the GPU driver gave up (p->fallback says why) or another
+ * part did, -2 when cancelled.
  */
 static int
-run_batches(Run *r)
+run_batches(Part *p)
 {
+	Run		   *r = p->run;
+	bool		on_gpu = p->gpu != NULL;
 	ArrowArray *cols = calloc(r->prog.ncols > 0 ? r->prog.ncols : 1, sizeof(ArrowArray));
 	int			fi;
 	int			rc = 0;
 
 	if (cols == NULL)
 	{
-		r->res.status = WARP_ERR_OUT_OF_MEMORY;
+		p->res.status = WARP_ERR_OUT_OF_MEMORY;
 		return 0;
 	}
 	for (fi = 0; fi < r->job->nfiles && rc == 0; fi++)
@@ -185,7 +226,7 @@ run_batches(Run *r)
 		const char *path = (const char *) r->arena + f->off_path;
 		const int32_t *batches = (const int32_t *) (r->arena + f->off_batches);
 		const int32_t *fields = (const int32_t *) (r->arena + f->off_fields);
-		ArrowError *err = &r->res.arrow_error;
+		ArrowError *err = &p->res.arrow_error;
 		ArrowSource src;
 		ArrowOpenOptions opts = {0};
 		ArrowFile	file;
@@ -199,8 +240,12 @@ run_batches(Run *r)
 		ArrowArena	prev;		/* the batch the GPU may still read */
 		WarpGpuFile gfile;
 		bool		have_prev = false;
+		int			mine = 0;
 
-		if (f->nbatches == 0)
+		for (i = 0; i < f->nbatches; i++)
+			if (part_takes(p, f, batches[i]))
+				mine++;
+		if (mine == 0)
 			continue;
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
@@ -208,7 +253,7 @@ run_batches(Run *r)
 			arrow_error(err, ARROW_ERR_IO, -1, "could not open Arrow file \"%s\": %s",
 						path, strerror(errno));
 			err->errno_saved = errno;
-			r->res.has_arrow_error = 1;
+			p->res.has_arrow_error = 1;
 			break;
 		}
 		/* the file the backend planned with: a writable table's file may
@@ -223,7 +268,7 @@ run_batches(Run *r)
 			arrow_error(err, ARROW_ERR_IO, -1,
 						"Arrow file \"%s\" was replaced or changed while the query ran", path);
 			err->errno_saved = ESTALE;
-			r->res.has_arrow_error = 1;
+			p->res.has_arrow_error = 1;
 			close(fd);
 			break;
 		}
@@ -235,12 +280,12 @@ run_batches(Run *r)
 		readable = (uint64_t) st.st_size;
 		if (f->limit >= 0 && (uint64_t) f->limit < readable)
 			readable = (uint64_t) f->limit;
-		if (r->use_gpu)
+		if (on_gpu)
 			win = gpud_window_acquire(fd, &st, readable, &wbase);
 		if (win)
 		{
 			arrow_source_mem(&src, wbase, readable, path);
-			r->res.windows++;
+			p->res.windows++;
 			/* the column cache knows this file by its identity */
 			memset(&gfile, 0, sizeof(gfile));
 			gfile.base = wbase;
@@ -255,21 +300,21 @@ run_batches(Run *r)
 		{
 			if (arrow_source_fd(&src, fd, path, f->limit, err) != 0)
 			{
-				r->res.has_arrow_error = 1;
+				p->res.has_arrow_error = 1;
 				close(fd);
 				break;
 			}
 			cs.inner_read = src.read;
 			cs.inner_ctx = src.ctx;
-			cs.bytes = &r->res.bytes_read;
-			cs.ms = &r->res.read_ms;
+			cs.bytes = &p->res.bytes_read;
+			cs.ms = &p->res.read_ms;
 			src.read = counting_read;
 			src.ctx = &cs;
 		}
 		opts.recover_tail = f->recover_tail != 0;
 		if (arrow_open(&file, &src, &opts, err) != 0)
 		{
-			r->res.has_arrow_error = 1;
+			p->res.has_arrow_error = 1;
 			gpud_window_release(win);
 			close(fd);
 			break;
@@ -281,26 +326,34 @@ run_batches(Run *r)
 			ArrowBatchMeta meta;
 			int			c;
 			bool		failed = false;
-			bool		turn = r->use_gpu;
+			bool		turn = on_gpu;
 
+			if (!part_takes(p, f, b))
+				continue;
 			if (should_stop(r->hdr, r->sock))
 			{
 				rc = -2;
+				break;
+			}
+			if (other_part_stopped(p))
+			{
+				p->stopped = true;
+				rc = -1;
 				break;
 			}
 			if (b < 0 || b >= file.n_batches)
 			{
 				arrow_error(err, ARROW_ERR_CORRUPT, -1,
 							"Arrow file \"%s\" has no record batch %d", path, b);
-				r->res.has_arrow_error = 1;
+				p->res.has_arrow_error = 1;
 				rc = 1;
 				break;
 			}
 			/* a GPU job holds the device for one batch at a time */
 			if (turn)
-				gpud_turn_enter(&r->dev->turns);
-			r->staging.used = 0;
-			arrow_arena_init(&arena, win ? &r->heap_alloc : &r->batch_alloc);
+				gpud_turn_enter(&p->gpu->turns);
+			p->staging.used = 0;
+			arrow_arena_init(&arena, win ? &r->heap_alloc : &p->batch_alloc);
 			if (arrow_read_batch_meta(&file, b, &arena, &meta, err) != 0)
 				failed = true;
 			for (c = 0; !failed && c < r->prog.ncols; c++)
@@ -316,21 +369,21 @@ run_batches(Run *r)
 			}
 			if (failed)
 			{
-				r->res.has_arrow_error = 1;
+				p->res.has_arrow_error = 1;
 				arrow_arena_free_all(&arena);
 				if (turn)
-					gpud_turn_leave(&r->dev->turns);
+					gpud_turn_leave(&p->gpu->turns);
 				rc = 1;
 				break;
 			}
-			r->res.batches++;
-			if (r->use_gpu)
+			p->res.batches++;
+			if (on_gpu)
 			{
-				if (warp_gpu_run_batch(r->gpu, cols, meta.length, win && r->job->use_cache ? &gfile : NULL,
-									   r->fallback, sizeof(r->fallback)) != 0)
+				if (warp_gpu_run_batch(p->drv, cols, meta.length, win && r->job->use_cache ? &gfile : NULL,
+									   p->fallback, sizeof(p->fallback)) != 0)
 					rc = -1;
 				else if (win == NULL &&
-						 warp_gpu_wait(r->gpu, r->fallback, sizeof(r->fallback)) != 0)
+						 warp_gpu_wait(p->drv, p->fallback, sizeof(p->fallback)) != 0)
 					rc = -1;	/* staging memory is free again only now */
 				/* the batch before this one is done with its memory */
 				if (have_prev)
@@ -354,21 +407,21 @@ run_batches(Run *r)
 				st2 = warp_cpu_run_batch(r->cpu, cols, meta.length, NULL, &ls, &bad_col, &bad_row);
 				if (st2 != WARP_OK)
 				{
-					r->res.status = st2;
+					p->res.status = st2;
 					rc = 1;
 				}
 				else if (ls != WARP_LOAD_OK)
 				{
-					r->res.load_status = ls;
-					r->res.bad_col = bad_col;
-					r->res.bad_row = bad_row;
-					r->res.bad_file = fi;
+					p->res.load_status = ls;
+					p->res.bad_col = bad_col;
+					p->res.bad_row = bad_row;
+					p->res.bad_file = fi;
 					rc = 1;
 				}
 				arrow_arena_free_all(&arena);
 			}
 			if (turn)
-				gpud_turn_leave(&r->dev->turns);
+				gpud_turn_leave(&p->gpu->turns);
 			if (r->job->fault == GPUD_FAULT_CRASH)
 				raise(SIGKILL);		/* as kill -9 would */
 			if (r->job->fault == GPUD_FAULT_SLOW)
@@ -382,8 +435,8 @@ run_batches(Run *r)
 		 * the last batch's buffers) once it is closed: wait for the device,
 		 * whatever happened above.
 		 */
-		if (r->use_gpu && r->gpu &&
-			warp_gpu_wait(r->gpu, r->fallback, sizeof(r->fallback)) != 0 && rc == 0)
+		if (on_gpu && p->drv &&
+			warp_gpu_wait(p->drv, p->fallback, sizeof(p->fallback)) != 0 && rc == 0)
 			rc = -1;
 		if (have_prev)
 			arrow_arena_free_all(&prev);
@@ -405,66 +458,264 @@ stop_waiting(void *arg)
 }
 
 /*
- * Reserve the GPU driver's device memory, waiting behind running jobs
+ * Reserve part p's device memory on its GPU, waiting behind running jobs
  * (outside any GPU turn: they need turns to finish and free it).  0 when
- * reserved, -1 (fallback set) when the job must run on the CPU, -2 when
- * the query was cancelled while waiting.
+ * reserved, -1 (p->fallback set) when the job must run on the CPU, -2 when
+ * the query was cancelled while waiting.  pg_warp.gpu_memory_per_query
+ * caps the part on each GPU.
  */
 static int
-reserve_device_memory(Run *r)
+reserve_device_memory(Part *p)
 {
+	Run		   *r = p->run;
 	warp_uint64 need = warp_gpu_estimate(&r->prog, r->tables, STAGE_GUESS);
 
-	r->acct.budget = &r->dev->budget;
-	r->acct.quota = r->job->mem_quota;
+	p->acct.budget = &p->gpu->budget;
+	p->acct.quota = r->job->mem_quota;
 	if (need > r->job->mem_quota)
 	{
-		snprintf(r->fallback, sizeof(r->fallback),
+		snprintf(p->fallback, sizeof(p->fallback),
 				 "needs about %llu MB of GPU memory, more than pg_warp.gpu_memory_per_query (%llu MB)",
 				 (unsigned long long) (need >> 20), (unsigned long long) (r->job->mem_quota >> 20));
 		return -1;
 	}
-	if (gpud_budget_reserve(&r->dev->budget, need, stop_waiting, r) != 0)
+	if (gpud_budget_reserve(&p->gpu->budget, need, stop_waiting, r) != 0)
 	{
 		if (should_stop(r->hdr, r->sock))
 			return -2;
-		snprintf(r->fallback, sizeof(r->fallback),
+		snprintf(p->fallback, sizeof(p->fallback),
 				 "needs about %llu MB of GPU memory, more than the device has for queries (%llu MB)",
 				 (unsigned long long) (need >> 20),
-				 (unsigned long long) (r->dev->budget.total >> 20));
+				 (unsigned long long) (p->gpu->budget.total >> 20));
 		return -1;
 	}
-	r->acct.reserved = need;
+	p->acct.reserved = need;
 	return 0;
 }
 
-/* Build the driver; false (with fallback set) if the GPU driver refuses. */
+/* Build part p's GPU driver; false (with p->fallback set) if it refuses. */
 static bool
-create_driver(Run *r)
+create_gpu_driver(Part *p)
 {
-	if (r->use_gpu)
-	{
-		WarpGpuMem	mem;
+	Run		   *r = p->run;
+	WarpGpuMem	mem;
 
-		if (r->job->fault == GPUD_FAULT_DEVICE_OOM)
-		{
-			snprintf(r->fallback, sizeof(r->fallback),
-					 "device out of memory (injected by pg_warp.gpud_fault)");
-			return false;
-		}
-		mem.grow = gpud_account_grow;
-		mem.shrink = gpud_account_shrink;
-		mem.ctx = &r->acct;
-		r->gpu = warp_gpu_create(0, &r->prog, r->tables, &mem, r->fallback, sizeof(r->fallback));
-		return r->gpu != NULL;
+	if (r->job->fault == GPUD_FAULT_DEVICE_OOM)
+	{
+		snprintf(p->fallback, sizeof(p->fallback),
+				 "device out of memory (injected by pg_warp.gpud_fault)");
+		return false;
 	}
-	r->cpu = warp_cpu_create(&r->prog, r->tables, &r->alloc);
-	if (r->cpu == NULL)
-		r->res.status = WARP_ERR_OUT_OF_MEMORY;
-	return true;
+	mem.grow = gpud_account_grow;
+	mem.shrink = gpud_account_shrink;
+	mem.ctx = &p->acct;
+	p->drv = warp_gpu_create(p->gpu->cuda_index, &r->prog, r->tables, &mem,
+							 p->fallback, sizeof(p->fallback));
+	return p->drv != NULL;
 }
 
-/* Serialize the groups after the header. */
+static bool
+part_has_error(const Part *p)
+{
+	return p->res.status != WARP_OK || p->res.load_status != WARP_LOAD_OK ||
+		p->res.has_arrow_error;
+}
+
+/*
+ * One GPU's share of the job: driver, batches, and the groups brought
+ * back.  Runs in a thread of its own when the job has several parts; a
+ * part that fails makes the others stop at their next batch.
+ */
+static void *
+part_main(void *arg)
+{
+	Part	   *p = arg;
+	Run		   *r = p->run;
+	bool		ok;
+
+	gpud_turn_enter(&p->gpu->turns);
+	ok = create_gpu_driver(p);
+	gpud_turn_leave(&p->gpu->turns);
+	p->rc = ok ? run_batches(p) : -1;
+	if (p->rc == 0 && !part_has_error(p))
+	{
+		gpud_turn_enter(&p->gpu->turns);
+		if (warp_gpu_finish(p->drv, p->fallback, sizeof(p->fallback)) != 0)
+			p->rc = -1;
+		gpud_turn_leave(&p->gpu->turns);
+	}
+	if (p->rc != 0 || part_has_error(p))
+		__atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* give part p's driver and device memory back */
+static void
+part_release(Part *p)
+{
+	if (p->drv)
+	{
+		gpud_turn_enter(&p->gpu->turns);
+		warp_gpu_destroy(p->drv);
+		gpud_turn_leave(&p->gpu->turns);
+		p->drv = NULL;
+	}
+	gpud_account_close(&p->acct);
+}
+
+/* counts of part p added to the job's header */
+static void
+add_part_counts(GpudResult *res, const Part *p)
+{
+	res->batches += p->res.batches;
+	res->bytes_read += p->res.bytes_read;
+	res->windows += p->res.windows;
+	res->read_ms += p->res.read_ms;
+}
+
+/* the first error of part p becomes the job's */
+static void
+take_part_error(GpudResult *res, const Part *p)
+{
+	res->status = p->res.status;
+	res->load_status = p->res.load_status;
+	res->bad_col = p->res.bad_col;
+	res->bad_row = p->res.bad_row;
+	res->bad_file = p->res.bad_file;
+	res->has_arrow_error = p->res.has_arrow_error;
+	res->arrow_error = p->res.arrow_error;
+}
+
+static void
+init_part(Run *r, Part *p, int gpu_slot)
+{
+	memset(p, 0, sizeof(*p));
+	p->run = r;
+	p->gpu_slot = gpu_slot;
+	p->gpu = gpu_slot >= 0 ? &r->dev->gpus[gpu_slot] : NULL;
+	p->res.bad_file = -1;
+	if (p->gpu)
+	{
+		p->staging.base = p->gpu->staging;
+		p->staging.size = p->gpu->staging_size;
+	}
+	p->batch_alloc.alloc = staging_alloc;
+	p->batch_alloc.free = staging_free;
+	p->batch_alloc.ctx = &p->staging;
+}
+
+/*
+ * Run the job on the GPUs its batches belong to (gpud_batch_gpu), one
+ * part per GPU, in parallel.  0 when done (r->res says whether with an
+ * error), -1 when it must run on the CPU driver (r->fallback says why),
+ * -2 when cancelled.  A job split over several GPUs that meets a bad
+ * batch is re-run on the CPU driver too, which reports the first error in
+ * scan order as PostgreSQL would.
+ */
+static int
+run_on_gpus(Run *r)
+{
+	GpudDevice *dev = r->dev;
+	int			nbatches[GPUD_MAX_GPUS] = {0};
+	int			total = 0;
+	int			fi,
+				k,
+				rc = 0;
+
+	for (fi = 0; fi < r->job->nfiles; fi++)
+	{
+		GpudFile   *f = (GpudFile *) (r->arena + r->job->off_files) + fi;
+		const int32_t *batches = (const int32_t *) (r->arena + f->off_batches);
+		int			i;
+
+		for (i = 0; i < f->nbatches; i++)
+			nbatches[gpud_batch_gpu(f->ino, batches[i], dev->ngpus)]++;
+		total += f->nbatches;
+	}
+	r->nparts = 0;
+	for (k = 0; k < dev->ngpus; k++)
+		if (nbatches[k] > 0 || (total == 0 && k == 0))
+			init_part(r, &r->parts[r->nparts++], k);
+
+	/* memory on every GPU, in GPU order, so that jobs waiting for more
+	 * than one cannot deadlock */
+	for (k = 0; k < r->nparts && rc == 0; k++)
+	{
+		rc = reserve_device_memory(&r->parts[k]);
+		if (rc == -1)
+			snprintf(r->fallback, sizeof(r->fallback), "%s", r->parts[k].fallback);
+	}
+	if (rc == 0)
+	{
+		for (k = 1; k < r->nparts; k++)
+			r->parts[k].threaded =
+				pthread_create(&r->parts[k].thread, NULL, part_main, &r->parts[k]) == 0;
+		part_main(&r->parts[0]);
+		for (k = 1; k < r->nparts; k++)
+		{
+			if (r->parts[k].threaded)
+				pthread_join(r->parts[k].thread, NULL);
+			else
+				part_main(&r->parts[k]);
+		}
+		/* cancelled beats gave up beats done */
+		for (k = 0; k < r->nparts; k++)
+			if (r->parts[k].rc == -2)
+				rc = -2;
+		for (k = 0; k < r->nparts && rc == 0; k++)
+		{
+			Part	   *p = &r->parts[k];
+
+			if (p->rc == -1 && !p->stopped)
+			{
+				snprintf(r->fallback, sizeof(r->fallback), "%s", p->fallback);
+				rc = -1;
+			}
+		}
+		for (k = 0; k < r->nparts && rc == 0; k++)
+		{
+			Part	   *p = &r->parts[k];
+
+			if (!part_has_error(p))
+				continue;
+			if (r->nparts == 1)
+				take_part_error(&r->res, p);
+			else
+			{
+				snprintf(r->fallback, sizeof(r->fallback),
+						 "a batch could not be read on GPU %d; the CPU driver reports the first error in scan order",
+						 p->gpu->cuda_index);
+				rc = -1;
+			}
+			break;
+		}
+		for (k = 0; k < r->nparts; k++)
+			add_part_counts(&r->res, &r->parts[k]);
+	}
+	if (rc != 0)
+	{
+		bool		over_quota = false,
+					reserved = false;
+
+		for (k = 0; k < r->nparts; k++)
+		{
+			over_quota |= r->parts[k].acct.over_quota;
+			reserved |= r->parts[k].acct.reserved > 0;
+			part_release(&r->parts[k]);
+		}
+		r->nparts = 0;
+		if (over_quota)
+			snprintf(r->fallback, sizeof(r->fallback),
+					 "needed more GPU memory than pg_warp.gpu_memory_per_query (%llu MB)",
+					 (unsigned long long) (r->job->mem_quota >> 20));
+		else if (reserved && strncmp(r->fallback, "device memory:", 14) == 0)
+			snprintf(r->fallback, sizeof(r->fallback),
+					 "needed more GPU memory than other queries left free");
+	}
+	return rc;
+}
+
+/* Serialize the groups of every part's driver after the header. */
 static void *
 build_result(Run *r, uint64_t *len)
 {
@@ -477,10 +728,17 @@ build_result(Run *r, uint64_t *len)
 				off_states,
 				total;
 	uint8_t    *out;
-	warp_int64	g;
+	warp_int64	g,
+				at = 0;
+	int			k;
+	bool		ok = res->status == WARP_OK && res->load_status == WARP_LOAD_OK &&
+		!res->has_arrow_error;
 
-	if (res->status == WARP_OK && res->load_status == WARP_LOAD_OK && !res->has_arrow_error)
-		ng = r->use_gpu ? warp_gpu_ngroups(r->gpu) : warp_cpu_ngroups(r->cpu);
+	if (ok && r->use_gpu)
+		for (k = 0; k < r->nparts; k++)
+			ng += warp_gpu_ngroups(r->parts[k].drv);
+	else if (ok && r->cpu)
+		ng = warp_cpu_ngroups(r->cpu);
 	off_keys = (sizeof(GpudResult) + 15) & ~(uint64_t) 15;
 	off_nulls = (off_keys + (uint64_t) ng * nk * sizeof(int64_t) + 15) & ~(uint64_t) 15;
 	off_states = (off_nulls + (uint64_t) ng * nk + 15) & ~(uint64_t) 15;
@@ -494,34 +752,60 @@ build_result(Run *r, uint64_t *len)
 	res->off_keys = off_keys;
 	res->off_nulls = off_nulls;
 	res->off_states = off_states;
-	for (g = 0; g < ng; g++)
+
+	/*
+	 * Every part's groups, one after the other: a group several GPUs saw
+	 * comes once from each, as partial states that the combine step above
+	 * merges like those of parallel workers.
+	 */
+	for (k = 0; k < (r->use_gpu ? r->nparts : 1) && at < ng; k++)
 	{
-		int			k,
-					a;
+		WarpGpu    *drv = r->use_gpu ? r->parts[k].drv : NULL;
+		warp_int64	n = drv ? warp_gpu_ngroups(drv) : warp_cpu_ngroups(r->cpu);
 
-		for (k = 0; k < nk; k++)
+		for (g = 0; g < n; g++, at++)
 		{
-			bool		isnull;
-			int64_t		v = r->use_gpu ? warp_gpu_group_key(r->gpu, g, k, &isnull)
-				: warp_cpu_group_key(r->cpu, g, k, &isnull);
+			int			c,
+						a;
 
-			((int64_t *) (out + off_keys))[g * nk + k] = v;
-			out[off_nulls + g * nk + k] = isnull ? 1 : 0;
-		}
-		for (a = 0; a < na; a++)
-		{
-			const WarpAggState *s = r->use_gpu ? warp_gpu_group_agg(r->gpu, g, a)
-				: warp_cpu_group_agg(r->cpu, g, a);
+			for (c = 0; c < nk; c++)
+			{
+				bool		isnull;
+				int64_t		v = drv ? warp_gpu_group_key(drv, g, c, &isnull)
+					: warp_cpu_group_key(r->cpu, g, c, &isnull);
 
-			memcpy(out + off_states + (g * na + a) * sizeof(WarpAggState), s,
-				   sizeof(WarpAggState));
+				((int64_t *) (out + off_keys))[at * nk + c] = v;
+				out[off_nulls + at * nk + c] = isnull ? 1 : 0;
+			}
+			for (a = 0; a < na; a++)
+			{
+				const WarpAggState *s = drv ? warp_gpu_group_agg(drv, g, a)
+					: warp_cpu_group_agg(r->cpu, g, a);
+
+				memcpy(out + off_states + (at * na + a) * sizeof(WarpAggState), s,
+					   sizeof(WarpAggState));
+			}
 		}
 	}
 	if (r->use_gpu)
 	{
-		warp_gpu_counters(r->gpu, &res->counters);
-		warp_gpu_transfer_stats(r->gpu, &res->bytes_h2d, &res->h2d_ms, &res->kernel_ms);
-		res->bytes_cached = warp_gpu_cached_bytes(r->gpu);
+		for (k = 0; k < r->nparts; k++)
+		{
+			WarpCpuCounters c;
+			warp_int64	bytes;
+			double		copy_ms,
+						kernel_ms;
+
+			warp_gpu_counters(r->parts[k].drv, &c);
+			res->counters.rows_in += c.rows_in;
+			res->counters.rows_filtered += c.rows_filtered;
+			res->counters.rows_joined += c.rows_joined;
+			warp_gpu_transfer_stats(r->parts[k].drv, &bytes, &copy_ms, &kernel_ms);
+			res->bytes_h2d += bytes;
+			res->h2d_ms += copy_ms;
+			res->kernel_ms += kernel_ms;
+			res->bytes_cached += warp_gpu_cached_bytes(r->parts[k].drv);
+		}
 	}
 	else if (r->cpu)
 		warp_cpu_counters(r->cpu, &res->counters);
@@ -534,145 +818,113 @@ GpudJobOutcome
 gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 			 void **result, uint64_t *result_len, char *why, size_t whylen)
 {
-	Run			r;
+	Run		   *r;
 	const char *bad;
-	int			i;
+	int			i,
+				k;
 	int			rc;
 	double		t0 = now_ms();
+	GpudJobOutcome outcome = GPUD_JOB_DONE;
 
-	memset(&r, 0, sizeof(r));
-	r.dev = dev;
-	r.hdr = (GpudArenaHeader *) arena;
-	r.sock = sock;
-	r.arena = arena;
-	r.arena_size = arena_size;
-	bad = gpud_job_open(arena, arena_size, WARP_ARENA_JOB_OFF, &r.job, &r.prog);
+	r = calloc(1, sizeof(Run));
+	if (r == NULL)
+	{
+		snprintf(why, whylen, "out of memory");
+		return GPUD_JOB_BAD;
+	}
+	r->dev = dev;
+	r->hdr = (GpudArenaHeader *) arena;
+	r->sock = sock;
+	r->arena = arena;
+	r->arena_size = arena_size;
+	bad = gpud_job_open(arena, arena_size, WARP_ARENA_JOB_OFF, &r->job, &r->prog);
 	if (bad)
 	{
 		snprintf(why, whylen, "%s", bad);
+		free(r);
 		return GPUD_JOB_BAD;
 	}
-	r.alloc.alloc = warp_memlist_alloc;
-	r.alloc.ctx = &r.mem;
-	r.batch_alloc.alloc = staging_alloc;
-	r.batch_alloc.free = staging_free;
-	r.batch_alloc.ctx = &r.staging;
-	r.heap_alloc.alloc = staging_alloc;
-	r.heap_alloc.free = staging_free;
-	r.heap_alloc.ctx = &r.no_staging;
-	r.res.magic = GPUD_MAGIC;
-	r.res.bad_file = -1;
+	r->alloc.alloc = warp_memlist_alloc;
+	r->alloc.ctx = &r->mem;
+	r->heap_alloc.alloc = staging_alloc;
+	r->heap_alloc.free = staging_free;
+	r->heap_alloc.ctx = &r->no_staging;
+	r->res.magic = GPUD_MAGIC;
+	r->res.bad_file = -1;
 
 	/* join tables: built here from the keys and payload ids sent */
-	r.tables = warp_memlist_alloc(&r.mem, sizeof(WarpJoinTable *) * (r.prog.njoins + 1));
-	for (i = 0; r.tables && i < r.prog.njoins; i++)
+	r->tables = warp_memlist_alloc(&r->mem, sizeof(WarpJoinTable *) * (r->prog.njoins + 1));
+	for (i = 0; r->tables && i < r->prog.njoins; i++)
 	{
-		GpudTable  *t = (GpudTable *) (arena + r.job->off_tables) + i;
+		GpudTable  *t = (GpudTable *) (arena + r->job->off_tables) + i;
 
-		r.tables[i] = warp_join_build(&r.alloc, (const warp_int64 *) (arena + t->off_keys),
-									  (const warp_int32 *) (arena + t->off_payload),
-									  t->nrows, t->npayloads);
-		if (r.tables[i] == NULL)
+		r->tables[i] = warp_join_build(&r->alloc, (const warp_int64 *) (arena + t->off_keys),
+									   (const warp_int32 *) (arena + t->off_payload),
+									   t->nrows, t->npayloads);
+		if (r->tables[i] == NULL)
 			break;
 	}
-	if (r.tables == NULL || i < r.prog.njoins)
+	if (r->tables == NULL || i < r->prog.njoins)
 	{
-		warp_memlist_free_all(&r.mem);
+		warp_memlist_free_all(&r->mem);
+		free(r);
 		snprintf(why, whylen, "out of memory building the join tables");
 		return GPUD_JOB_BAD;
 	}
 
-	r.use_gpu = dev->kind == GPUD_DEVICE_GPU;
-	if (r.use_gpu)
+	r->use_gpu = dev->kind == GPUD_DEVICE_GPU && dev->ngpus > 0;
+	rc = r->use_gpu ? run_on_gpus(r) : 1;
+	if (rc == -1)
 	{
-		bool		ok;
-
-		r.staging.base = dev->staging;
-		r.staging.size = dev->staging_size;
-		snprintf(r.res.device, sizeof(r.res.device), "%s", dev->name);
-		rc = reserve_device_memory(&r);
-		if (rc == 0)
+		/* run it again, all of it, on the CPU driver */
+		r->use_gpu = false;
+		memset(&r->res, 0, sizeof(r->res));
+		r->res.magic = GPUD_MAGIC;
+		r->res.bad_file = -1;
+		snprintf(r->res.fallback, sizeof(r->res.fallback), "%s", r->fallback);
+		if (warp_gpu_context_poisoned())
 		{
-			gpud_turn_enter(&dev->turns);
-			ok = create_driver(&r);
-			gpud_turn_leave(&dev->turns);
-			rc = ok ? run_batches(&r) : -1;
-		}
-		if (rc == 0 && !r.res.has_arrow_error)
-		{
-			gpud_turn_enter(&dev->turns);
-			if (warp_gpu_finish(r.gpu, r.fallback, sizeof(r.fallback)) != 0)
-				rc = -1;
-			gpud_turn_leave(&dev->turns);
-		}
-		if (rc == -1)
-		{
-			/* run it again, all of it, on the CPU driver */
-			if (r.gpu)
-			{
-				gpud_turn_enter(&dev->turns);
-				warp_gpu_destroy(r.gpu);
-				gpud_turn_leave(&dev->turns);
-			}
-			r.gpu = NULL;
-			r.use_gpu = false;
-			r.staging.base = NULL;
-			r.staging.size = 0;
-			memset(&r.res.counters, 0, sizeof(r.res.counters));
-			r.res.status = WARP_OK;
-			r.res.batches = 0;
-			if (r.acct.over_quota)
-				snprintf(r.fallback, sizeof(r.fallback),
-						 "needed more GPU memory than pg_warp.gpu_memory_per_query (%llu MB)",
-						 (unsigned long long) (r.job->mem_quota >> 20));
-			else if (r.acct.reserved > 0 && strncmp(r.fallback, "device memory:", 14) == 0)
-				snprintf(r.fallback, sizeof(r.fallback),
-						 "needed more GPU memory than other queries left free");
-			gpud_account_close(&r.acct);
-			snprintf(r.res.fallback, sizeof(r.res.fallback), "%s", r.fallback);
-			if (warp_gpu_context_poisoned())
-			{
-				/* a sticky CUDA error: finish this job on the CPU, then the
-				 * daemon exits and the supervisor starts a fresh one */
-				fprintf(stderr, "pg_warp_gpud: CUDA context lost (%s); will restart\n", r.fallback);
-			}
+			/* a sticky CUDA error: finish this job on the CPU, then the
+			 * daemon exits and the supervisor starts a fresh one */
+			fprintf(stderr, "pg_warp_gpud: CUDA context lost (%s); will restart\n", r->fallback);
 		}
 	}
-	else
-		rc = 1;					/* not tried */
-	if (!r.use_gpu)
+	if (r->use_gpu)
 	{
-		snprintf(r.res.device, sizeof(r.res.device), "CPU");
-		create_driver(&r);
-		rc = r.res.status == WARP_OK ? run_batches(&r) : 0;
+		if (r->nparts > 1)
+			snprintf(r->res.device, sizeof(r->res.device), "%d x %.48s", r->nparts, dev->name);
+		else
+			snprintf(r->res.device, sizeof(r->res.device), "%s", dev->name);
+	}
+	else if (rc != -2)
+	{
+		Part	   *p = &r->cpu_part;
+
+		snprintf(r->res.device, sizeof(r->res.device), "CPU");
+		init_part(r, p, -1);
+		r->cpu = warp_cpu_create(&r->prog, r->tables, &r->alloc);
+		if (r->cpu == NULL)
+			p->res.status = WARP_ERR_OUT_OF_MEMORY;
+		rc = p->res.status == WARP_OK ? run_batches(p) : 0;
+		take_part_error(&r->res, p);
+		add_part_counts(&r->res, p);
 	}
 	if (rc == -2)
+		outcome = GPUD_JOB_CANCELLED;
+	else
 	{
-		if (r.gpu)
+		r->res.ran_on = r->use_gpu ? GPUD_DEVICE_GPU : GPUD_DEVICE_CPU;
+		r->res.total_ms = now_ms() - t0;
+		*result = build_result(r, result_len);
+		if (*result == NULL)
 		{
-			gpud_turn_enter(&dev->turns);
-			warp_gpu_destroy(r.gpu);
-			gpud_turn_leave(&dev->turns);
+			snprintf(why, whylen, "out of memory building the result");
+			outcome = GPUD_JOB_BAD;
 		}
-		gpud_account_close(&r.acct);
-		warp_memlist_free_all(&r.mem);
-		return GPUD_JOB_CANCELLED;
 	}
-	r.res.ran_on = r.use_gpu ? GPUD_DEVICE_GPU : GPUD_DEVICE_CPU;
-	r.res.total_ms = now_ms() - t0;
-	*result = build_result(&r, result_len);
-	if (r.gpu)
-	{
-		gpud_turn_enter(&dev->turns);
-		warp_gpu_destroy(r.gpu);
-		gpud_turn_leave(&dev->turns);
-	}
-	gpud_account_close(&r.acct);
-	warp_memlist_free_all(&r.mem);
-	if (*result == NULL)
-	{
-		snprintf(why, whylen, "out of memory building the result");
-		return GPUD_JOB_BAD;
-	}
-	return GPUD_JOB_DONE;
+	for (k = 0; k < r->nparts; k++)
+		part_release(&r->parts[k]);
+	warp_memlist_free_all(&r->mem);
+	free(r);
+	return outcome;
 }

@@ -16,17 +16,37 @@
 #include "gpud_turns.h"
 #include "gpud_wire.h"
 
-/* What the daemon runs jobs on; set up once at start. */
+#define GPUD_MAX_GPUS 16
+
+/* One GPU the daemon drives. */
+typedef struct GpudGpu
+{
+	int			cuda_index;		/* its CUDA device number */
+	GpudTurns	turns;			/* one batch at a time on this GPU */
+	GpudBudget	budget;			/* its memory jobs may hold together */
+	void	   *staging;		/* pinned host memory for batch buffers */
+	size_t		staging_size;
+} GpudGpu;
+
+/*
+ * What the daemon runs jobs on; set up once at start.  With several GPUs a
+ * job's batches are spread over them by a fixed rule (gpud_batch_gpu), so
+ * a batch always runs on the GPU whose column cache holds it.
+ */
 typedef struct GpudDevice
 {
 	int			kind;			/* GpudDeviceKind */
-	int			ngpus;
-	char		name[64];
-	GpudTurns	turns;			/* one batch at a time on the GPU */
-	GpudBudget	budget;			/* device memory jobs may hold together */
-	void	   *staging;		/* pinned host memory for batch buffers */
-	size_t		staging_size;
+	int			ngpus;			/* usable GPUs, gpus[0 .. ngpus-1] */
+	char		name[64];		/* of the first */
+	GpudGpu		gpus[GPUD_MAX_GPUS];
 } GpudDevice;
+
+/* the GPU (of ngpus) that runs batch `batch` of the file with inode ino */
+static inline int
+gpud_batch_gpu(uint64_t ino, int batch, int ngpus)
+{
+	return ngpus <= 1 ? 0 : (int) ((ino + (uint64_t) batch) % (uint64_t) ngpus);
+}
 
 /* Outcome of gpud_run_job. */
 typedef enum GpudJobOutcome

@@ -11,12 +11,19 @@
  * PGPROC and touches no PostgreSQL state; a backend that loses its
  * connection runs the query on its own CPU driver.
  *
- * At start it picks its device: --device=gpu or auto use the first CUDA
- * device if there is one (auto without one, and cpu, run the CPU driver),
- * allocate pinned staging memory once, and write the choice to
- * pg_warp_gpud.status, which the planner reads.
+ * At start it picks its devices: --device=gpu or auto use every CUDA
+ * device that warms up (auto without one, and cpu, run the CPU driver),
+ * allocate pinned staging memory once per GPU, and write the choice to
+ * pg_warp_gpud.status, which the planner reads.  CUDA_VISIBLE_DEVICES in
+ * the postmaster's environment limits the GPUs it sees.
  *
  *   pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N] [--max-registered-mb=N]
+ *				  [--cache-mb=N|-1] [--split-gpus=N]
+ *
+ * --split-gpus=N (testing) drives each GPU as N: jobs are split over N
+ * parts per device exactly as over N GPUs, each part with its own turns,
+ * staging and share of the memory budget (the column cache stays one per
+ * device).  It lets a one-GPU machine run the multi-GPU code paths.
  *
  *-------------------------------------------------------------------------
  */
@@ -40,7 +47,7 @@
 #include "warp_gpu.h"
 
 static GpudDevice device;
-static GpudColCache column_cache;
+static GpudColCache column_caches[GPUD_MAX_GPUS];
 
 static void
 logmsg(const char *fmt,...) __attribute__((format(printf, 1, 2)));
@@ -268,6 +275,99 @@ on_term(int sig)
 	_exit(0);
 }
 
+/*
+ * Take every CUDA device that warms up (a context and every kernel loaded
+ * now, not at the first query): each gets its own turns, pinned staging
+ * memory, device memory budget and column cache.  With none, the daemon
+ * stays on the CPU driver.
+ */
+static void
+setup_gpus(long staging_mb, long registered_mb, long cache_mb, int split)
+{
+	char		why[256] = "";
+	int			n = warp_gpu_device_count(why, sizeof(why));
+	int			d;
+
+	if (n <= 0)
+	{
+		if (why[0])
+			logmsg("no usable GPU (%s); running the CPU driver", why);
+		return;
+	}
+	device.ngpus = 0;
+	for (d = 0; d < n && d < GPUD_MAX_GPUS && device.ngpus + split <= GPUD_MAX_GPUS; d++)
+	{
+		GpudColCache *cc = &column_caches[d];
+		warp_uint64 fr = 0,
+					tot = 0,
+					margin,
+					cache,
+					avail;
+		int			s;
+
+		why[0] = '\0';
+		if (warp_gpu_warmup(d, why, sizeof(why)) != 0)
+		{
+			logmsg("GPU %d is not usable (%s)", d, why);
+			continue;
+		}
+		if (warp_gpu_memory(d, &fr, &tot) != 0)
+		{
+			logmsg("GPU %d is not usable (its memory cannot be queried)", d);
+			continue;
+		}
+
+		/*
+		 * Device memory for jobs: what is free now, less a margin for the
+		 * context's own needs and other processes'.  The column cache: -1
+		 * a quarter of the device, at most half of what is free.
+		 */
+		margin = tot / 20 > ((warp_uint64) 1 << 30) ? tot / 20 : (warp_uint64) 1 << 30;
+		avail = fr > margin ? fr - margin : 0;
+		cache = cache_mb < 0 ? tot / 4 : (warp_uint64) cache_mb << 20;
+		if (cache > avail / 2)
+			cache = avail / 2;
+		if (!gpud_colcache_init(cc, cache))
+			cache = 0;
+		else
+			warp_gpu_set_cache(d, cc);
+		for (s = 0; s < split; s++)
+		{
+			GpudGpu    *gpu = &device.gpus[device.ngpus++];
+
+			gpu->cuda_index = d;
+			gpud_turns_init(&gpu->turns);
+			gpu->staging_size = (size_t) staging_mb << 20;
+			gpu->staging = gpu->staging_size ? warp_gpu_host_alloc(gpu->staging_size) : NULL;
+			if (gpu->staging == NULL)
+				gpu->staging_size = 0;
+			gpud_budget_init(&gpu->budget, (avail - cache) / split);
+		}
+		if (device.ngpus == split)
+			warp_gpu_device_name(d, device.name, sizeof(device.name));
+		logmsg("GPU %d: %llu MB for jobs%s, %llu MB column cache, of %llu MB",
+			   d, (unsigned long long) ((avail - cache) >> 20),
+			   split > 1 ? " (split in parts, for testing)" : "",
+			   (unsigned long long) (cache >> 20), (unsigned long long) (tot >> 20));
+	}
+	if (device.ngpus == 0)
+	{
+		logmsg("no GPU is usable; running the CPU driver");
+		return;
+	}
+	device.kind = GPUD_DEVICE_GPU;
+	/* pinned page cache cannot be evicted: at most half of memory */
+	{
+		uint64_t	phys = (uint64_t) sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+		uint64_t	b = (uint64_t) (registered_mb > 0 ? registered_mb : 0) << 20;
+
+		if (b > phys / 2)
+			b = phys / 2;
+		gpud_windows_init(b);
+		logmsg("registered file windows: up to %llu MB", (unsigned long long) (b >> 20));
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -275,6 +375,7 @@ main(int argc, char **argv)
 	long		staging_mb = 512;
 	long		registered_mb = 16384;
 	long		cache_mb = -1;
+	int			split = 1;
 	int			lsock;
 	struct sockaddr_un addr;
 	int			i;
@@ -289,12 +390,19 @@ main(int argc, char **argv)
 			registered_mb = atol(argv[i] + 20);
 		else if (strncmp(argv[i], "--cache-mb=", 11) == 0)
 			cache_mb = atol(argv[i] + 11);
+		else if (strncmp(argv[i], "--split-gpus=", 13) == 0)
+			split = atoi(argv[i] + 13);
 		else
 		{
 			fprintf(stderr, "usage: pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N] "
-					"[--max-registered-mb=N] [--cache-mb=N|-1]\n");
+					"[--max-registered-mb=N] [--cache-mb=N|-1] [--split-gpus=N]\n");
 			return 2;
 		}
+	}
+	if (split < 1 || split > GPUD_MAX_GPUS)
+	{
+		fprintf(stderr, "pg_warp_gpud: --split-gpus must be between 1 and %d\n", GPUD_MAX_GPUS);
+		return 2;
 	}
 	if (strcmp(want, "auto") != 0 && strcmp(want, "gpu") != 0 && strcmp(want, "cpu") != 0)
 	{
@@ -307,77 +415,15 @@ main(int argc, char **argv)
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 
-	gpud_turns_init(&device.turns);
-	gpud_budget_init(&device.budget, 0);
 	device.kind = GPUD_DEVICE_CPU;
 	snprintf(device.name, sizeof(device.name), "CPU");
 	if (strcmp(want, "cpu") != 0)
-	{
-		char		why[256] = "";
-		int			n = warp_gpu_device_count(why, sizeof(why));
-
-		if (n > 0 && warp_gpu_warmup(0, why, sizeof(why)) != 0)
-		{
-			logmsg("GPU 0 is not usable (%s); running the CPU driver", why);
-			n = 0;
-			why[0] = '\0';
-		}
-		else if (n > 0)
-		{
-			device.kind = GPUD_DEVICE_GPU;
-			device.ngpus = n;
-			warp_gpu_device_name(0, device.name, sizeof(device.name));
-			device.staging_size = (size_t) staging_mb << 20;
-			device.staging = device.staging_size ? warp_gpu_host_alloc(device.staging_size) : NULL;
-			if (device.staging == NULL)
-				device.staging_size = 0;
-			/* pinned page cache cannot be evicted: at most half of memory */
-			{
-				uint64_t	phys = (uint64_t) sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
-				uint64_t	b = (uint64_t) (registered_mb > 0 ? registered_mb : 0) << 20;
-
-				if (b > phys / 2)
-					b = phys / 2;
-				gpud_windows_init(b);
-				logmsg("registered file windows: up to %llu MB",
-					   (unsigned long long) (b >> 20));
-			}
-			/* device memory for jobs: what is free now, less a margin for
-			 * the context's own needs and other processes' */
-			{
-				warp_uint64 fr = 0,
-							tot = 0,
-							margin;
-
-				if (warp_gpu_memory(0, &fr, &tot) == 0)
-				{
-					warp_uint64 cache,
-								avail;
-
-					margin = tot / 20 > ((warp_uint64) 1 << 30) ? tot / 20 : (warp_uint64) 1 << 30;
-					avail = fr > margin ? fr - margin : 0;
-					/* the column cache: -1 a quarter of the device, at most
-					 * half of what is free */
-					cache = cache_mb < 0 ? tot / 4 : (warp_uint64) cache_mb << 20;
-					if (cache > avail / 2)
-						cache = avail / 2;
-					if (!gpud_colcache_init(&column_cache, cache))
-						cache = 0;
-					else
-						warp_gpu_set_cache(&column_cache);
-					gpud_budget_init(&device.budget, avail - cache);
-					logmsg("device memory: %llu MB for jobs, %llu MB column cache, of %llu MB",
-						   (unsigned long long) (device.budget.total >> 20),
-						   (unsigned long long) (cache >> 20),
-						   (unsigned long long) (tot >> 20));
-				}
-			}
-		}
-		else if (why[0])
-			logmsg("no usable GPU (%s); running the CPU driver", why);
-	}
-	logmsg("serving on %s with %s (%s)", GPUD_SOCKET_NAME,
-		   device.kind == GPUD_DEVICE_GPU ? "the GPU" : "the CPU driver", device.name);
+		setup_gpus(staging_mb, registered_mb, cache_mb, split);
+	if (device.kind == GPUD_DEVICE_GPU)
+		logmsg("serving on %s with %d GPU%s (%s)", GPUD_SOCKET_NAME, device.ngpus,
+			   device.ngpus > 1 ? "s" : "", device.name);
+	else
+		logmsg("serving on %s with the CPU driver", GPUD_SOCKET_NAME);
 
 	lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lsock < 0)

@@ -100,6 +100,7 @@ typedef struct BatchSlot
 struct WarpGpu
 {
 	int			device;
+	GpudColCache *cache;		/* the device's column cache, or NULL */
 	const WarpProgram *prog;
 	WarpGpuMem	mem;			/* device memory accounting (or none) */
 	cudaStream_t stream;		/* kernels, flushes */
@@ -151,11 +152,12 @@ struct WarpGpu
 
 static bool context_poisoned = false;
 
-/* the process's GPU column cache (warp_gpu_set_cache), or NULL */
-static GpudColCache *column_cache = NULL;
+/* each device's column cache (warp_gpu_set_cache), or NULL */
+#define MAX_DEVICES 64
+static GpudColCache *column_caches[MAX_DEVICES];
 
-static void release_slot_entries(BatchSlot *bs);
-static bool blocking_sync_set[64];
+static void release_slot_entries(GpudColCache *cache, BatchSlot *bs);
+static bool blocking_sync_set[MAX_DEVICES];
 
 /* ----------------------------------------------------------------- errors */
 
@@ -605,7 +607,7 @@ warp_gpu_device_name(int device, char *buf, size_t len)
 static void
 set_blocking_sync(int device)
 {
-	if (device < 0 || device >= 64 || blocking_sync_set[device])
+	if (device < 0 || device >= MAX_DEVICES || blocking_sync_set[device])
 		return;
 	if (cudaSetDevice(device) != cudaSuccess ||
 		cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess)
@@ -735,7 +737,7 @@ warp_gpu_destroy(WarpGpu *g)
 		{
 			BatchSlot  *bs = &g->slot[i];
 
-			release_slot_entries(bs);
+			release_slot_entries(g->cache, bs);
 			cudaFree(bs->d_cols);
 			cudaFree(bs->d_stage);
 			cudaFreeHost(bs->h_cols);
@@ -1084,6 +1086,7 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 		return NULL;
 	}
 	g->device = device;
+	g->cache = device >= 0 && device < MAX_DEVICES ? column_caches[device] : NULL;
 	g->prog = prog;
 	if (mem)
 		g->mem = *mem;
@@ -1292,19 +1295,19 @@ stage_addr(const BatchSlot *bs, const StageCopy *copies, size_t ci)
 /* ------------------------------------------------------- the column cache */
 
 extern "C" void
-warp_gpu_set_cache(GpudColCache *cache)
+warp_gpu_set_cache(int device, GpudColCache *cache)
 {
-	column_cache = cache;
+	if (device < 0 || device >= MAX_DEVICES)
+		return;
+	column_caches[device] = cache;
 	if (cache && cache->budget > 0)
 	{
 		cudaMemPool_t pool;
 		uint64_t	keep = UINT64_MAX;
-		int			dev = 0;
 
 		/* freed cache memory stays in the pool instead of going back to
 		 * the driver at every synchronization */
-		if (cudaGetDevice(&dev) != cudaSuccess ||
-			cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess ||
+		if (cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess ||
 			cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess)
 			(void) cudaGetLastError();
 	}
@@ -1339,17 +1342,17 @@ cache_free(void *ctx, void *ptr, void *ready)
 
 /* let go of the cache entries a slot's kernel read */
 static void
-release_slot_entries(BatchSlot *bs)
+release_slot_entries(GpudColCache *cache, BatchSlot *bs)
 {
 	int			i;
 
-	if (column_cache == NULL)
+	if (cache == NULL)
 	{
 		bs->ncents = 0;
 		return;
 	}
 	for (i = 0; i < bs->ncents; i++)
-		gpud_colcache_release(column_cache, bs->cents[i]);
+		gpud_colcache_release(cache, bs->cents[i]);
 	bs->ncents = 0;
 }
 
@@ -1368,7 +1371,7 @@ cache_copy(WarpGpu *g, BatchSlot *bs, StageCopy *c, const WarpGpuFile *file,
 	GpudColEntry *e;
 	bool		fill;
 
-	if (column_cache == NULL || file == NULL || c->len == 0 ||
+	if (g->cache == NULL || file == NULL || c->len == 0 ||
 		src < file->base || src + c->len > file->base + file->len)
 		return true;
 	key = file->id;
@@ -1377,7 +1380,7 @@ cache_copy(WarpGpu *g, BatchSlot *bs, StageCopy *c, const WarpGpuFile *file,
 	ops.alloc = cache_alloc;
 	ops.free = cache_free;
 	ops.ctx = g;
-	e = gpud_colcache_get(column_cache, &key, &ops, &fill);
+	e = gpud_colcache_get(g->cache, &key, &ops, &fill);
 	if (e == NULL)
 		return true;			/* staged as usual */
 	if (fill)
@@ -1391,10 +1394,10 @@ cache_copy(WarpGpu *g, BatchSlot *bs, StageCopy *c, const WarpGpuFile *file,
 		{
 			if (ev)
 				(void) cudaEventDestroy(ev);
-			gpud_colcache_abandon(column_cache, e, &ops);
+			gpud_colcache_abandon(g->cache, e, &ops);
 			return false;
 		}
-		gpud_colcache_filled(column_cache, e, ev);
+		gpud_colcache_filled(g->cache, e, ev);
 		g->bytes += (warp_int64) c->len;
 	}
 	else
@@ -1403,7 +1406,7 @@ cache_copy(WarpGpu *g, BatchSlot *bs, StageCopy *c, const WarpGpuFile *file,
 		 * copying: the kernel waits for it */
 		if (!CUDA_OK(cudaStreamWaitEvent(g->stream, (cudaEvent_t) e->ready, 0)))
 		{
-			gpud_colcache_release(column_cache, e);
+			gpud_colcache_release(g->cache, e);
 			return false;
 		}
 		g->cached_bytes += (warp_int64) c->len;
@@ -1445,7 +1448,7 @@ wait_oldest(WarpGpu *g, char *why, size_t whylen)
 	g->npend--;
 	if (!CUDA_OK(cudaEventSynchronize(bs->ev_done)))
 		return false;
-	release_slot_entries(bs);
+	release_slot_entries(g->cache, bs);
 	add_elapsed(bs->ev_copy0, bs->ev_copy1, &g->copy_ms);
 	add_elapsed(bs->ev_run0, bs->ev_done, &g->kernel_ms);
 	if (g->h_res->status != 0)
@@ -1706,7 +1709,7 @@ warp_gpu_wait(WarpGpu *g, char *why, size_t whylen)
 		int			i;
 
 		for (i = 0; i < NBATCH_SLOTS; i++)
-			release_slot_entries(&g->slot[i]);
+			release_slot_entries(g->cache, &g->slot[i]);
 	}
 	if (rc != 0 || g->failed)
 	{

@@ -93,10 +93,11 @@ extern WarpGpu *warp_gpu_create(int device, const WarpProgram *prog,
 extern int	warp_gpu_memory(int device, warp_uint64 *free_bytes, warp_uint64 *total_bytes);
 
 /*
- * The GPU column cache every driver of this process uses (NULL: none).
- * Call once at start, before any driver exists.
+ * The GPU column cache every driver on device `device` uses (NULL: none);
+ * each device has its own, in its own memory.  Call once per device at
+ * start, before any driver exists.
  */
-extern void warp_gpu_set_cache(GpudColCache *cache);
+extern void warp_gpu_set_cache(int device, GpudColCache *cache);
 
 /*
  * Where a batch's column buffers live, for the column cache: a file's
