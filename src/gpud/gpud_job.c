@@ -136,15 +136,15 @@ should_stop(GpudArenaHeader *h, int sock)
 struct Run;
 
 /*
- * One GPU's share of a job, or the whole job on the CPU driver: the
+ * One lane's share of a job, or the whole job on the CPU driver: the
  * batches it takes, its driver, its device memory and its counts.  The
- * parts of a job run in threads of their own, one per GPU.
+ * parts of a job run in threads of their own, one per lane.
  */
 typedef struct Part
 {
 	struct Run *run;
-	int			gpu_slot;		/* of dev->gpus; -1 for the CPU driver */
-	GpudGpu    *gpu;			/* NULL: the CPU driver (run->cpu) */
+	int			lane_index;		/* of dev->lanes; -1 for the CPU driver */
+	GpudLane   *lane;			/* NULL: the CPU driver (run->cpu) */
 	WarpGpu    *drv;
 	GpudAccount acct;			/* the driver's device memory */
 	Staging		staging;
@@ -173,8 +173,10 @@ typedef struct Run
 	ArrowAllocator heap_alloc;	/* malloc only */
 	/* the drivers */
 	bool		use_gpu;
-	int			nparts;			/* GPU parts in parts[] */
-	Part		parts[GPUD_MAX_GPUS];
+	int			nparts;			/* GPU parts in parts[], by lane */
+	Part		parts[GPUD_MAX_LANES];
+	uint8_t    *lane_of;		/* per listed batch, in job order: its lane */
+	int		   *file_first;		/* per file: its first batch in lane_of */
 	Part		cpu_part;
 	WarpCpu    *cpu;
 	int			stop;			/* a part gave up: the others stop too */
@@ -185,18 +187,18 @@ typedef struct Run
 /* first guess of one batch slot's staging bytes; more is taken if free */
 #define STAGE_GUESS ((warp_uint64) 64 << 20)
 
-/* does part p run batch b of file f? */
+/* does part p run the i-th listed batch of file fi? */
 static bool
-part_takes(const Part *p, const GpudFile *f, int b)
+part_takes(const Part *p, int fi, int i)
 {
-	return p->gpu == NULL ||
-		gpud_batch_gpu(f->ino, b, p->run->dev->ngpus) == p->gpu_slot;
+	return p->lane == NULL ||
+		p->run->lane_of[p->run->file_first[fi] + i] == p->lane_index;
 }
 
 static bool
 other_part_stopped(Part *p)
 {
-	return p->gpu != NULL && p->run->nparts > 1 &&
+	return p->lane != NULL && p->run->nparts > 1 &&
 		__atomic_load_n(&p->run->stop, __ATOMIC_RELAXED) != 0;
 }
 
@@ -210,7 +212,7 @@ static int
 run_batches(Part *p)
 {
 	Run		   *r = p->run;
-	bool		on_gpu = p->gpu != NULL;
+	bool		on_gpu = p->lane != NULL;
 	ArrowArray *cols = calloc(r->prog.ncols > 0 ? r->prog.ncols : 1, sizeof(ArrowArray));
 	int			fi;
 	int			rc = 0;
@@ -243,7 +245,7 @@ run_batches(Part *p)
 		int			mine = 0;
 
 		for (i = 0; i < f->nbatches; i++)
-			if (part_takes(p, f, batches[i]))
+			if (part_takes(p, fi, i))
 				mine++;
 		if (mine == 0)
 			continue;
@@ -328,7 +330,7 @@ run_batches(Part *p)
 			bool		failed = false;
 			bool		turn = on_gpu;
 
-			if (!part_takes(p, f, b))
+			if (!part_takes(p, fi, i))
 				continue;
 			if (should_stop(r->hdr, r->sock))
 			{
@@ -351,7 +353,7 @@ run_batches(Part *p)
 			}
 			/* a GPU job holds the device for one batch at a time */
 			if (turn)
-				gpud_turn_enter(&p->gpu->turns);
+				gpud_turn_enter(&p->lane->turns);
 			p->staging.used = 0;
 			arrow_arena_init(&arena, win ? &r->heap_alloc : &p->batch_alloc);
 			if (arrow_read_batch_meta(&file, b, &arena, &meta, err) != 0)
@@ -372,7 +374,7 @@ run_batches(Part *p)
 				p->res.has_arrow_error = 1;
 				arrow_arena_free_all(&arena);
 				if (turn)
-					gpud_turn_leave(&p->gpu->turns);
+					gpud_turn_leave(&p->lane->turns);
 				rc = 1;
 				break;
 			}
@@ -421,7 +423,7 @@ run_batches(Part *p)
 				arrow_arena_free_all(&arena);
 			}
 			if (turn)
-				gpud_turn_leave(&p->gpu->turns);
+				gpud_turn_leave(&p->lane->turns);
 			if (r->job->fault == GPUD_FAULT_CRASH)
 				raise(SIGKILL);		/* as kill -9 would */
 			if (r->job->fault == GPUD_FAULT_SLOW)
@@ -458,11 +460,11 @@ stop_waiting(void *arg)
 }
 
 /*
- * Reserve part p's device memory on its GPU, waiting behind running jobs
+ * Reserve part p's device memory on its lane, waiting behind running jobs
  * (outside any GPU turn: they need turns to finish and free it).  0 when
  * reserved, -1 (p->fallback set) when the job must run on the CPU, -2 when
  * the query was cancelled while waiting.  pg_warp.gpu_memory_per_query
- * caps the part on each GPU.
+ * caps each part.
  */
 static int
 reserve_device_memory(Part *p)
@@ -470,7 +472,7 @@ reserve_device_memory(Part *p)
 	Run		   *r = p->run;
 	warp_uint64 need = warp_gpu_estimate(&r->prog, r->tables, STAGE_GUESS);
 
-	p->acct.budget = &p->gpu->budget;
+	p->acct.budget = &p->lane->budget;
 	p->acct.quota = r->job->mem_quota;
 	if (need > r->job->mem_quota)
 	{
@@ -479,14 +481,14 @@ reserve_device_memory(Part *p)
 				 (unsigned long long) (need >> 20), (unsigned long long) (r->job->mem_quota >> 20));
 		return -1;
 	}
-	if (gpud_budget_reserve(&p->gpu->budget, need, stop_waiting, r) != 0)
+	if (gpud_budget_reserve(&p->lane->budget, need, stop_waiting, r) != 0)
 	{
 		if (should_stop(r->hdr, r->sock))
 			return -2;
 		snprintf(p->fallback, sizeof(p->fallback),
 				 "needs about %llu MB of GPU memory, more than the device has for queries (%llu MB)",
 				 (unsigned long long) (need >> 20),
-				 (unsigned long long) (p->gpu->budget.total >> 20));
+				 (unsigned long long) (p->lane->budget.total >> 20));
 		return -1;
 	}
 	p->acct.reserved = need;
@@ -509,7 +511,7 @@ create_gpu_driver(Part *p)
 	mem.grow = gpud_account_grow;
 	mem.shrink = gpud_account_shrink;
 	mem.ctx = &p->acct;
-	p->drv = warp_gpu_create(p->gpu->cuda_index, &r->prog, r->tables, &mem,
+	p->drv = warp_gpu_create(p->lane->cuda_index, &r->prog, r->tables, &mem,
 							 p->fallback, sizeof(p->fallback));
 	return p->drv != NULL;
 }
@@ -522,7 +524,7 @@ part_has_error(const Part *p)
 }
 
 /*
- * One GPU's share of the job: driver, batches, and the groups brought
+ * One lane's share of the job: driver, batches, and the groups brought
  * back.  Runs in a thread of its own when the job has several parts; a
  * part that fails makes the others stop at their next batch.
  */
@@ -533,16 +535,16 @@ part_main(void *arg)
 	Run		   *r = p->run;
 	bool		ok;
 
-	gpud_turn_enter(&p->gpu->turns);
+	gpud_turn_enter(&p->lane->turns);
 	ok = create_gpu_driver(p);
-	gpud_turn_leave(&p->gpu->turns);
+	gpud_turn_leave(&p->lane->turns);
 	p->rc = ok ? run_batches(p) : -1;
 	if (p->rc == 0 && !part_has_error(p))
 	{
-		gpud_turn_enter(&p->gpu->turns);
+		gpud_turn_enter(&p->lane->turns);
 		if (warp_gpu_finish(p->drv, p->fallback, sizeof(p->fallback)) != 0)
 			p->rc = -1;
-		gpud_turn_leave(&p->gpu->turns);
+		gpud_turn_leave(&p->lane->turns);
 	}
 	if (p->rc != 0 || part_has_error(p))
 		__atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
@@ -555,9 +557,9 @@ part_release(Part *p)
 {
 	if (p->drv)
 	{
-		gpud_turn_enter(&p->gpu->turns);
+		gpud_turn_enter(&p->lane->turns);
 		warp_gpu_destroy(p->drv);
-		gpud_turn_leave(&p->gpu->turns);
+		gpud_turn_leave(&p->lane->turns);
 		p->drv = NULL;
 	}
 	gpud_account_close(&p->acct);
@@ -587,17 +589,17 @@ take_part_error(GpudResult *res, const Part *p)
 }
 
 static void
-init_part(Run *r, Part *p, int gpu_slot)
+init_part(Run *r, Part *p, int lane_index)
 {
 	memset(p, 0, sizeof(*p));
 	p->run = r;
-	p->gpu_slot = gpu_slot;
-	p->gpu = gpu_slot >= 0 ? &r->dev->gpus[gpu_slot] : NULL;
+	p->lane_index = lane_index;
+	p->lane = lane_index >= 0 ? &r->dev->lanes[lane_index] : NULL;
 	p->res.bad_file = -1;
-	if (p->gpu)
+	if (p->lane)
 	{
-		p->staging.base = p->gpu->staging;
-		p->staging.size = p->gpu->staging_size;
+		p->staging.base = p->lane->staging;
+		p->staging.size = p->lane->staging_size;
 	}
 	p->batch_alloc.alloc = staging_alloc;
 	p->batch_alloc.free = staging_free;
@@ -605,39 +607,70 @@ init_part(Run *r, Part *p, int gpu_slot)
 }
 
 /*
- * Run the job on the GPUs its batches belong to (gpud_batch_gpu), one
- * part per GPU, in parallel.  0 when done (r->res says whether with an
- * error), -1 when it must run on the CPU driver (r->fallback says why),
- * -2 when cancelled.  A job split over several GPUs that meets a bad
- * batch is re-run on the CPU driver too, which reports the first error in
- * scan order as PostgreSQL would.
+ * Which lane runs each listed batch (r->lane_of, gpud_deal_lanes), and a
+ * part for every lane used, in lane order.
  */
-static int
-run_on_gpus(Run *r)
+static bool
+assign_lanes(Run *r)
 {
 	GpudDevice *dev = r->dev;
-	int			nbatches[GPUD_MAX_GPUS] = {0};
+	bool		used[GPUD_MAX_LANES] = {false};
+	uint8_t    *gpu_of;
 	int			total = 0;
 	int			fi,
-				k,
-				rc = 0;
+				l;
 
+	for (fi = 0; fi < r->job->nfiles; fi++)
+		total += ((GpudFile *) (r->arena + r->job->off_files))[fi].nbatches;
+	gpu_of = warp_memlist_alloc(&r->mem, total > 0 ? total : 1);
+	r->lane_of = warp_memlist_alloc(&r->mem, total > 0 ? total : 1);
+	r->file_first = warp_memlist_alloc(&r->mem, sizeof(int) * (r->job->nfiles + 1));
+	if (gpu_of == NULL || r->lane_of == NULL || r->file_first == NULL)
+		return false;
+	total = 0;
 	for (fi = 0; fi < r->job->nfiles; fi++)
 	{
 		GpudFile   *f = (GpudFile *) (r->arena + r->job->off_files) + fi;
 		const int32_t *batches = (const int32_t *) (r->arena + f->off_batches);
 		int			i;
 
+		r->file_first[fi] = total;
 		for (i = 0; i < f->nbatches; i++)
-			nbatches[gpud_batch_gpu(f->ino, batches[i], dev->ngpus)]++;
-		total += f->nbatches;
+			gpu_of[total++] = (uint8_t) gpud_batch_gpu(f->ino, batches[i], dev->ngpus);
 	}
+	gpud_deal_lanes(dev->ngpus, dev->lanes_per_gpu, dev->min_batches_per_lane,
+					dev->next_lane, total, gpu_of, r->lane_of, used);
+	/* a job with no batch still runs (and brings back its empty groups) */
+	if (total == 0)
+		used[0] = true;
 	r->nparts = 0;
-	for (k = 0; k < dev->ngpus; k++)
-		if (nbatches[k] > 0 || (total == 0 && k == 0))
-			init_part(r, &r->parts[r->nparts++], k);
+	for (l = 0; l < dev->ngpus * dev->lanes_per_gpu; l++)
+		if (used[l])
+			init_part(r, &r->parts[r->nparts++], l);
+	return true;
+}
 
-	/* memory on every GPU, in GPU order, so that jobs waiting for more
+/*
+ * Run the job on the lanes assign_lanes chose, one part per lane, in
+ * parallel.  0 when done (r->res says whether with an error), -1 when it
+ * must run on the CPU driver (r->fallback says why), -2 when cancelled.  A
+ * job split over several parts that meets a bad batch is re-run on the
+ * CPU driver too, which reports the first error in scan order as
+ * PostgreSQL would.
+ */
+static int
+run_on_gpus(Run *r)
+{
+	int			k,
+				rc = 0;
+
+	if (!assign_lanes(r))
+	{
+		snprintf(r->fallback, sizeof(r->fallback), "out of memory");
+		return -1;
+	}
+
+	/* memory on every lane, in lane order, so that jobs waiting for more
 	 * than one cannot deadlock */
 	for (k = 0; k < r->nparts && rc == 0; k++)
 	{
@@ -684,7 +717,7 @@ run_on_gpus(Run *r)
 			{
 				snprintf(r->fallback, sizeof(r->fallback),
 						 "a batch could not be read on GPU %d; the CPU driver reports the first error in scan order",
-						 p->gpu->cuda_index);
+						 p->lane->cuda_index);
 				rc = -1;
 			}
 			break;
@@ -891,8 +924,22 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 	}
 	if (r->use_gpu)
 	{
-		if (r->nparts > 1)
-			snprintf(r->res.device, sizeof(r->res.device), "%d x %.48s", r->nparts, dev->name);
+		int			ngpus = 0,
+					last = -1;
+
+		/* "NVIDIA H200", "NVIDIA H200, 2 lanes", "2 x NVIDIA H200, 4 lanes" */
+		for (k = 0; k < r->nparts; k++)
+			if (r->parts[k].lane->gpu != last)
+			{
+				last = r->parts[k].lane->gpu;
+				ngpus++;
+			}
+		if (ngpus > 1)
+			snprintf(r->res.device, sizeof(r->res.device), "%d x %.30s, %d lanes",
+					 ngpus, dev->name, r->nparts);
+		else if (r->nparts > 1)
+			snprintf(r->res.device, sizeof(r->res.device), "%.40s, %d lanes",
+					 dev->name, r->nparts);
 		else
 			snprintf(r->res.device, sizeof(r->res.device), "%s", dev->name);
 	}

@@ -13,40 +13,40 @@
 #include <pthread.h>
 
 #include "gpud_budget.h"
+#include "gpud_lanes.h"
 #include "gpud_turns.h"
 #include "gpud_wire.h"
 
-#define GPUD_MAX_GPUS 16
-
-/* One GPU the daemon drives. */
-typedef struct GpudGpu
+/*
+ * A lane of a GPU: its own turns, pinned staging memory and share of the
+ * GPU's memory budget, so the parts of jobs on different lanes of one GPU
+ * run at the same time (their kernels and copies overlap on the device).
+ */
+typedef struct GpudLane
 {
-	int			cuda_index;		/* its CUDA device number */
-	GpudTurns	turns;			/* one batch at a time on this GPU */
-	GpudBudget	budget;			/* its memory jobs may hold together */
+	int			cuda_index;		/* its GPU's CUDA device number */
+	int			gpu;			/* its GPU's ordinal in the daemon, 0.. */
+	GpudTurns	turns;			/* one batch at a time on this lane */
+	GpudBudget	budget;			/* memory its parts may hold together */
 	void	   *staging;		/* pinned host memory for batch buffers */
 	size_t		staging_size;
-} GpudGpu;
+} GpudLane;
 
 /*
- * What the daemon runs jobs on; set up once at start.  With several GPUs a
- * job's batches are spread over them by a fixed rule (gpud_batch_gpu), so
- * a batch always runs on the GPU whose column cache holds it.
+ * What the daemon runs jobs on; set up once at start.  Which GPU and lane
+ * run a job's batches: gpud_lanes.h.
  */
 typedef struct GpudDevice
 {
 	int			kind;			/* GpudDeviceKind */
-	int			ngpus;			/* usable GPUs, gpus[0 .. ngpus-1] */
-	char		name[64];		/* of the first */
-	GpudGpu		gpus[GPUD_MAX_GPUS];
+	int			ngpus;			/* usable GPUs */
+	int			lanes_per_gpu;
+	int			min_batches_per_lane;	/* a GPU's share of a job gets one
+										 * more lane per this many batches */
+	char		name[64];		/* of the first GPU */
+	GpudLane	lanes[GPUD_MAX_LANES];	/* GPU g's are g * lanes_per_gpu + i */
+	uint32_t	next_lane[GPUD_MAX_GPUS];	/* round robin of small jobs */
 } GpudDevice;
-
-/* the GPU (of ngpus) that runs batch `batch` of the file with inode ino */
-static inline int
-gpud_batch_gpu(uint64_t ino, int batch, int ngpus)
-{
-	return ngpus <= 1 ? 0 : (int) ((ino + (uint64_t) batch) % (uint64_t) ngpus);
-}
 
 /* Outcome of gpud_run_job. */
 typedef enum GpudJobOutcome

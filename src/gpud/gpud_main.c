@@ -18,12 +18,14 @@
  * the postmaster's environment limits the GPUs it sees.
  *
  *   pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N] [--max-registered-mb=N]
- *				  [--cache-mb=N|-1] [--split-gpus=N]
+ *				  [--cache-mb=N|-1] [--lanes-per-gpu=N] [--min-batches-per-lane=N]
  *
- * --split-gpus=N (testing) drives each GPU as N: jobs are split over N
- * parts per device exactly as over N GPUs, each part with its own turns,
- * staging and share of the memory budget (the column cache stays one per
- * device).  It lets a one-GPU machine run the multi-GPU code paths.
+ * Each GPU is driven through --lanes-per-gpu lanes (default 2): a GPU's
+ * share of a job with at least --min-batches-per-lane batches per lane
+ * (default 4) is split over its lanes and the parts run at the same time,
+ * which keeps the device busier than one stream of batches does
+ * (bench/results/2026-12-04-h200-gpu-lanes-session5.md).  Small jobs take
+ * one lane, round robin, so concurrent small queries overlap too.
  *
  *-------------------------------------------------------------------------
  */
@@ -277,12 +279,12 @@ on_term(int sig)
 
 /*
  * Take every CUDA device that warms up (a context and every kernel loaded
- * now, not at the first query): each gets its own turns, pinned staging
- * memory, device memory budget and column cache.  With none, the daemon
- * stays on the CPU driver.
+ * now, not at the first query): each gets its own column cache and `lanes`
+ * lanes, each with its own turns, pinned staging memory and share of the
+ * device memory budget.  With none, the daemon stays on the CPU driver.
  */
 static void
-setup_gpus(long staging_mb, long registered_mb, long cache_mb, int split)
+setup_gpus(long staging_mb, long registered_mb, long cache_mb, int lanes)
 {
 	char		why[256] = "";
 	int			n = warp_gpu_device_count(why, sizeof(why));
@@ -295,7 +297,8 @@ setup_gpus(long staging_mb, long registered_mb, long cache_mb, int split)
 		return;
 	}
 	device.ngpus = 0;
-	for (d = 0; d < n && d < GPUD_MAX_GPUS && device.ngpus + split <= GPUD_MAX_GPUS; d++)
+	device.lanes_per_gpu = lanes;
+	for (d = 0; d < n && d < GPUD_MAX_GPUS && (device.ngpus + 1) * lanes <= GPUD_MAX_LANES; d++)
 	{
 		GpudColCache *cc = &column_caches[d];
 		warp_uint64 fr = 0,
@@ -303,7 +306,7 @@ setup_gpus(long staging_mb, long registered_mb, long cache_mb, int split)
 					margin,
 					cache,
 					avail;
-		int			s;
+		int			l;
 
 		why[0] = '\0';
 		if (warp_gpu_warmup(d, why, sizeof(why)) != 0)
@@ -331,24 +334,25 @@ setup_gpus(long staging_mb, long registered_mb, long cache_mb, int split)
 			cache = 0;
 		else
 			warp_gpu_set_cache(d, cc);
-		for (s = 0; s < split; s++)
+		for (l = 0; l < lanes; l++)
 		{
-			GpudGpu    *gpu = &device.gpus[device.ngpus++];
+			GpudLane   *lane = &device.lanes[device.ngpus * lanes + l];
 
-			gpu->cuda_index = d;
-			gpud_turns_init(&gpu->turns);
-			gpu->staging_size = (size_t) staging_mb << 20;
-			gpu->staging = gpu->staging_size ? warp_gpu_host_alloc(gpu->staging_size) : NULL;
-			if (gpu->staging == NULL)
-				gpu->staging_size = 0;
-			gpud_budget_init(&gpu->budget, (avail - cache) / split);
+			lane->cuda_index = d;
+			lane->gpu = device.ngpus;
+			gpud_turns_init(&lane->turns);
+			lane->staging_size = (size_t) staging_mb << 20;
+			lane->staging = lane->staging_size ? warp_gpu_host_alloc(lane->staging_size) : NULL;
+			if (lane->staging == NULL)
+				lane->staging_size = 0;
+			gpud_budget_init(&lane->budget, (avail - cache) / lanes);
 		}
-		if (device.ngpus == split)
+		if (device.ngpus == 0)
 			warp_gpu_device_name(d, device.name, sizeof(device.name));
-		logmsg("GPU %d: %llu MB for jobs%s, %llu MB column cache, of %llu MB",
-			   d, (unsigned long long) ((avail - cache) >> 20),
-			   split > 1 ? " (split in parts, for testing)" : "",
+		logmsg("GPU %d: %llu MB for jobs in %d lane%s, %llu MB column cache, of %llu MB",
+			   d, (unsigned long long) ((avail - cache) >> 20), lanes, lanes > 1 ? "s" : "",
 			   (unsigned long long) (cache >> 20), (unsigned long long) (tot >> 20));
+		device.ngpus++;
 	}
 	if (device.ngpus == 0)
 	{
@@ -375,7 +379,8 @@ main(int argc, char **argv)
 	long		staging_mb = 512;
 	long		registered_mb = 16384;
 	long		cache_mb = -1;
-	int			split = 1;
+	int			lanes = 2;
+	int			min_batches = 4;
 	int			lsock;
 	struct sockaddr_un addr;
 	int			i;
@@ -390,18 +395,22 @@ main(int argc, char **argv)
 			registered_mb = atol(argv[i] + 20);
 		else if (strncmp(argv[i], "--cache-mb=", 11) == 0)
 			cache_mb = atol(argv[i] + 11);
-		else if (strncmp(argv[i], "--split-gpus=", 13) == 0)
-			split = atoi(argv[i] + 13);
+		else if (strncmp(argv[i], "--lanes-per-gpu=", 16) == 0)
+			lanes = atoi(argv[i] + 16);
+		else if (strncmp(argv[i], "--min-batches-per-lane=", 23) == 0)
+			min_batches = atoi(argv[i] + 23);
 		else
 		{
 			fprintf(stderr, "usage: pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N] "
-					"[--max-registered-mb=N] [--cache-mb=N|-1] [--split-gpus=N]\n");
+					"[--max-registered-mb=N] [--cache-mb=N|-1] [--lanes-per-gpu=N] "
+					"[--min-batches-per-lane=N]\n");
 			return 2;
 		}
 	}
-	if (split < 1 || split > GPUD_MAX_GPUS)
+	if (lanes < 1 || lanes > 16 || min_batches < 1)
 	{
-		fprintf(stderr, "pg_warp_gpud: --split-gpus must be between 1 and %d\n", GPUD_MAX_GPUS);
+		fprintf(stderr, "pg_warp_gpud: --lanes-per-gpu must be between 1 and 16, "
+				"--min-batches-per-lane at least 1\n");
 		return 2;
 	}
 	if (strcmp(want, "auto") != 0 && strcmp(want, "gpu") != 0 && strcmp(want, "cpu") != 0)
@@ -416,9 +425,10 @@ main(int argc, char **argv)
 	signal(SIGINT, on_term);
 
 	device.kind = GPUD_DEVICE_CPU;
+	device.min_batches_per_lane = min_batches;
 	snprintf(device.name, sizeof(device.name), "CPU");
 	if (strcmp(want, "cpu") != 0)
-		setup_gpus(staging_mb, registered_mb, cache_mb, split);
+		setup_gpus(staging_mb, registered_mb, cache_mb, lanes);
 	if (device.kind == GPUD_DEVICE_GPU)
 		logmsg("serving on %s with %d GPU%s (%s)", GPUD_SOCKET_NAME, device.ngpus,
 			   device.ngpus > 1 ? "s" : "", device.name);
