@@ -3,16 +3,18 @@
  * gpud_job.c
  *	  Running one job inside pg_warp_gpud (see gpud_job.h).
  *
- * The daemon reads the fact table's Arrow files itself, batch by batch in
- * the order the backend listed them, and runs the program on the GPU
- * driver.  For the GPU a file is used in place through its registered
- * window (gpud_files.h), and the driver runs batch i while this thread
- * reads batch i+1, so a batch's memory (what arrow_load_column allocated:
- * metadata, realigned or decompressed buffers) is kept until the next
- * batch has been queued.  Without a window the file is pread into the
- * daemon's pinned staging memory, which is shared by every job and only
- * used inside a GPU turn, so such a batch is waited for before its turn
- * ends.  Whenever
+ * The daemon reads the fact table's Arrow files itself and runs the
+ * program on the GPU driver.  The listed batches are dealt to lanes of the
+ * GPUs (gpud_lanes.h); each lane used is a part, with its own driver, run
+ * in its own thread, reading its batches in the order the backend listed
+ * them; the result is every part's groups as partial states.  For the GPU
+ * a file is used in place through its registered window (gpud_files.h),
+ * and the driver runs batch i while the part reads batch i+1, so a batch's
+ * memory (what arrow_load_column allocated: metadata, realigned or
+ * decompressed buffers) is kept until the next batch has been queued.
+ * Without a window the file is pread into the lane's pinned staging
+ * memory, which is shared by every job on the lane and only used inside a
+ * turn, so such a batch is waited for before its turn ends.  Whenever
  * the GPU driver cannot finish a job exactly (a row raised an error, a
  * column layout or aggregate it does not do, device memory ran out) the
  * whole job is run again on the CPU driver, which reports PostgreSQL's

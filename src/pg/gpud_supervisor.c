@@ -66,6 +66,7 @@ start_daemon(void)
 	char		devarg[32];
 	char		regarg[48];
 	char		cachearg[48];
+	char		lanearg[48];
 	const char *dev;
 	pid_t		pid;
 
@@ -87,6 +88,7 @@ start_daemon(void)
 	snprintf(devarg, sizeof(devarg), "--device=%s", dev);
 	snprintf(regarg, sizeof(regarg), "--max-registered-mb=%d", pgwarp_max_registered_memory);
 	snprintf(cachearg, sizeof(cachearg), "--cache-mb=%d", pgwarp_gpu_cache_memory);
+	snprintf(lanearg, sizeof(lanearg), "--lanes-per-gpu=%d", pgwarp_gpu_lanes);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -96,7 +98,7 @@ start_daemon(void)
 	}
 	if (pid == 0)
 	{
-		char	   *argv[5];
+		char	   *argv[6];
 		int			i;
 		sigset_t	none;
 
@@ -111,7 +113,8 @@ start_daemon(void)
 		argv[1] = devarg;
 		argv[2] = regarg;
 		argv[3] = cachearg;
-		argv[4] = NULL;
+		argv[4] = lanearg;
+		argv[5] = NULL;
 		execv(path, argv);
 		fprintf(stderr, "pg_warp: could not execute \"%s\": %s\n", path, strerror(errno));
 		_exit(127);

@@ -26,6 +26,7 @@ int			pgwarp_max_registered_memory = 16384;	/* MB */
 int			pgwarp_gpu_memory_per_query = 16384;	/* MB */
 bool		pgwarp_gpu_cache = true;
 int			pgwarp_gpu_cache_memory = -1;	/* MB, -1 = a quarter of the GPU's */
+int			pgwarp_gpu_lanes = 2;
 
 static const struct config_enum_entry gpud_device_options[] = {
 	{"off", PGWARP_GPUD_OFF, false},
@@ -209,6 +210,21 @@ pgwarp_define_gucs(void)
 							INT_MAX,
 							PGC_POSTMASTER,
 							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_warp.gpu_lanes",
+							"Lanes pg_warp_gpud drives each GPU through.",
+							"A lane has its own turns, staging memory and share of "
+							"the GPU's memory; a big query's share of a GPU runs on "
+							"its lanes at the same time, which keeps the device "
+							"busier than one stream of batches (small queries take "
+							"one lane each).",
+							&pgwarp_gpu_lanes,
+							2,
+							1,
+							16,
+							PGC_POSTMASTER,
+							0,
 							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("pg_warp.gpu_cache",

@@ -212,3 +212,25 @@ def test_device_oom_falls_back_to_cpu(star):
     assert "Fallback: device out of memory" in text, text
     rows, _ = on_daemon(star, fault="device_oom")
     assert close(rows, oracle(star))
+
+
+def test_supervisor_passes_the_daemon_settings(star):
+    """pg_warp.gpu_lanes, pg_warp.gpu_cache_memory and
+    pg_warp.max_registered_memory reach the daemon's command line."""
+    st = gpud_status(star)
+    try:
+        with open("/proc/%d/cmdline" % st[2], "rb") as f:
+            args = f.read().decode().split("\0")
+    except (FileNotFoundError, PermissionError):
+        pytest.skip("the daemon's command line cannot be read here")
+    want = {
+        "--lanes-per-gpu": star.execute("SHOW pg_warp.gpu_lanes").fetchone()[0],
+        "--cache-mb": str(star.execute(
+            "SELECT setting FROM pg_settings WHERE name = 'pg_warp.gpu_cache_memory'").fetchone()[0]),
+        "--max-registered-mb": str(star.execute(
+            "SELECT setting FROM pg_settings WHERE name = 'pg_warp.max_registered_memory'"
+        ).fetchone()[0]),
+    }
+    got = dict(a.split("=", 1) for a in args if a.startswith("--") and "=" in a)
+    for opt, val in want.items():
+        assert got.get(opt) == val, (opt, args)
