@@ -155,7 +155,7 @@ pgwarp_define_gucs(void)
 
 	DefineCustomEnumVariable("pg_warp.gpud_device",
 							 "What the pg_warp_gpud daemon runs jobs on.",
-							 "auto: the first GPU if there is one (without one "
+							 "auto: every GPU if there is one (without one "
 							 "the daemon serves nothing and backends use the CPU "
 							 "engine); gpu: the same; cpu: the CPU engine inside "
 							 "the daemon (for tests); off: no daemon.  Needs "
