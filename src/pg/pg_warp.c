@@ -24,6 +24,7 @@ _PG_init(void)
 	pgwarp_define_gucs();
 	pgwarp_planner_init();
 	pgwarp_exec_init();
+	pgwarp_merge_init();
 	if (process_shared_preload_libraries_in_progress)
 	{
 		pgwarp_footer_cache_preload();

@@ -34,6 +34,13 @@ extern bool pgwarp_explain_stable;
 /* warp_plan.c */
 extern void pgwarp_planner_init(void);
 
+/* warp_merge_scan.c: DISTINCT aggregates beside plain ones */
+extern Oid	warp_merge_aggregate(void);
+extern void warp_add_merge_path(PlannerInfo *root, RelOptInfo *output_rel, Path *in,
+								Node *having, List *plain, List *partial, Oid merge_fn,
+								double ngroups);
+extern void pgwarp_merge_init(void);
+
 /* warp_exec.c */
 extern CustomScanMethods warp_preagg_scan_methods;
 extern void pgwarp_exec_init(void);

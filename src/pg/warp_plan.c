@@ -101,6 +101,11 @@ typedef struct StarInfo
 	bool		two_level;		/* DISTINCT aggregates: the engine groups by
 								 * the keys and the arguments, PostgreSQL's
 								 * Agg aggregates the distinct rows */
+	/* DISTINCT aggregates beside plain ones (warp_merge_scan.c): the plain
+	 * aggregates, their partial Aggrefs, and pg_warp_merge */
+	List	   *merge_plain;
+	List	   *merge_partial;
+	Oid			merge_fn;
 } StarInfo;
 
 /*
@@ -926,6 +931,41 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 		si->partial_target = set_pathtarget_cost_width(root, pt);
 		return true;
 	}
+	/*
+	 * DISTINCT aggregates beside plain ones: the DISTINCT arguments become
+	 * group keys as above, the plain aggregates are computed per (keys,
+	 * arguments) group as partial states, and pg_warp_merge combines them
+	 * per group in the Agg above (warp_merge_scan.c).
+	 */
+	si->merge_fn = InvalidOid;
+	foreach(lc, non_group)
+	{
+		Aggref	   *agg = lfirst(lc);
+
+		if (!agg->aggdistinct)
+			continue;
+		if (list_length(agg->args) != 1 || list_length(agg->aggdistinct) != 1 ||
+			agg->aggorder || agg->aggfilter || agg->agglevelsup != 0 ||
+			agg->aggkind != AGGKIND_NORMAL || agg->aggvariadic)
+			return not_offloaded("a DISTINCT aggregate of several arguments, or with FILTER or ORDER BY");
+		if (may_fail_walker((Node *) agg->args, NULL))
+			return not_offloaded("a DISTINCT aggregate whose argument could raise an error");
+		if (!OidIsValid(si->merge_fn))
+		{
+			si->merge_fn = warp_merge_aggregate();
+			if (!OidIsValid(si->merge_fn))
+				return not_offloaded("DISTINCT aggregates beside plain ones need pg_warp 0.2 (ALTER EXTENSION pg_warp UPDATE)");
+			si->two_level = true;
+		}
+		if (!list_member(aggs, agg))
+		{
+			Expr	   *arg = ((TargetEntry *) linitial(agg->args))->expr;
+
+			aggs = lappend(aggs, agg);
+			if (!list_member(pt->exprs, arg) && !add_group_key(si, pt, arg, 0))
+				return false;
+		}
+	}
 	foreach(lc, non_group)
 	{
 		Node	   *n = lfirst(lc);
@@ -980,6 +1020,30 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 		mark_partial_aggref(partial, AGGSPLIT_INITIAL_SERIAL);
 		si->outmap = lappend_int(si->outmap, -list_length(si->agg_info));
 		add_column_to_pathtarget(pt, (Expr *) partial, 0);
+		if (OidIsValid(si->merge_fn))
+		{
+			/*
+			 * A float sum's rounding, and whether it overflows, depends on
+			 * the order of the additions; split by the DISTINCT arguments,
+			 * the rows are added in another order than PostgreSQL's, and no
+			 * rerun in one thread could restore it.
+			 */
+			if (kind == WA_SUM_FLOAT || kind == WA_AVG_FLOAT)
+				return not_offloaded("DISTINCT aggregates beside a sum or average of floats");
+			/*
+			 * PostgreSQL sorts the rows for the DISTINCT aggregates, so with
+			 * a GROUP BY it evaluates every WHERE clause before any
+			 * aggregate argument; the engine goes row by row.  When both
+			 * can raise an error, which one is raised could differ.
+			 */
+			if (root->parse->groupClause &&
+				(may_fail_walker((Node *) arg, NULL) ||
+				 may_fail_walker((Node *) agg->aggfilter, NULL)) &&
+				may_fail_walker((Node *) si->quals, NULL))
+				return not_offloaded("DISTINCT aggregates beside an aggregate whose argument, like a WHERE clause, could raise an error");
+			si->merge_plain = lappend(si->merge_plain, agg);
+			si->merge_partial = lappend(si->merge_partial, partial);
+		}
 	}
 	si->partial_target = set_pathtarget_cost_width(root, pt);
 	return true;
@@ -1157,6 +1221,12 @@ add_final_agg(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraData *ext
 	AggClauseCosts costs;
 	AggPath    *ap;
 
+	if (OidIsValid(si->merge_fn))
+	{
+		warp_add_merge_path(root, output_rel, in, extra->havingQual,
+							si->merge_plain, si->merge_partial, si->merge_fn, ngroups);
+		return;
+	}
 	memset(&costs, 0, sizeof(costs));
 	if (!si->two_level)
 	{
@@ -1342,7 +1412,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		List	   *exprs = NIL;
 
 		foreach(lc, si.partial_target->exprs)
-			exprs = lappend(exprs, lfirst(lc));
+			if (!IsA(lfirst(lc), Aggref))
+				exprs = lappend(exprs, lfirst(lc));
 		engine_rows = estimate_num_groups(root, exprs, input_rel->rows, NULL, NULL);
 	}
 
