@@ -66,6 +66,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out")
     ap.add_argument("--tbl", action="store_true", help="load the .tbl text files")
+    ap.add_argument("--queries", default=os.path.join(HERE, "queries"),
+                    help="folder of q*.sql files (default: the 13 SSB queries)")
     a = ap.parse_args()
     con = duckdb.connect()
     con.execute("SET threads = %d" % a.threads)
@@ -74,7 +76,7 @@ def main():
         (load_tbl if a.tbl else load_arrow)(con, a.dir, t)
     print("loaded in %.1f s" % (time.perf_counter() - t0), flush=True)
     rows = []
-    for q in sorted(glob.glob(os.path.join(HERE, "queries", "q*.sql"))):
+    for q in sorted(glob.glob(os.path.join(a.queries, "q*.sql"))):
         name = os.path.basename(q)[:-4]
         sql = open(q).read().replace(" date,", ' "date",').replace(" date\n", ' "date"\n')
         con.execute(sql).fetchall()

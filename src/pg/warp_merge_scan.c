@@ -178,6 +178,106 @@ add_leaf(List **leaves, List **sgrefs, Expr *e, Index sgref)
 }
 
 /*
+ * The rollups of a GROUPING SETS query for a sorted grouping sets Agg:
+ * chains of sets, each set a subset of the one before, so that one sort
+ * order serves the whole chain (the columns of the smallest set first).
+ * Built greedily, largest set first (PostgreSQL's own, optimal, choice is
+ * static in planner.c); every chain after the first costs one more sort of
+ * the engine's groups, which are few.  NIL if a set has a column twice or
+ * every set is empty.
+ */
+static List *
+sorted_rollups(PlannerInfo *root, double ngroups)
+{
+	Query	   *parse = root->parse;
+	/* (preprocess_grouping_sets has expanded them: lists of sortgrouprefs) */
+	List	   *sets = parse->groupingSets;
+	int			n = list_length(sets);
+	bool	   *used = palloc0(sizeof(bool) * (n + 1));
+	List	   *rollups = NIL;
+	ListCell   *lc;
+
+	foreach(lc, sets)
+	{
+		List	   *set = lfirst(lc);
+		ListCell   *c;
+
+		foreach(c, set)
+			if (list_member_int(list_copy_tail(set, foreach_current_index(c) + 1), lfirst_int(c)))
+				return NIL;
+	}
+	for (;;)
+	{
+		List	   *chain = NIL;	/* the sets, largest first */
+		List	   *last = NIL;
+		List	   *order = NIL;	/* sortgrouprefs in sort order */
+		RollupData *rollup;
+		int			best;
+		int			i;
+		ListCell   *cc;
+
+		/* the largest unused set starts a chain; then, each time, the
+		 * largest unused subset of the chain's last set */
+		for (;;)
+		{
+			best = -1;
+			i = 0;
+			foreach(lc, sets)
+			{
+				List	   *set = lfirst(lc);
+
+				if (!used[i] &&
+					(chain == NIL || list_difference_int(set, last) == NIL) &&
+					(best < 0 || list_length(set) > list_length(list_nth(sets, best))))
+					best = i;
+				i++;
+			}
+			if (best < 0)
+				break;
+			used[best] = true;
+			last = list_nth(sets, best);
+			chain = lappend(chain, last);
+		}
+		if (chain == NIL)
+			break;
+		if (linitial(chain) == NIL)
+			return NIL;			/* only empty sets left, and they have
+								 * no chain to join: not expected */
+		/* sort order: the smallest set's columns, then what each larger
+		 * set adds */
+		for (i = list_length(chain) - 1; i >= 0; i--)
+			foreach(cc, (List *) list_nth(chain, i))
+				if (!list_member_int(order, lfirst_int(cc)))
+					order = lappend_int(order, lfirst_int(cc));
+
+		rollup = makeNode(RollupData);
+		foreach(cc, order)
+			rollup->groupClause = lappend(rollup->groupClause,
+										  get_sortgroupref_clause(lfirst_int(cc),
+																  parse->groupClause));
+		foreach(cc, chain)
+		{
+			GroupingSetData *gs = makeNode(GroupingSetData);
+			List	   *idx = NIL;
+			int			k;
+
+			/* a set of the chain is a prefix of the order */
+			for (k = 0; k < list_length((List *) lfirst(cc)); k++)
+				idx = lappend_int(idx, k);
+			gs->set = list_copy_head(order, list_length((List *) lfirst(cc)));
+			gs->numGroups = ngroups;
+			rollup->gsets_data = lappend(rollup->gsets_data, gs);
+			rollup->gsets = lappend(rollup->gsets, idx);
+		}
+		rollup->numGroups = ngroups;
+		rollup->hashable = false;
+		rollup->is_hashed = false;
+		rollups = lappend(rollups, rollup);
+	}
+	return rollups;
+}
+
+/*
  * Add WarpMerge -> Agg -> [Sort ->] in to output_rel.  plain/partial: the
  * plain aggregates and the partial Aggrefs `in` emits for them.
  */
@@ -192,7 +292,7 @@ warp_add_merge_path(PlannerInfo *root, RelOptInfo *output_rel, Path *in, Node *h
 	List	   *sgrefs = NIL;
 	MergeCtx	ctx;
 	AggClauseCosts costs;
-	AggPath    *ap;
+	AggPath    *ap;				/* or a GroupingSetsPath: only its Path */
 	CustomPath *cp;
 	ListCell   *lc;
 	int			i = 0;
@@ -240,11 +340,34 @@ warp_add_merge_path(PlannerInfo *root, RelOptInfo *output_rel, Path *in, Node *h
 
 	memset(&costs, 0, sizeof(costs));
 	get_agg_clause_costs(root, AGGSPLIT_SIMPLE, &costs);
-	if (parse->groupClause && !pathkeys_contained_in(root->group_pathkeys, in->pathkeys))
-		in = (Path *) create_sort_path(root, in->parent, in, root->group_pathkeys, -1.0);
-	ap = create_agg_path(root, output_rel, in, agg_target,
-						 parse->groupClause ? AGG_SORTED : AGG_PLAIN,
-						 AGGSPLIT_SIMPLE, parse->groupClause, (List *) having, &costs, ngroups);
+	if (parse->groupingSets)
+	{
+		List	   *rollups = sorted_rollups(root, ngroups);
+		List	   *pathkeys;
+		GroupingSetsPath *gp;
+
+		if (rollups == NIL)
+			return;
+		pathkeys = make_pathkeys_for_sortclauses(root,
+												 ((RollupData *) linitial(rollups))->groupClause,
+												 root->processed_tlist);
+		if (!pathkeys_contained_in(pathkeys, in->pathkeys))
+			in = (Path *) create_sort_path(root, in->parent, in, pathkeys, -1.0);
+		gp = create_groupingsets_path(root, output_rel, in, (List *) having, AGG_SORTED,
+									  rollups, &costs, ngroups);
+		/* (create_groupingsets_path takes the relation's target) */
+		gp->path.pathtarget = agg_target;
+		ap = (AggPath *) gp;
+	}
+	else
+	{
+		if (parse->groupClause && !pathkeys_contained_in(root->group_pathkeys, in->pathkeys))
+			in = (Path *) create_sort_path(root, in->parent, in, root->group_pathkeys, -1.0);
+		ap = create_agg_path(root, output_rel, in, agg_target,
+							 parse->groupClause ? AGG_SORTED : AGG_PLAIN,
+							 AGGSPLIT_SIMPLE, parse->groupClause, (List *) having, &costs,
+							 ngroups);
+	}
 
 	cp = makeNode(CustomPath);
 	cp->path.pathtype = T_CustomScan;
@@ -265,6 +388,17 @@ warp_add_merge_path(PlannerInfo *root, RelOptInfo *output_rel, Path *in, Node *h
 	add_path(output_rel, &cp->path);
 }
 
+static Node *
+wrap_const(Node *n)
+{
+	Const	   *c = (Const *) n;
+
+	if (n == NULL || !IsA(n, Const))
+		return n;
+	return (Node *) makeRelabelType((Expr *) c, c->consttype, c->consttypmod, c->constcollid,
+									COERCE_IMPLICIT_CAST);
+}
+
 static Plan *
 warp_merge_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 				List *tlist, List *clauses, List *custom_plans)
@@ -273,10 +407,23 @@ warp_merge_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	List	   *scan_tlist = NIL;
 	ListCell   *lc;
 
+	/*
+	 * A group key that is a constant (`GROUP BY ROLLUP (1 = 2)`): setrefs
+	 * never replaces a Const by a reference to the scan tuple, so this node
+	 * would output the constant where the grouping sets Agg nulled the key.
+	 * Wrapped in a no-op RelabelType, here and in the scan tlist, it is
+	 * matched like any other expression.
+	 */
 	foreach(lc, best_path->custom_private)
 		scan_tlist = lappend(scan_tlist,
-							 makeTargetEntry(copyObject(lfirst(lc)),
+							 makeTargetEntry((Expr *) wrap_const(copyObject(lfirst(lc))),
 											 list_length(scan_tlist) + 1, NULL, false));
+	foreach(lc, tlist)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		tle->expr = (Expr *) wrap_const((Node *) tle->expr);
+	}
 	cs->scan.plan.targetlist = tlist;
 	cs->scan.plan.qual = NIL;
 	cs->scan.scanrelid = 0;

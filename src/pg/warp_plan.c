@@ -106,6 +106,7 @@ typedef struct StarInfo
 	List	   *merge_plain;
 	List	   *merge_partial;
 	Oid			merge_fn;
+	bool		has_distinct;	/* DISTINCT aggregates (not only GROUPING SETS) */
 } StarInfo;
 
 /*
@@ -906,13 +907,16 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 		{
 			if (IsA(lfirst(lc), Var) && list_member(pt->exprs, lfirst(lc)))
 				continue;
+			/* GROUPING(): the grouping sets Agg computes it */
+			if (IsA(lfirst(lc), GroupingFunc) && parse->groupingSets)
+				continue;
 			if (!IsA(lfirst(lc), Aggref))
 				return not_offloaded("a column outside the GROUP BY and aggregates");
 			rest = lappend(rest, lfirst(lc));
 		}
 		non_group = rest;
 	}
-	if (wants_two_level(non_group))
+	if (!parse->groupingSets && wants_two_level(non_group))
 	{
 		/* the aggregates' arguments become more group keys */
 		List	   *args = NIL;
@@ -938,6 +942,19 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 	 * per group in the Agg above (warp_merge_scan.c).
 	 */
 	si->merge_fn = InvalidOid;
+	si->has_distinct = false;
+	if (parse->groupingSets)
+	{
+		/*
+		 * GROUPING SETS, ROLLUP, CUBE: the engine groups by every column
+		 * of every set, the grouping sets Agg above combines the partial
+		 * states per set (warp_merge_scan.c)
+		 */
+		si->merge_fn = warp_merge_aggregate();
+		if (!OidIsValid(si->merge_fn))
+			return not_offloaded("GROUPING SETS need pg_warp 0.2 (ALTER EXTENSION pg_warp UPDATE)");
+		si->two_level = true;
+	}
 	foreach(lc, non_group)
 	{
 		Aggref	   *agg = lfirst(lc);
@@ -950,6 +967,7 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 			return not_offloaded("a DISTINCT aggregate of several arguments, or with FILTER or ORDER BY");
 		if (may_fail_walker((Node *) agg->args, NULL))
 			return not_offloaded("a DISTINCT aggregate whose argument could raise an error");
+		si->has_distinct = true;
 		if (!OidIsValid(si->merge_fn))
 		{
 			si->merge_fn = warp_merge_aggregate();
@@ -1028,7 +1046,7 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 			 * the rows are added in another order than PostgreSQL's, and no
 			 * rerun in one thread could restore it.
 			 */
-			if (kind == WA_SUM_FLOAT || kind == WA_AVG_FLOAT)
+			if (si->has_distinct && (kind == WA_SUM_FLOAT || kind == WA_AVG_FLOAT))
 				return not_offloaded("DISTINCT aggregates beside a sum or average of floats");
 			/*
 			 * PostgreSQL sorts the rows for the DISTINCT aggregates, so with
@@ -1036,7 +1054,7 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 			 * aggregate argument; the engine goes row by row.  When both
 			 * can raise an error, which one is raised could differ.
 			 */
-			if (root->parse->groupClause &&
+			if (si->has_distinct && root->parse->groupClause &&
 				(may_fail_walker((Node *) arg, NULL) ||
 				 may_fail_walker((Node *) agg->aggfilter, NULL)) &&
 				may_fail_walker((Node *) si->quals, NULL))
@@ -1283,11 +1301,6 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	memset(&si, 0, sizeof(si));
 	if (!find_star(root, input_rel, &si))
 		return;
-	if (parse->groupingSets)
-	{
-		not_offloaded("GROUPING SETS");
-		return;
-	}
 	if (parse->groupClause && !grouping_is_hashable(parse->groupClause))
 	{
 		not_offloaded("group keys that cannot be hashed");

@@ -32,7 +32,9 @@ never offloading or by generating nothing but errors.
 
 A tenth of the queries use DISTINCT aggregates and min/max (the engine's
 two-level grouping), most of those with plain aggregates beside them
-(combined above the engine by pg_warp_merge).  Some generated queries use
+(combined above the engine by pg_warp_merge); a few group by ROLLUP, CUBE
+or GROUPING SETS (the grouping sets Agg above the engine combines the
+partial states per set, through pg_warp_merge too).  Some generated queries use
 things the engine does not compute (NOT IN, abs()), on purpose: whatever
 plan they get, the answers must not change.
 
@@ -718,13 +720,26 @@ class Gen:
         if where:
             sql += " WHERE " + " AND ".join(where)
         if keys:
-            sql += " GROUP BY " + ", ".join(str(i + 1) for i in range(len(keys)))
+            cols = [str(i + 1) for i in range(len(keys))]
+            r = rng.random()
+            if r < 0.03:
+                # grouping sets: the engine groups by every column, the
+                # grouping sets Agg above combines the partial states per set
+                sql += " GROUP BY ROLLUP (%s)" % ", ".join(cols)
+            elif r < 0.05 and len(cols) <= 3:
+                sql += " GROUP BY CUBE (%s)" % ", ".join(cols)
+            elif r < 0.06:
+                sql += " GROUP BY GROUPING SETS (%s, ())" % ", ".join("(%s)" % c for c in cols)
+            else:
+                sql += " GROUP BY " + ", ".join(cols)
         if self.chance(0.15):
             a, _ = self.aggregate(rng.randint(0, 1))
             sql += " HAVING %s IS NOT NULL AND count(*) %s %d" % (a, self.pick(">", ">=", "<>"),
                                                                    rng.randint(0, 3))
         limit = None
-        if keys and self.chance(0.1):
+        # (grouping sets repeat key tuples across sets: no total order)
+        if keys and self.chance(0.1) and "GROUP BY ROLLUP" not in sql and \
+                "GROUP BY CUBE" not in sql and "GROUPING SETS" not in sql:
             sql += " ORDER BY %s" % ", ".join(
                 "%d%s" % (i + 1, self.pick("", " DESC", " NULLS FIRST")) for i in range(len(keys)))
             limit = rng.randint(1, 20)
