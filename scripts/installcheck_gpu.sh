@@ -21,6 +21,10 @@
 #      vanilla PostgreSQL, and their timing (pg_warp off, CPU, GPU)
 #   6. numeric(p <= 18) columns on the GPU against vanilla PostgreSQL, and
 #      their timing
+#   7. interval arithmetic on the GPU; numeric CASE stays on the CPU driver
+#   8. 6M groups on the GPU (the group table grows on the device), and
+#      DISTINCT-beside-plain and ROLLUP plans (WarpMerge) with the engine
+#      part on the GPU
 # Output: a summary line per check; results under $OUT (or build/gpu-check).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -234,6 +238,26 @@ plan=$(q -c "EXPLAIN (ANALYZE) $sql")
 [ "$got" = "$want" ] || bad "numeric CASE: answer differs"
 echo "$plan" | grep -q "Ran On: CPU" || { bad "numeric CASE: mode auto did not keep it on the CPU driver"; echo "$plan" | grep -E "Engine|Ran On|Fallback"; }
 ok "numeric CASE/COALESCE: vanilla's answer, on the CPU driver"
+
+# 8. many groups on the GPU (6M: the hash group table doubles on the device
+#    instead of flushing to the host before every batch), and the plans
+#    whose aggregation WarpMerge finishes (DISTINCT beside plain aggregates,
+#    ROLLUP) with their engine part on the GPU; answers against vanilla
+mgq=("SELECT count(*), sum(s), sum(n), min(k1), max(k2) FROM (SELECT lo_orderkey k1, lo_linenumber k2, sum(lo_revenue) s, count(*) n FROM @lineorder GROUP BY 1, 2) x"
+	"SELECT d_year, c_region, count(DISTINCT lo_custkey), sum(lo_revenue), count(*) FROM @lineorder, @date, @customer WHERE lo_orderdate = d_datekey AND lo_custkey = c_custkey GROUP BY 1, 2 ORDER BY 1, 2"
+	"SELECT d_year, c_nation, sum(lo_revenue - lo_supplycost), count(*) FROM @lineorder, @date, @customer WHERE lo_orderdate = d_datekey AND lo_custkey = c_custkey AND c_region = 'AMERICA' GROUP BY ROLLUP (1, 2) ORDER BY 1, 2")
+for sql in "${mgq[@]}"; do
+	h=${sql//@/}
+	a=$(echo "$sql" | sed -E 's/@([a-z]+)/\1_arrow/g')
+	want=$(PGOPTIONS="-c search_path=ssb -c pg_warp.enabled=off" q -c "$h" | md5sum)
+	got=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "$a" | md5sum)
+	plan=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $a")
+	[ "$got" = "$want" ] || bad "many groups / WarpMerge: answer differs: $a"
+	{ echo "$plan" | grep -q "Ran On: GPU" && ! echo "$plan" | grep -q "Fallback"; } ||
+		{ bad "many groups / WarpMerge: not on the GPU: $a"; echo "$plan" | grep -E "Ran On|Fallback"; }
+	echo "$plan" | grep -E "Groups:|Kernel Time|Daemon Time|Execution Time" | sed 's/^ */  /'
+done
+ok "many groups and WarpMerge plans on the GPU: ${#mgq[@]} queries checked"
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]

@@ -67,6 +67,8 @@ extern "C" {
 #define HASH_SLOTS_WANT ((warp_int64) 1 << 22)
 #define HASH_SLOTS_MIN ((warp_int64) 1 << 10)
 #define HASH_BYTES_MAX ((size_t) 1 << 30)
+/* ... and up to what size a full one doubles instead of flushing */
+#define HASH_BYTES_GROW_MAX ((size_t) 8 << 30)
 
 /* what a kernel reports back (device memory, mirrored in pinned memory) */
 typedef struct DevResult
@@ -124,6 +126,7 @@ struct WarpGpu
 	WarpRowGroups grp;			/* device pointers */
 	warp_int64	nslots;
 	warp_int64	max_fill;		/* hash: groups allowed before a flush */
+	int			grows;			/* times the hash table doubled */
 	DevResult  *d_res;
 	DevResult  *h_res;			/* pinned */
 	warp_int64	used;			/* groups in the device table */
@@ -453,6 +456,32 @@ warp_gpu_compact(WarpRowGroups grp, long long nslots, warp_int64 *okeys, warp_ui
 		}
 		for (a = 0; a < grp.naggs; a++)
 			oaggs[o * grp.naggs + a] = grp.aggs[s * grp.naggs + a];
+	}
+}
+
+/*
+ * Move every group of a table into a fresh, bigger one (its keys are
+ * unique, so each makes a new group there); the aggregate states move as
+ * they are.
+ */
+__global__ void
+warp_gpu_regroup(WarpRowGroups from, long long nslots, WarpRowGroups to)
+{
+	long long	stride = (long long) gridDim.x * blockDim.x;
+	long long	s;
+	int			a;
+
+	for (s = (long long) blockIdx.x * blockDim.x + threadIdx.x; s < nslots; s += stride)
+	{
+		warp_int64	slot;
+
+		if (from.state[s] != 2)
+			continue;
+		slot = warp_row_group(&to, from.keys + s * from.nkeys, from.knull + s * from.nkeys, 0);
+		if (slot < 0)
+			continue;			/* cannot happen: the host sized `to` */
+		for (a = 0; a < from.naggs; a++)
+			to.aggs[slot * to.naggs + a] = from.aggs[s * from.naggs + a];
 	}
 }
 
@@ -929,6 +958,75 @@ clear_groups(WarpGpu *g, char *why, size_t whylen)
 		return false;
 	g->used = 0;
 	return true;
+}
+
+/*
+ * Double a hash group table in place of a flush, while it stays within
+ * HASH_BYTES_GROW_MAX and the query's share of device memory has room:
+ * a flush downloads the groups and merges them on the host, so a query of
+ * millions of groups (GROUP BY a customer key) would flush before nearly
+ * every batch.  The new table is filled on the device from the old one.
+ * 1: grown; 0: cannot grow (nothing changed); -1: a CUDA error (why).
+ */
+static size_t group_slot_bytes(const WarpProgram *p);
+
+static int
+grow_groups(WarpGpu *g, char *why, size_t whylen)
+{
+	const WarpProgram *p = g->prog;
+	warp_int64	nslots = g->nslots * 2;
+	size_t		nk = p->nkeys ? p->nkeys : 1;
+	size_t		na = p->naggs ? p->naggs : 1;
+	WarpRowGroups to = g->grp;
+	WarpRowGroups from = g->grp;
+	char		nomem[256];
+
+	if (g->grp.direct || context_poisoned ||
+		(size_t) nslots * group_slot_bytes(p) > HASH_BYTES_GROW_MAX)
+		return 0;
+	to.state = NULL;
+	to.keys = NULL;
+	to.knull = NULL;
+	to.aggs = NULL;
+	/* (out of memory or over the share: just no growth, so its own why) */
+	if (!dev_malloc(g, (void **) &to.state, sizeof(warp_uint32) * nslots, nomem, sizeof(nomem)) ||
+		!dev_malloc(g, (void **) &to.keys, sizeof(warp_int64) * nslots * nk, nomem, sizeof(nomem)) ||
+		!dev_malloc(g, (void **) &to.knull, (size_t) nslots * nk, nomem, sizeof(nomem)) ||
+		!dev_malloc(g, (void **) &to.aggs, sizeof(WarpAggState) * nslots * na, nomem, sizeof(nomem)))
+	{
+		dev_free(g, to.state, to.state ? sizeof(warp_uint32) * nslots : 0);
+		dev_free(g, to.keys, to.keys ? sizeof(warp_int64) * nslots * nk : 0);
+		dev_free(g, to.knull, to.knull ? (size_t) nslots * nk : 0);
+		dev_free(g, to.aggs, to.aggs ? sizeof(WarpAggState) * nslots * na : 0);
+		return context_poisoned ? -1 : 0;
+	}
+	to.mask = (warp_uint64) nslots - 1;
+	to.max_used = (warp_uint64) (nslots / 2);
+	warp_gpu_clear<<<grid_for(g, nslots), BLOCK_THREADS, 0, g->stream>>>(to, nslots, g->d_aggs);
+	if (!CUDA_OK(cudaGetLastError()) ||
+		!CUDA_OK(cudaMemsetAsync(&g->d_res->nused, 0, sizeof(unsigned long long), g->stream)))
+		goto fail;
+	warp_gpu_regroup<<<grid_for(g, g->nslots), BLOCK_THREADS, 0, g->stream>>>(from, g->nslots, to);
+	if (!CUDA_OK(cudaGetLastError()) || !CUDA_OK(cudaStreamSynchronize(g->stream)))
+		goto fail;
+	dev_free(g, from.state, sizeof(warp_uint32) * g->nslots);
+	dev_free(g, from.keys, sizeof(warp_int64) * g->nslots * nk);
+	dev_free(g, from.knull, (size_t) g->nslots * nk);
+	dev_free(g, from.aggs, sizeof(WarpAggState) * g->nslots * na);
+	g->grp = to;
+	g->nslots = nslots;
+	g->max_fill = nslots / 2;
+	g->grows++;
+	return 1;
+
+fail:
+	/* the job fails (and re-runs on the CPU driver); the old table stays
+	 * the driver's, to be freed with it */
+	dev_free(g, to.state, sizeof(warp_uint32) * nslots);
+	dev_free(g, to.keys, sizeof(warp_int64) * nslots * nk);
+	dev_free(g, to.knull, (size_t) nslots * nk);
+	dev_free(g, to.aggs, sizeof(WarpAggState) * nslots * na);
+	return -1;
 }
 
 /* size the group table (no CUDA: warp_gpu_estimate uses it too) */
@@ -1630,6 +1728,17 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 		{
 			warp_int64	fit = (g->max_fill - used_now) / g->fan;
 
+			/* a bigger table first; a flush when it cannot grow */
+			while (fit < nrows - r0 && g->used > 0)
+			{
+				int			grown = grow_groups(g, why, whylen);
+
+				if (grown < 0)
+					goto fail;
+				if (grown == 0)
+					break;
+				fit = (g->max_fill - used_now) / g->fan;
+			}
 			if (fit < nrows - r0 && g->used > 0)
 			{
 				if (!flush_groups(g, why, whylen))
