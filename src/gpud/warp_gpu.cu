@@ -32,11 +32,13 @@
  * filled to at most nslots / 2.  A fact row creates at most `fan` groups
  * (the product of the longest duplicate-key chains of the joins that group
  * keys read), so before every launch the host knows an upper bound of the
- * groups it can create; when the rows left would not fit, the table is
- * flushed first: compacted on the device, downloaded, merged into the host
- * result (warp_row_result_merge: the states combine per aggregate kind),
- * and cleared, and a batch bigger than the free room runs in slices.  Rows
- * are never lost, and the table never grows.
+ * groups it can create; when the rows left would not fit, the table first
+ * doubles on the device (grow_groups, while it stays within
+ * HASH_BYTES_GROW_MAX and the query's memory share), and else is flushed:
+ * compacted on the device, downloaded, merged into the host result
+ * (warp_row_result_merge: the states combine per aggregate kind), and
+ * cleared; a batch bigger than the free room runs in slices.  Rows are
+ * never lost.
  *
  * Join tables are uploaded once, at create.  The CUDA context is created
  * with blocking synchronization so a waiting daemon thread sleeps instead
