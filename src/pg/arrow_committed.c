@@ -33,18 +33,27 @@
 #include "utils/lsyscache.h"
 
 #include "arrow_fdw.h"
+#include "pg_warp.h"
 
-/* pg_warp's schema (get_extension_schema is not exported before PG 16) */
-static Oid
-extension_schema(void)
+/*
+ * pg_warp's schema (get_extension_schema is not exported before PG 16);
+ * InvalidOid when the extension is not created and missing_ok.
+ */
+Oid
+pgwarp_extension_schema(bool missing_ok)
 {
-	Oid			ext = get_extension_oid("pg_warp", false);
+	Oid			ext = get_extension_oid("pg_warp", missing_ok);
 	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tup;
 	Oid			nsp = InvalidOid;
 
+	if (!OidIsValid(ext))
+	{
+		table_close(rel, AccessShareLock);
+		return InvalidOid;
+	}
 	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(ext));
 	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
@@ -59,7 +68,7 @@ extension_schema(void)
 static const char *
 committed_table(void)
 {
-	return quote_qualified_identifier(get_namespace_name(extension_schema()),
+	return quote_qualified_identifier(get_namespace_name(pgwarp_extension_schema(false)),
 									  "pg_warp_arrow_committed");
 }
 

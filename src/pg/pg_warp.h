@@ -68,6 +68,10 @@ extern int	pgwarp_footer_cache_max(void);
 extern void pgwarp_arrow_file_summary(const char *path, int64 length, bool recover_tail,
 									  PgWarpFileSummary *sum, int64 *bytes);
 
+/* arrow_committed.c: pg_warp's schema, or InvalidOid if missing_ok and
+ * the extension is not created in this database */
+extern Oid	pgwarp_extension_schema(bool missing_ok);
+
 /* arrow_types.c: Arrow → PostgreSQL type mapping (DESIGN.md, read side) */
 extern bool pgwarp_arrow_pg_type_name(const ArrowField *field, char *buf, size_t len,
 									  const char **why_not);

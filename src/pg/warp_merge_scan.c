@@ -25,13 +25,9 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
 #include "access/htup_details.h"
-#include "access/table.h"
-#include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_aggregate.h"
-#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/executor.h"
@@ -44,9 +40,9 @@
 #include "optimizer/prep.h"
 #include "optimizer/tlist.h"
 #include "parser/parse_func.h"
-#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
+#include "pg_warp.h"
 #include "warp.h"
 
 static CustomPathMethods warp_merge_path_methods;
@@ -63,27 +59,10 @@ static CustomExecMethods warp_merge_exec_methods;
 Oid
 warp_merge_aggregate(void)
 {
-	Oid			ext = get_extension_oid("pg_warp", true);
-	Oid			nsp = InvalidOid;
+	Oid			nsp = pgwarp_extension_schema(true);
 	Oid			argtypes[3] = {ANYOID, REGPROCEDUREOID, ANYELEMENTOID};
 	List	   *name;
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
 
-	if (!OidIsValid(ext))
-		return InvalidOid;
-	/* the extension's schema (get_extension_schema is static before 16) */
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(ext));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
 	if (!OidIsValid(nsp))
 		return InvalidOid;
 	name = list_make2(makeString(get_namespace_name(nsp)), makeString("pg_warp_merge"));
