@@ -271,7 +271,7 @@ warp_add_merge_path(PlannerInfo *root, RelOptInfo *output_rel, Path *in, Node *h
 	List	   *sgrefs = NIL;
 	MergeCtx	ctx;
 	AggClauseCosts costs;
-	AggPath    *ap;				/* or a GroupingSetsPath: only its Path */
+	Path	   *agg;			/* AggPath or GroupingSetsPath */
 	CustomPath *cp;
 	ListCell   *lc;
 	int			i = 0;
@@ -336,13 +336,13 @@ warp_add_merge_path(PlannerInfo *root, RelOptInfo *output_rel, Path *in, Node *h
 									  rollups, &costs, ngroups);
 		/* (create_groupingsets_path takes the relation's target) */
 		gp->path.pathtarget = agg_target;
-		ap = (AggPath *) gp;
+		agg = &gp->path;
 	}
 	else
 	{
 		if (parse->groupClause && !pathkeys_contained_in(root->group_pathkeys, in->pathkeys))
 			in = (Path *) create_sort_path(root, in->parent, in, root->group_pathkeys, -1.0);
-		ap = create_agg_path(root, output_rel, in, agg_target,
+		agg = (Path *) create_agg_path(root, output_rel, in, agg_target,
 							 parse->groupClause ? AGG_SORTED : AGG_PLAIN,
 							 AGGSPLIT_SIMPLE, parse->groupClause, (List *) having, &costs,
 							 ngroups);
@@ -356,12 +356,12 @@ warp_add_merge_path(PlannerInfo *root, RelOptInfo *output_rel, Path *in, Node *h
 	cp->path.parallel_aware = false;
 	cp->path.parallel_safe = false;
 	cp->path.parallel_workers = 0;
-	cp->path.rows = ap->path.rows;
-	cp->path.startup_cost = ap->path.startup_cost;
-	cp->path.total_cost = ap->path.total_cost + ap->path.rows * cpu_tuple_cost;
-	cp->path.pathkeys = ap->path.pathkeys;
+	cp->path.rows = agg->rows;
+	cp->path.startup_cost = agg->startup_cost;
+	cp->path.total_cost = agg->total_cost + agg->rows * cpu_tuple_cost;
+	cp->path.pathkeys = agg->pathkeys;
 	cp->flags = 0;
-	cp->custom_paths = list_make1(ap);
+	cp->custom_paths = list_make1(agg);
 	cp->custom_private = leaves;
 	cp->methods = &warp_merge_path_methods;
 	add_path(output_rel, &cp->path);
