@@ -101,8 +101,9 @@ typedef struct StarInfo
 	bool		two_level;		/* DISTINCT aggregates: the engine groups by
 								 * the keys and the arguments, PostgreSQL's
 								 * Agg aggregates the distinct rows */
-	/* DISTINCT aggregates beside plain ones (warp_merge_scan.c): the plain
-	 * aggregates, their partial Aggrefs, and pg_warp_merge */
+	/* DISTINCT aggregates beside plain ones, or GROUPING SETS
+	 * (warp_merge_scan.c): the plain aggregates, their partial Aggrefs,
+	 * and pg_warp_merge (InvalidOid: neither) */
 	List	   *merge_plain;
 	List	   *merge_partial;
 	Oid			merge_fn;
