@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "warp_cpu.h"
+#include "warp_group_merge.h"
 #include "warp_row.h"
 #include "warp_ops_float.h"
 #include "warp_ops_int.h"
@@ -2932,6 +2933,17 @@ const WarpAggState *
 warp_cpu_group_agg(const WarpCpu *x, warp_int64 g, int a)
 {
 	return &x->gagg[a][g];
+}
+
+void
+warp_cpu_group_source(const WarpCpu *x, WarpGroupSource *src)
+{
+	memset(src, 0, sizeof(WarpGroupSource));
+	src->n = x->ngroups;
+	src->keys = x->gkey;
+	src->nulls = x->gnull;
+	src->aggs = (const WarpAggState *const *) x->gagg;
+	src->stride = 1;
 }
 
 void

@@ -111,6 +111,10 @@ extern warp_int64 warp_cpu_ngroups(const WarpCpu *cpu);
 /* key k of group g: value (int64 or double bits) and NULL flag */
 extern warp_int64 warp_cpu_group_key(const WarpCpu *cpu, warp_int64 g, int k, bool *isnull);
 extern const WarpAggState *warp_cpu_group_agg(const WarpCpu *cpu, warp_int64 g, int a);
+/* the driver's groups as a source of warp_group_merge (its text keys'
+ * callback left to the caller: warp_cpu_key_text wants the column) */
+struct WarpGroupSource;
+extern void warp_cpu_group_source(const WarpCpu *cpu, struct WarpGroupSource *src);
 /*
  * The string a text group key's value id stands for (a WARP_TEXT_KEY
  * column col of this driver's program); NULL if there is no such string.

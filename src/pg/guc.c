@@ -19,6 +19,7 @@ int			pgwarp_heap_min_rows = 100000;
 int			pgwarp_inner_hash_mem = 256 * 1024;	/* kB */
 int			pgwarp_cpu_threads = -1;
 bool		pgwarp_explain_stable = false;
+bool		pgwarp_merge_groups = true;
 int			pgwarp_mode = PGWARP_MODE_AUTO;
 int			pgwarp_gpud_device = PGWARP_GPUD_AUTO;
 int			pgwarp_gpud_fault = GPUD_FAULT_NONE;
@@ -141,6 +142,19 @@ pgwarp_define_gucs(void)
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pg_warp.merge_groups",
+							 "Merges the partial groups of the CPU driver's "
+							 "threads and of the GPU lanes before PostgreSQL's "
+							 "Finalize step sees them.",
+							 "Off: each thread (lane) hands up its own groups, "
+							 "so a group seen by all of them arrives once per "
+							 "thread (for comparisons; answers are the same).",
+							 &pgwarp_merge_groups,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("pg_warp.explain_stable",
 							 "Leaves machine-dependent lines (device, timings) "

@@ -30,6 +30,7 @@ pgwarp_cpu_thread_count(void)
 	return n < 1 ? 1 : (n > 64 ? 64 : n);
 }
 extern bool pgwarp_explain_stable;
+extern bool pgwarp_merge_groups;
 
 /* warp_plan.c */
 extern void pgwarp_planner_init(void);
