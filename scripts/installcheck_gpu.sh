@@ -24,7 +24,8 @@
 #   7. interval arithmetic on the GPU; numeric CASE stays on the CPU driver
 #   8. 6M groups on the GPU (the group table grows on the device), and
 #      DISTINCT-beside-plain and ROLLUP plans (WarpMerge) with the engine
-#      part on the GPU
+#      part on the GPU; the lanes' groups merged (pg_warp.merge_groups) and
+#      not
 # Output: a summary line per check; results under $OUT (or build/gpu-check).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -252,10 +253,12 @@ for sql in "${mgq[@]}"; do
 	want=$(PGOPTIONS="-c search_path=ssb -c pg_warp.enabled=off" q -c "$h" | md5sum)
 	got=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "$a" | md5sum)
 	plan=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $a")
+	unmerged=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu -c pg_warp.merge_groups=off" q -c "$a" | md5sum)
 	[ "$got" = "$want" ] || bad "many groups / WarpMerge: answer differs: $a"
+	[ "$unmerged" = "$want" ] || bad "many groups / WarpMerge: answer differs with merge_groups off: $a"
 	{ echo "$plan" | grep -q "Ran On: GPU" && ! echo "$plan" | grep -q "Fallback"; } ||
 		{ bad "many groups / WarpMerge: not on the GPU: $a"; echo "$plan" | grep -E "Ran On|Fallback"; }
-	echo "$plan" | grep -E "Groups:|Kernel Time|Daemon Time|Execution Time" | sed 's/^ */  /'
+	echo "$plan" | grep -E "Groups:|Groups Merged|Groups Not Merged|Merge Time|Kernel Time|Daemon Time|Execution Time" | sed 's/^ */  /'
 done
 ok "many groups and WarpMerge plans on the GPU: ${#mgq[@]} queries checked"
 

@@ -154,6 +154,7 @@ typedef struct Part
 	GpudResult	res;			/* this part's counts and errors */
 	char		fallback[192];	/* why its GPU driver gave up */
 	bool		stopped;		/* gave up because another part did */
+	double		phase_ms[GPUD_PHASES];	/* create, batches, finish */
 	int			rc;
 	pthread_t	thread;
 	bool		threaded;
@@ -536,11 +537,16 @@ part_main(void *arg)
 	Part	   *p = arg;
 	Run		   *r = p->run;
 	bool		ok;
+	double		t = now_ms();
 
 	gpud_turn_enter(&p->lane->turns);
 	ok = create_gpu_driver(p);
 	gpud_turn_leave(&p->lane->turns);
+	p->phase_ms[GPUD_PHASE_CREATE] = now_ms() - t;
+	t = now_ms();
 	p->rc = ok ? run_batches(p) : -1;
+	p->phase_ms[GPUD_PHASE_BATCHES] = now_ms() - t;
+	t = now_ms();
 	if (p->rc == 0 && !part_has_error(p))
 	{
 		gpud_turn_enter(&p->lane->turns);
@@ -548,6 +554,7 @@ part_main(void *arg)
 			p->rc = -1;
 		gpud_turn_leave(&p->lane->turns);
 	}
+	p->phase_ms[GPUD_PHASE_FINISH] = now_ms() - t;
 	if (p->rc != 0 || part_has_error(p))
 		__atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
 	return NULL;
@@ -665,6 +672,7 @@ run_on_gpus(Run *r)
 {
 	int			k,
 				rc = 0;
+	double		t;
 
 	if (!assign_lanes(r))
 	{
@@ -674,12 +682,14 @@ run_on_gpus(Run *r)
 
 	/* memory on every lane, in lane order, so that jobs waiting for more
 	 * than one cannot deadlock */
+	t = now_ms();
 	for (k = 0; k < r->nparts && rc == 0; k++)
 	{
 		rc = reserve_device_memory(&r->parts[k]);
 		if (rc == -1)
 			snprintf(r->fallback, sizeof(r->fallback), "%s", r->parts[k].fallback);
 	}
+	r->res.phase_ms[GPUD_PHASE_RESERVE] = now_ms() - t;
 	if (rc == 0)
 	{
 		for (k = 1; k < r->nparts; k++)
@@ -725,7 +735,15 @@ run_on_gpus(Run *r)
 			break;
 		}
 		for (k = 0; k < r->nparts; k++)
+		{
+			int			ph;
+
 			add_part_counts(&r->res, &r->parts[k]);
+			/* the slowest lane's time in each phase */
+			for (ph = GPUD_PHASE_CREATE; ph < GPUD_PHASES; ph++)
+				if (r->parts[k].phase_ms[ph] > r->res.phase_ms[ph])
+					r->res.phase_ms[ph] = r->parts[k].phase_ms[ph];
+		}
 	}
 	if (rc != 0)
 	{
@@ -840,6 +858,11 @@ build_result(Run *r, uint64_t *len)
 			res->h2d_ms += copy_ms;
 			res->kernel_ms += kernel_ms;
 			res->bytes_cached += warp_gpu_cached_bytes(r->parts[k].drv);
+			warp_gpu_flush_stats(r->parts[k].drv, &copy_ms, &kernel_ms);
+			if (copy_ms > res->phase_ms[GPUD_PHASE_FLUSH_COPY])
+				res->phase_ms[GPUD_PHASE_FLUSH_COPY] = copy_ms;
+			if (kernel_ms > res->phase_ms[GPUD_PHASE_FLUSH_HOST])
+				res->phase_ms[GPUD_PHASE_FLUSH_HOST] = kernel_ms;
 		}
 	}
 	else if (r->cpu)

@@ -33,7 +33,7 @@
 #include "warp_program.h"
 
 #define GPUD_MAGIC			0x44555047	/* "GPUD" */
-#define GPUD_VERSION		4
+#define GPUD_VERSION		5
 #define GPUD_SOCKET_NAME	"pg_warp_gpud.sock"	/* under $PGDATA */
 #define GPUD_STATUS_NAME	"pg_warp_gpud.status"
 
@@ -135,6 +135,19 @@ typedef struct GpudJob
 				off_files;		/* GpudFile[nfiles] */
 } GpudJob;
 
+/* parts of a GPU job's time (GpudResult.phase_ms) */
+typedef enum GpudPhase
+{
+	GPUD_PHASE_RESERVE,			/* waiting for device memory */
+	GPUD_PHASE_CREATE,			/* the driver: tables uploaded, memory */
+	GPUD_PHASE_BATCHES,			/* reads, copies and kernels */
+	GPUD_PHASE_FINISH,			/* the groups brought back to the host */
+	GPUD_PHASE_FLUSH_COPY,		/* ... of which: compacting and copying
+								 * them (every flush, this one included) */
+	GPUD_PHASE_FLUSH_HOST,		/* ... and merging them on the host */
+	GPUD_PHASES
+} GpudPhase;
+
 typedef struct GpudResult
 {
 	uint32_t	magic;
@@ -158,6 +171,8 @@ typedef struct GpudResult
 	double		h2d_ms;
 	double		kernel_ms;		/* GPU kernels (see warp_gpu_transfer_stats) */
 	double		total_ms;
+	double		phase_ms[6];	/* GpudPhase: where total_ms went (the
+								 * slowest lane's, for the lanes' phases) */
 	int64_t		ngroups;
 	int32_t		nkeys;
 	int32_t		naggs;

@@ -52,12 +52,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime.h>
 
 extern "C" {
 #include "warp_gpu.h"
 #include "warp_row.h"
+
+/* a monotonic clock in milliseconds (host timings) */
+static double
+host_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
 }
 
 #define BLOCK_THREADS 256
@@ -146,6 +157,8 @@ struct WarpGpu
 	warp_int64	bytes;
 	double		copy_ms;
 	double		kernel_ms;
+	double		flush_copy_ms;	/* flushes: compaction and copy back */
+	double		flush_host_ms;	/* ... and the host's merge of them */
 	warp_int64	cached_bytes;
 	int			nsm;
 
@@ -1257,9 +1270,13 @@ flush_groups(WarpGpu *g, char *why, size_t whylen)
 	int			a;
 	unsigned long long got;
 	WarpAggState st[WARP_ROW_MAX_AGGS];
+	double		t0,
+				t1;
+	bool		first = g->result.n == 0;
 
 	if (n == 0)
 		return true;
+	t0 = host_ms();
 	if (need > g->d_out_size)
 	{
 		dev_free(g, g->d_out, g->d_out_size);
@@ -1297,6 +1314,8 @@ flush_groups(WarpGpu *g, char *why, size_t whylen)
 			return false;
 	}
 	ho = (warp_uint8 *) g->h_out;
+	t1 = host_ms();
+	g->flush_copy_ms += t1 - t0;
 	memcpy(&got, ho + need - 16, sizeof(got));
 	if ((warp_int64) got != n)
 	{
@@ -1316,12 +1335,16 @@ flush_groups(WarpGpu *g, char *why, size_t whylen)
 			st[a] = as[a];
 			warp_row_agg_export(&p->aggs[a], &st[a]);
 		}
-		if (!warp_row_result_merge(&g->result, p, kv, kn, st))
+		/* the device table's groups are distinct: the first flush only
+		 * appends them (the index is built if another flush comes) */
+		if (first ? !warp_row_result_append(&g->result, kv, kn, st)
+			: !warp_row_result_merge(&g->result, p, kv, kn, st))
 		{
 			set_why(why, whylen, "out of memory");
 			return false;
 		}
 	}
+	g->flush_host_ms += host_ms() - t1;
 	return true;
 }
 
@@ -1882,6 +1905,13 @@ extern "C" warp_int64
 warp_gpu_cached_bytes(const WarpGpu *g)
 {
 	return g->cached_bytes;
+}
+
+extern "C" void
+warp_gpu_flush_stats(const WarpGpu *g, double *copy_ms, double *host_ms)
+{
+	*copy_ms = g->flush_copy_ms;
+	*host_ms = g->flush_host_ms;
 }
 
 extern "C" void

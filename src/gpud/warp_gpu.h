@@ -148,6 +148,8 @@ extern void warp_gpu_counters(const WarpGpu *g, WarpCpuCounters *c);
 /* bytes copied host to device, milliseconds spent in those copies and in
  * the kernels (from the end of a batch's copies to its kernels' end; with
  * copies and kernels overlapping, the two may sum to more than the scan) */
+/* time spent bringing groups back: compaction and copy, host merge */
+extern void warp_gpu_flush_stats(const WarpGpu *g, double *copy_ms, double *host_ms);
 extern void warp_gpu_transfer_stats(const WarpGpu *g, warp_int64 *bytes, double *copy_ms,
 									double *kernel_ms);
 

@@ -2130,6 +2130,17 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 			}
 			if (ws->gres)
 				ExplainPropertyFloat("Daemon Time", "ms", ws->gres->total_ms, 3, es);
+			if (ws->gres && ws->gres->ran_on == GPUD_DEVICE_GPU)
+			{
+				const double *ph = ws->gres->phase_ms;
+				char	   *txt = psprintf("reserve %.1f, create %.1f, batches %.1f, finish %.1f ms; "
+										   "group flushes: copy %.1f, host %.1f ms",
+										   ph[GPUD_PHASE_RESERVE], ph[GPUD_PHASE_CREATE],
+										   ph[GPUD_PHASE_BATCHES], ph[GPUD_PHASE_FINISH],
+										   ph[GPUD_PHASE_FLUSH_COPY], ph[GPUD_PHASE_FLUSH_HOST]);
+
+				ExplainPropertyText("Daemon Phases", txt, es);
+			}
 			ExplainPropertyFloat("Build Time", "ms", ws->build_ms, 3, es);
 			ExplainPropertyFloat("Scan Time", "ms", ws->scan_ms, 3, es);
 		}

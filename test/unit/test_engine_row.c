@@ -908,6 +908,7 @@ flush_groups(const WarpProgram *p, WarpRowGroups *g, warp_int64 nslots, WarpRowR
 	warp_int64	s;
 	int			a;
 	WarpAggState st[WARP_ROW_MAX_AGGS];
+	bool		first = r->n == 0;
 
 	for (s = 0; s < nslots; s++)
 	{
@@ -918,7 +919,10 @@ flush_groups(const WarpProgram *p, WarpRowGroups *g, warp_int64 nslots, WarpRowR
 			st[a] = g->aggs[s * p->naggs + a];
 			warp_row_agg_export(&p->aggs[a], &st[a]);
 		}
-		if (!warp_row_result_merge(r, p, g->keys + s * p->nkeys, g->knull + s * p->nkeys, st))
+		/* as the GPU driver: the first flush appends (its groups are
+		 * distinct), later ones merge (indexing the appended ones first) */
+		if (first ? !warp_row_result_append(r, g->keys + s * p->nkeys, g->knull + s * p->nkeys, st)
+			: !warp_row_result_merge(r, p, g->keys + s * p->nkeys, g->knull + s * p->nkeys, st))
 			return false;
 	}
 	for (s = 0; s < nslots; s++)
