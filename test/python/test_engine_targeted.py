@@ -2828,7 +2828,7 @@ def test_threads_merge_groups(mk):
                      (i * 3) % 1000))
     s = mk()
     s.table("f", [("id", "int4"), ("k", "int4"), ("t", "text"), ("d", "date"), ("x", "float8"),
-                  ("b", "int8"), ("p", "numeric(12,2)"), ("v", "int4")], rows, batch_rows=3000)
+                  ("b", "int8"), ("p", "numeric(12,2)"), ("v", "int4")], rows, batch_rows=500)
     conn = s.conn
     queries = [
         "SELECT k, count(*), sum(v), avg(v), min(v), max(d), sum(b), avg(b) FROM f GROUP BY k",
@@ -2845,13 +2845,16 @@ def test_threads_merge_groups(mk):
         # the plan the check above ran: 4 threads, merged groups
         set_side(conn, s.w, True)
         conn.execute("SET pg_warp.explain_stable = off")
-        want = run(conn, "SELECT count(*) FROM (SELECT DISTINCT k, t FROM f) s")[1][0][0]
-        lines = [r[0] for r in run(conn, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "
-                                         "SELECT k, t, count(*) FROM f GROUP BY k, t")[1]]
-        groups = [int(l.split(":")[1]) for l in lines if l.strip().startswith("Groups:")]
-        merged = [int(l.split(":")[1]) for l in lines if "Partial Groups Merged:" in l]
-        assert groups == [want], (want, lines)
-        assert merged and merged[0] > want, lines
+        # keys every thread meets (an integer; a text key with another):
+        # merged, so as many groups as distinct keys, from more partial ones
+        for keys in ("v", "t, v % 7"):
+            want = run(conn, "SELECT count(*) FROM (SELECT DISTINCT %s FROM f) s" % keys)[1][0][0]
+            lines = [r[0] for r in run(conn, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "
+                                             "SELECT %s, count(*) FROM f GROUP BY %s" % (keys, keys))[1]]
+            groups = [int(l.split(":")[1]) for l in lines if l.strip().startswith("Groups:")]
+            merged = [int(l.split(":")[1]) for l in lines if "Partial Groups Merged:" in l]
+            assert groups == [want], (keys, want, lines)
+            assert merged and merged[0] > want, (keys, lines)
     finally:
         conn.execute("RESET pg_warp.explain_stable")
         conn.execute("RESET pg_warp.cpu_threads")
