@@ -35,17 +35,7 @@ test_alloc(void *ctx, size_t size)
 
 static const WarpAlloc ALLOC = {test_alloc, NULL};
 
-/* deterministic random numbers */
-static uint64_t rng_state = 88172645463325252ULL;
-
-static uint64_t
-rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
+#define rnd unit_rnd
 
 static int
 rn(int n)

@@ -83,17 +83,7 @@ make_prog(void)
 	prog.aggs = aggs;
 }
 
-/* deterministic random numbers */
-static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
-
-static uint64_t
-rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
+#define rnd unit_rnd
 
 /* ----------------------------------------------------------- the rows */
 

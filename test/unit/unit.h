@@ -7,6 +7,7 @@
 #ifndef PGWARP_UNIT_H
 #define PGWARP_UNIT_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,5 +44,17 @@ static const char *unit_prog = "";
 } while (0)
 
 #define UNIT_EXIT() return unit_failed_tests ? 1 : 0
+
+/* deterministic random numbers (xorshift64), the same sequence every run */
+static uint64_t unit_rng_state = 88172645463325252ULL;
+
+static inline uint64_t
+unit_rnd(void)
+{
+	unit_rng_state ^= unit_rng_state << 13;
+	unit_rng_state ^= unit_rng_state >> 7;
+	unit_rng_state ^= unit_rng_state << 17;
+	return unit_rng_state;
+}
 
 #endif
