@@ -71,6 +71,7 @@ struct WarpGroupMerge
 	int			nparts;
 	MergePart  *parts;
 	warp_int64 *start;			/* nparts + 1: first merged group of each */
+	int			cur;			/* partition of the group read last */
 
 	/* work arrays, freed once merged */
 	MergeChunk *chunks;
@@ -646,13 +647,19 @@ warp_group_merge_ngroups(const WarpGroupMerge *m)
 	return m->start[m->nparts];
 }
 
-/* the partition holding merged group g, and g's index there */
+/* the partition holding merged group g, and g's index there (groups are
+ * read in order: the last partition found is tried first) */
 static const MergePart *
-locate(const WarpGroupMerge *m, warp_int64 *g)
+locate(WarpGroupMerge *m, warp_int64 *g)
 {
 	int			lo = 0,
 				hi = m->nparts - 1;
 
+	if (*g >= m->start[m->cur] && *g < m->start[m->cur + 1])
+	{
+		*g -= m->start[m->cur];
+		return &m->parts[m->cur];
+	}
 	while (lo < hi)
 	{
 		int			mid = (lo + hi + 1) / 2;
@@ -663,11 +670,12 @@ locate(const WarpGroupMerge *m, warp_int64 *g)
 			hi = mid - 1;
 	}
 	*g -= m->start[lo];
+	m->cur = lo;
 	return &m->parts[lo];
 }
 
 warp_int64
-warp_group_merge_key(const WarpGroupMerge *m, warp_int64 g, int k, bool *isnull)
+warp_group_merge_key(WarpGroupMerge *m, warp_int64 g, int k, bool *isnull)
 {
 	const MergePart *pt = locate(m, &g);
 	warp_uint64 r = pt->ref[g];
@@ -678,7 +686,7 @@ warp_group_merge_key(const WarpGroupMerge *m, warp_int64 g, int k, bool *isnull)
 }
 
 const WarpAggState *
-warp_group_merge_agg(const WarpGroupMerge *m, warp_int64 g, int a)
+warp_group_merge_agg(WarpGroupMerge *m, warp_int64 g, int a)
 {
 	const MergePart *pt = locate(m, &g);
 	warp_uint64 r = pt->ref[g];
@@ -690,7 +698,7 @@ warp_group_merge_agg(const WarpGroupMerge *m, warp_int64 g, int a)
 }
 
 const warp_uint8 *
-warp_group_merge_text(const WarpGroupMerge *m, warp_int64 g, int k, warp_int64 *len)
+warp_group_merge_text(WarpGroupMerge *m, warp_int64 g, int k, warp_int64 *len)
 {
 	const MergePart *pt = locate(m, &g);
 	warp_uint64 r = pt->ref[g];

@@ -62,11 +62,13 @@ extern WarpGroupMerge *warp_group_merge(const WarpProgram *p, const bool *is_tex
 										bool (*interrupted) (void *iarg), void *iarg,
 										const char **why);
 extern warp_int64 warp_group_merge_ngroups(const WarpGroupMerge *m);
-extern warp_int64 warp_group_merge_key(const WarpGroupMerge *m, warp_int64 g, int k,
+/* merged group g's key k, aggregate a's state, text key k's string (one
+ * thread at a time: the last partition read is remembered) */
+extern warp_int64 warp_group_merge_key(WarpGroupMerge *m, warp_int64 g, int k,
 									   bool *isnull);
-extern const WarpAggState *warp_group_merge_agg(const WarpGroupMerge *m, warp_int64 g, int a);
+extern const WarpAggState *warp_group_merge_agg(WarpGroupMerge *m, warp_int64 g, int a);
 /* text key k of group g (as its source gave it) */
-extern const warp_uint8 *warp_group_merge_text(const WarpGroupMerge *m, warp_int64 g, int k,
+extern const warp_uint8 *warp_group_merge_text(WarpGroupMerge *m, warp_int64 g, int k,
 											   warp_int64 *len);
 extern void warp_group_merge_free(WarpGroupMerge *m);
 
