@@ -29,15 +29,19 @@
 #include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
+#include "utils/numeric.h"
 #include "utils/timestamp.h"
 
 #include "arrow_skip.h"
+#include "pg_warp.h"
 #include "warp.h"
 
 /* btree float_ops and datetime_ops (pg_opfamily.dat gives them no macro) */
 #define FLOAT_BTREE_FAM_OID		1970
 #define DATETIME_BTREE_FAM_OID	434
+#define NUMERIC_BTREE_FAM_OID	1988
 
 typedef enum SkipDomain
 {
@@ -45,6 +49,8 @@ typedef enum SkipDomain
 	DOM_FLOAT,
 	DOM_DATE,					/* DateADT */
 	DOM_TIMESTAMP,				/* microseconds since 2000-01-01 */
+	DOM_NUMERIC,				/* numeric against Decimal128 statistics
+								 * (batch skipping only, not the row filter) */
 	DOM_TEXT					/* text/varchar "=" under a deterministic
 								 * collation: byte equality (row filter only) */
 } SkipDomain;
@@ -61,6 +67,7 @@ typedef struct SkipQual
 	__int128	ivalue;
 	double		dvalue;
 	char	   *tvalue;			/* DOM_TEXT: the value's bytes, in cxt */
+	Datum		nvalue;			/* DOM_NUMERIC: the value, in cxt */
 	int			tlen;
 	MemoryContext cxt;			/* the scan's: outlives its batches */
 	const char *opname;
@@ -84,6 +91,7 @@ struct ArrowSkipQuals
 typedef struct SkipColStats
 {
 	bool		usable;
+	int			scale;			/* DOM_NUMERIC: the Decimal128's scale */
 	ArrowStatValue *mins;
 	ArrowStatValue *maxs;
 } SkipColStats;
@@ -114,6 +122,9 @@ domain_of(Oid typid, SkipDomain *dom)
 		case TIMESTAMPOID:
 		case TIMESTAMPTZOID:
 			*dom = DOM_TIMESTAMP;
+			return true;
+		case NUMERICOID:
+			*dom = DOM_NUMERIC;
 			return true;
 	}
 	return false;
@@ -174,7 +185,8 @@ btree_strategy(Oid opno, Oid var_type, SkipDomain var_dom, Oid value_type)
 
 		if (bi->opfamily_id == INTEGER_BTREE_FAM_OID ||
 			bi->opfamily_id == FLOAT_BTREE_FAM_OID ||
-			bi->opfamily_id == DATETIME_BTREE_FAM_OID)
+			bi->opfamily_id == DATETIME_BTREE_FAM_OID ||
+			bi->opfamily_id == NUMERIC_BTREE_FAM_OID)
 		{
 			if (bi->strategy >= BTLessStrategyNumber &&
 				bi->strategy <= BTGreaterStrategyNumber)
@@ -392,6 +404,15 @@ set_value(SkipQual *q, Datum d, Oid typid)
 		memcpy(q->tvalue, VARDATA_ANY(t), q->tlen);
 		return;
 	}
+	if (q->domain == DOM_NUMERIC)
+	{
+		/* in the scan's context, for the same reason */
+		MemoryContext old = MemoryContextSwitchTo(q->cxt);
+
+		q->nvalue = datumCopy(d, false, -1);
+		MemoryContextSwitchTo(old);
+		return;
+	}
 	{
 		int64		iv = 0;
 
@@ -447,6 +468,10 @@ convert_stat(const ArrowType *t, SkipDomain dom, ArrowStatValue *v)
 	{
 		case DOM_TEXT:
 			return false;		/* no text statistics are used */
+		case DOM_NUMERIC:
+			/* kept unscaled; cmp_stat scales by the column's Decimal128 */
+			return t->id == ARROW_TYPE_DECIMAL && !v->is_float &&
+				t->dec_scale >= 0 && t->dec_scale <= NUMERIC_MAX_DISPLAY_SCALE;
 		case DOM_INT:
 			return t->id == ARROW_TYPE_INT && !v->is_float;
 		case DOM_FLOAT:
@@ -515,6 +540,7 @@ arrow_skip_stats_load(ArrowFile *file, ArrowSkipQuals *sq, const int *field_of_a
 		if (!arrow_field_stats(file, f, &file->arena, &c->mins, &c->maxs))
 			continue;
 		c->usable = true;
+		c->scale = file->schema.fields[f].type.dec_scale;
 		for (b = 0; b < file->n_batches && c->usable; b++)
 			if (!convert_stat(&file->schema.fields[f].type, q->domain, &c->mins[b]) ||
 				!convert_stat(&file->schema.fields[f].type, q->domain, &c->maxs[b]))
@@ -536,10 +562,20 @@ cmp_float(double a, double b)
 }
 
 static int
-cmp_stat(const SkipQual *q, const ArrowStatValue *v)
+cmp_stat(const SkipQual *q, const SkipColStats *c, const ArrowStatValue *v)
 {
 	if (q->domain == DOM_FLOAT)
 		return cmp_float(v->d, q->dvalue);
+	if (q->domain == DOM_NUMERIC)
+	{
+		/* the statistic as a numeric, against the value: numeric_cmp's
+		 * order (NaN above +Infinity above every number) */
+		Datum		n = pgwarp_int128_to_numeric(v->i, c->scale);
+		int			r = DatumGetInt32(DirectFunctionCall2(numeric_cmp, n, q->nvalue));
+
+		pfree(DatumGetPointer(n));
+		return r;
+	}
 	return v->i < q->ivalue ? -1 : (v->i > q->ivalue ? 1 : 0);
 }
 
@@ -568,23 +604,23 @@ arrow_skip_batch(ArrowSkipQuals *sq, ArrowSkipStats *st, int batch, ExprContext 
 		switch (q->strategy)
 		{
 			case BTLessStrategyNumber:
-				if (cmp_stat(q, mn) >= 0)
+				if (cmp_stat(q, &st->col[i], mn) >= 0)
 					return true;
 				break;
 			case BTLessEqualStrategyNumber:
-				if (cmp_stat(q, mn) > 0)
+				if (cmp_stat(q, &st->col[i], mn) > 0)
 					return true;
 				break;
 			case BTEqualStrategyNumber:
-				if (cmp_stat(q, mn) > 0 || cmp_stat(q, mx) < 0)
+				if (cmp_stat(q, &st->col[i], mn) > 0 || cmp_stat(q, &st->col[i], mx) < 0)
 					return true;
 				break;
 			case BTGreaterEqualStrategyNumber:
-				if (cmp_stat(q, mx) < 0)
+				if (cmp_stat(q, &st->col[i], mx) < 0)
 					return true;
 				break;
 			case BTGreaterStrategyNumber:
-				if (cmp_stat(q, mx) <= 0)
+				if (cmp_stat(q, &st->col[i], mx) <= 0)
 					return true;
 				break;
 		}
@@ -646,6 +682,8 @@ row_value(const SkipQual *q, const ArrowArray *a, int64 i, __int128 *iv, double 
 	{
 		case DOM_TEXT:
 			return false;		/* decided by row_text_rejected */
+		case DOM_NUMERIC:
+			return false;		/* not filterable (column_filterable) */
 		case DOM_INT:
 			*iv = arrow_get_int(a, i);
 			return true;
@@ -693,6 +731,8 @@ column_filterable(const SkipQual *q, const ArrowArray *a)
 			return t->id == ARROW_TYPE_TIMESTAMP;
 		case DOM_TEXT:
 			return t->id == ARROW_TYPE_UTF8 || t->id == ARROW_TYPE_LARGE_UTF8;
+		case DOM_NUMERIC:
+			return false;
 	}
 	return false;
 }
