@@ -986,6 +986,7 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 	else
 	{
 		r->res.ran_on = r->use_gpu ? GPUD_DEVICE_GPU : GPUD_DEVICE_CPU;
+		r->res.nparts = r->use_gpu ? r->nparts : 1;
 		r->res.total_ms = now_ms() - t0;
 		*result = build_result(r, result_len);
 		if (*result == NULL)

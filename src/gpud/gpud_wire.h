@@ -159,6 +159,8 @@ typedef struct GpudResult
 	int32_t		has_arrow_error;
 	ArrowError	arrow_error;	/* a file could not be read */
 	int32_t		ran_on;			/* GpudDeviceKind */
+	int32_t		nparts;			/* drivers whose groups follow, one after
+								 * the other (a group may come once from each) */
 	char		device[64];		/* "NVIDIA H200", "CPU" */
 	char		fallback[192];	/* why a GPU job ran on the CPU, or "" */
 	WarpCpuCounters counters;

@@ -904,7 +904,7 @@ merge_groups(WarpScanState *ws)
 
 	ws->merge_skipped = NULL;
 	if (!pgwarp_merge_groups || ws->prog.nkeys == 0 || ws->groups < 2 ||
-		!((ws->pool && ws->pool->ncpus > 1) || ws->gres))
+		!((ws->pool && ws->pool->ncpus > 1) || (ws->gres && ws->gres->nparts > 1)))
 	{
 		MemoryContextSwitchTo(old);
 		return;
