@@ -383,6 +383,11 @@ merge_part(void *arg, int q)
 
 	if (failed(m) || n == 0)
 		return;
+	if (n > WARP_INT32_MAX / 2)
+	{
+		fail(m, MERGE_NOMEM);	/* group numbers are int32 */
+		return;
+	}
 	while (cap < (warp_uint64) n * 2)
 		cap *= 2;
 	mask = cap - 1;
