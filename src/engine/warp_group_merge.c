@@ -72,6 +72,8 @@ struct WarpGroupMerge
 	MergePart  *parts;
 	warp_int64 *start;			/* nparts + 1: first merged group of each */
 	int			cur;			/* partition of the group read last */
+	int			drop_key;		/* regroup: the key left out ... */
+	int			count_agg;		/* ... and the aggregate counting its values */
 
 	/* work arrays, freed once merged */
 	MergeChunk *chunks;
@@ -221,7 +223,7 @@ key_text(const WarpGroupMerge *m, int s, int k, warp_int64 id, warp_int64 *len)
 
 /* group i of source s: its hash, or false when a text key has no string */
 static bool
-group_hash(const WarpGroupMerge *m, int s, warp_int64 i, warp_uint64 *hash)
+group_hash(const WarpGroupMerge *m, int s, warp_int64 i, int drop, warp_uint64 *hash)
 {
 	const warp_int64 *kv = m->src[s].keys + i * m->nkeys;
 	const warp_uint8 *kn = m->src[s].nulls + i * m->nkeys;
@@ -232,6 +234,8 @@ group_hash(const WarpGroupMerge *m, int s, warp_int64 i, warp_uint64 *hash)
 	{
 		warp_uint64 v;
 
+		if (k == drop)
+			continue;
 		if (kn[k])
 			v = UINT64_C(0x5bd1e9955bd1e995);
 		else if (m->is_text && m->is_text[k])
@@ -271,7 +275,7 @@ hash_chunk(void *arg, int c)
 		return;
 	for (i = ch->start; i < ch->end; i++)
 	{
-		if (!group_hash(m, ch->src, i, &hs[i]))
+		if (!group_hash(m, ch->src, i, -1, &hs[i]))
 		{
 			fail(m, MERGE_NOSTRING);
 			return;
@@ -300,7 +304,7 @@ scatter_chunk(void *arg, int c)
 #define REF_IDX(r)	((warp_int64) ((r) & UINT32_MAX))
 
 static bool
-same_key(const WarpGroupMerge *m, warp_uint64 ref, int s, warp_int64 i)
+same_key(const WarpGroupMerge *m, warp_uint64 ref, int s, warp_int64 i, int drop)
 {
 	int			sa = REF_SRC(ref);
 	const warp_int64 *ka = m->src[sa].keys + REF_IDX(ref) * m->nkeys;
@@ -311,6 +315,8 @@ same_key(const WarpGroupMerge *m, warp_uint64 ref, int s, warp_int64 i)
 
 	for (k = 0; k < m->nkeys; k++)
 	{
+		if (k == drop)
+			continue;
 		if ((na[k] != 0) != (nb[k] != 0))
 			return false;
 		if (na[k])
@@ -426,7 +432,7 @@ merge_part(void *arg, int q)
 			for (;;)
 			{
 				g = slots[s];
-				if (g < 0 || (pt->hash[g] == h && same_key(m, pt->ref[g], ch->src, i)))
+				if (g < 0 || (pt->hash[g] == h && same_key(m, pt->ref[g], ch->src, i, -1)))
 					break;
 				s = (s + 1) & mask;
 			}
@@ -463,6 +469,178 @@ static void
 merge_other_part(void *arg, int q)
 {
 	merge_part(arg, q + 1);
+}
+
+/* ------------------------------------------------------------ regroup */
+
+/* merged group g's state of aggregate a */
+static const WarpAggState *
+part_state(const WarpGroupMerge *m, const MergePart *pt, warp_int64 g, int a)
+{
+	const WarpGroupSource *src = &m->src[REF_SRC(pt->ref[g])];
+
+	if (pt->comb[g] >= 0)
+		return &pt->states[(warp_int64) pt->comb[g] * m->naggs + a];
+	return &src->aggs[a][REF_IDX(pt->ref[g]) * src->stride];
+}
+
+/*
+ * Regroup partition q's merged groups by every key but m->drop_key: their
+ * states combined, aggregate m->count_agg's counting the groups whose own
+ * count is not 0 (each merged group is one distinct value of the dropped
+ * key).  The partition's groups are replaced; each owns its states.
+ */
+static void
+regroup_part(void *arg, int q)
+{
+	WarpGroupMerge *m = arg;
+	MergePart  *pt = &m->parts[q];
+	warp_int64	n = pt->n,
+				g,
+				nn = 0;
+	int			na = m->naggs;
+	warp_uint64 cap = 16,
+				mask;
+	warp_int32 *slots;
+	warp_uint64 *ref,
+			   *hash;
+	warp_int32 *comb;
+	WarpAggState *st;
+
+	if (failed(m) || n == 0)
+		return;
+	while (cap < (warp_uint64) n * 2)
+		cap *= 2;
+	mask = cap - 1;
+	slots = malloc(sizeof(warp_int32) * cap);
+	ref = malloc(sizeof(warp_uint64) * (size_t) n);
+	hash = malloc(sizeof(warp_uint64) * (size_t) n);
+	comb = malloc(sizeof(warp_int32) * (size_t) n);
+	st = malloc(sizeof(WarpAggState) * (size_t) (na > 0 ? na : 1) * (size_t) n);
+	if (!slots || !ref || !hash || !comb || !st)
+	{
+		free(slots);
+		free(ref);
+		free(hash);
+		free(comb);
+		free(st);
+		fail(m, MERGE_NOMEM);
+		return;
+	}
+	memset(slots, 0xff, sizeof(warp_int32) * cap);
+	for (g = 0; g < n && !failed(m); g++)
+	{
+		int			s = REF_SRC(pt->ref[g]);
+		warp_int64	i = REF_IDX(pt->ref[g]);
+		warp_uint64 h,
+					slot;
+		warp_int32	r;
+		int			a;
+
+		if (!group_hash(m, s, i, m->drop_key, &h))
+		{
+			fail(m, MERGE_NOSTRING);
+			break;
+		}
+		for (slot = h & mask;; slot = (slot + 1) & mask)
+		{
+			r = slots[slot];
+			if (r < 0 || (hash[r] == h && same_key(m, ref[r], s, i, m->drop_key)))
+				break;
+		}
+		if (r < 0)
+		{
+			r = (warp_int32) nn++;
+			slots[slot] = r;
+			hash[r] = h;
+			ref[r] = pt->ref[g];
+			comb[r] = r;
+			for (a = 0; a < na; a++)
+			{
+				WarpAggState *t = &st[(warp_int64) r * na + a];
+
+				*t = *part_state(m, pt, g, a);
+				if (a == m->count_agg)
+				{
+					warp_int64	c = t->count > 0 ? 1 : 0;
+
+					memset(t, 0, sizeof(*t));
+					t->count = c;
+				}
+			}
+			continue;
+		}
+		for (a = 0; a < na; a++)
+		{
+			const WarpAggState *b = part_state(m, pt, g, a);
+
+			if (a == m->count_agg)
+				st[(warp_int64) r * na + a].count += b->count > 0 ? 1 : 0;
+			else if (!warp_agg_combine(m->p, &m->p->aggs[a], &st[(warp_int64) r * na + a], b))
+			{
+				fail(m, MERGE_OVERFLOW);
+				break;
+			}
+		}
+	}
+	free(slots);
+	if (failed(m))
+	{
+		free(ref);
+		free(hash);
+		free(comb);
+		free(st);
+		return;
+	}
+	free(pt->ref);
+	free(pt->hash);
+	free(pt->comb);
+	free(pt->states);
+	pt->ref = ref;
+	pt->hash = hash;
+	pt->comb = comb;
+	pt->states = st;
+	pt->n = nn;
+	pt->ncomb = pt->combcap = nn;
+}
+
+bool
+warp_group_merge_regroup(WarpGroupMerge *m, int drop_key, int count_agg, int nthreads,
+						 bool (*interrupted) (void *iarg), void *iarg, const char **why)
+{
+	int			q;
+
+	if (drop_key < 0 || drop_key >= m->nkeys || count_agg < 0 || count_agg >= m->naggs)
+	{
+		*why = "bad regroup";
+		return false;
+	}
+	m->drop_key = drop_key;
+	m->count_agg = count_agg;
+	if (warp_run_tasks(nthreads < 1 ? 1 : nthreads, m->nparts, regroup_part, m,
+					   interrupted, iarg) != 0)
+	{
+		*why = "interrupted";
+		return false;
+	}
+	switch (m->failed)
+	{
+		case MERGE_OK:
+			break;
+		case MERGE_OVERFLOW:
+			*why = "a combined state would overflow";
+			return false;
+		case MERGE_NOMEM:
+			*why = "out of memory";
+			return false;
+		default:
+			*why = "a text key has no string";
+			return false;
+	}
+	for (q = 0; q < m->nparts; q++)
+		m->start[q + 1] = m->start[q] + m->parts[q].n;
+	m->cur = 0;
+	return true;
 }
 
 /* ---------------------------------------------------------------- API */

@@ -61,6 +61,19 @@ extern WarpGroupMerge *warp_group_merge(const WarpProgram *p, const bool *is_tex
 										double max_kept, int nthreads,
 										bool (*interrupted) (void *iarg), void *iarg,
 										const char **why);
+/*
+ * count(DISTINCT x) in the engine: the merged groups are (keys, x), each
+ * once; regroup them by the keys without key drop_key (x), each partition
+ * on its own: the states are combined, and aggregate count_agg (count(x)
+ * per (keys, x) group) becomes the number of such groups with a non-NULL
+ * x.  A key's groups may land in several partitions, with disjoint sets of
+ * x, so the counts of one key's rows add up to its count(DISTINCT x).
+ * false with *why set on no memory, an overflow or an interrupt (the
+ * merged groups are then no longer usable).
+ */
+extern bool warp_group_merge_regroup(WarpGroupMerge *m, int drop_key, int count_agg,
+									 int nthreads, bool (*interrupted) (void *iarg),
+									 void *iarg, const char **why);
 extern warp_int64 warp_group_merge_ngroups(const WarpGroupMerge *m);
 /* merged group g's key k, aggregate a's state, text key k's string (one
  * thread at a time: the last partition read is remembered) */

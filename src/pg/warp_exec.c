@@ -168,6 +168,8 @@ typedef struct WarpScanState
 	WarpGroupMerge *merged;		/* the threads' or lanes' groups merged */
 	int64		unmerged_groups;	/* ... from this many partial groups */
 	const char *merge_skipped;	/* why they were not, or NULL */
+	int			distinct_key;	/* count(DISTINCT x) counted here: x's key */
+	int			distinct_agg;	/* ... and count(x)'s aggregate, or -1 */
 	char		ran_on[96];		/* EXPLAIN ANALYZE: where it ran */
 	char		fallback[256];	/* why not where planned, or "" */
 	int			dims_cached;	/* dimensions taken from the cache */
@@ -892,6 +894,7 @@ merge_release(void *arg)
 static void
 merge_groups(WarpScanState *ws)
 {
+	bool		distinct = ws->distinct_agg >= 0;
 	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
 	WarpGroupSource *src;
 	bool	   *is_text = NULL;
@@ -903,8 +906,15 @@ merge_groups(WarpScanState *ws)
 	MemoryContextCallback *cb;
 
 	ws->merge_skipped = NULL;
-	if (!pgwarp_merge_groups || ws->prog.nkeys == 0 || ws->groups < 2 ||
-		!((ws->pool && ws->pool->ncpus > 1) || (ws->gres && ws->gres->nparts > 1)))
+	if (distinct)
+	{
+		/* count(DISTINCT x) is counted from merged (keys, x) groups: the
+		 * merge is not optional, one source or many */
+		if (ws->css.ss.ps.plan->parallel_aware)
+			elog(ERROR, "pg_warp: count(DISTINCT) counted by the engine under parallel workers");
+	}
+	else if (!pgwarp_merge_groups || ws->prog.nkeys == 0 || ws->groups < 2 ||
+			 !((ws->pool && ws->pool->ncpus > 1) || (ws->gres && ws->gres->nparts > 1)))
 	{
 		MemoryContextSwitchTo(old);
 		return;
@@ -928,8 +938,11 @@ merge_groups(WarpScanState *ws)
 
 		if (is_text != NULL || r->nkeys != ws->prog.nkeys || r->naggs != ws->prog.naggs)
 		{
+			/* the planner keeps text keys off the daemon */
+			if (distinct)
+				elog(ERROR, "pg_warp: the daemon's groups cannot be merged");
 			MemoryContextSwitchTo(old);
-			return;				/* the planner keeps text keys off the daemon */
+			return;
 		}
 		src = palloc0(sizeof(WarpGroupSource));
 		for (i = 0; i < r->naggs; i++)
@@ -943,14 +956,16 @@ merge_groups(WarpScanState *ws)
 	}
 	else
 	{
-		src = palloc0(sizeof(WarpGroupSource) * ws->pool->ncpus);
-		for (i = 0; i < ws->pool->ncpus; i++)
+		int			ncpus = ws->pool ? ws->pool->ncpus : 1;
+
+		src = palloc0(sizeof(WarpGroupSource) * ncpus);
+		for (i = 0; i < ncpus; i++)
 		{
 			MergeText  *mt = palloc(sizeof(MergeText));
 
-			warp_cpu_group_source(ws->pool->cpus[i], &src[nsrc]);
-			mt->cpu = ws->pool->cpus[i];
+			mt->cpu = ws->pool ? ws->pool->cpus[i] : ws->cpu;
 			mt->key_col = key_col;
+			warp_cpu_group_source(mt->cpu, &src[nsrc]);
 			src[nsrc].text = merge_key_text;
 			src[nsrc].text_ctx = mt;
 			if (src[nsrc].n > 0)
@@ -959,15 +974,31 @@ merge_groups(WarpScanState *ws)
 	}
 	MemoryContextSwitchTo(old);
 
-	m = warp_group_merge(&ws->prog, is_text, src, nsrc, WARP_MERGE_MAX_KEPT, Max(ws->nthreads, 1),
-						 pool_interrupted, NULL, &ws->merge_skipped);
+	m = warp_group_merge(&ws->prog, is_text, src, nsrc, distinct ? 1.0 : WARP_MERGE_MAX_KEPT,
+						 Max(ws->nthreads, 1), pool_interrupted, NULL, &ws->merge_skipped);
 	CHECK_FOR_INTERRUPTS();
-	if (m == NULL)
+	if (m == NULL && !distinct)
 		return;
+	if (m == NULL)
+		ereport(ERROR,
+				(errcode(strstr(ws->merge_skipped, "memory") ? ERRCODE_OUT_OF_MEMORY
+						 : ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("pg_warp: could not merge the groups for count(DISTINCT): %s",
+						ws->merge_skipped)));
 	cb = MemoryContextAlloc(ws->engine_cxt, sizeof(MemoryContextCallback));
 	cb->func = merge_release;
 	cb->arg = m;
 	MemoryContextRegisterResetCallback(ws->engine_cxt, cb);
+	if (distinct &&
+		!warp_group_merge_regroup(m, ws->distinct_key, ws->distinct_agg, Max(ws->nthreads, 1),
+								  pool_interrupted, NULL, &ws->merge_skipped))
+	{
+		CHECK_FOR_INTERRUPTS();
+		ereport(ERROR,
+				(errcode(strstr(ws->merge_skipped, "memory") ? ERRCODE_OUT_OF_MEMORY
+						 : ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("pg_warp: could not count DISTINCT values: %s", ws->merge_skipped)));
+	}
 	ws->merged = m;
 	ws->unmerged_groups = ws->groups;
 	ws->groups = warp_group_merge_ngroups(m);
@@ -1951,6 +1982,12 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 
 	ws->fact_rel = table_open(ws->fact_oid, AccessShareLock);
 	ws->heap = list_length(cs->custom_private) > 7 && intVal(list_nth(cs->custom_private, 7)) != 0;
+	ws->distinct_key = ws->distinct_agg = -1;
+	if (list_length(cs->custom_private) > 9)
+	{
+		ws->distinct_key = intVal(list_nth(cs->custom_private, 8));
+		ws->distinct_agg = intVal(list_nth(cs->custom_private, 9));
+	}
 	foreach(lc, ws->fact_attrs)
 		attrs = bms_add_member(attrs, lfirst_int(lc) - FirstLowInvalidHeapAttributeNumber);
 	if (!ws->heap)
@@ -2075,6 +2112,13 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (buf.len)
 		ExplainPropertyText("Group Keys", buf.data, es);
+	if (ws->distinct_agg >= 0)
+	{
+		/* grouped by it too, merged, then counted per group key */
+		List	   *ki = list_nth(ws->key_info, ws->distinct_key);
+
+		ExplainPropertyText("Counts DISTINCT", deparse(ws, context, lsecond(ki)), es);
+	}
 	ExplainPropertyInteger("Partial Aggregates", NULL, list_length(ws->agg_info), es);
 	if (ws->heap)
 	{

@@ -108,6 +108,16 @@ typedef struct StarInfo
 	List	   *merge_partial;
 	Oid			merge_fn;
 	bool		has_distinct;	/* DISTINCT aggregates (not only GROUPING SETS) */
+	/*
+	 * count(DISTINCT x) counted by the engine (the only DISTINCT aggregate,
+	 * x an integer-like fact expression): x is a group key the plan does
+	 * not output (distinct_key), the Aggref a count(x) per (keys, x) group
+	 * (distinct_agg) that the executor turns into distinct counts after
+	 * merging (warp_group_merge_regroup); -1 when not
+	 */
+	Aggref	   *distinct_aggref;
+	int			distinct_key;
+	int			distinct_agg;
 } StarInfo;
 
 /*
@@ -722,7 +732,7 @@ check_fact_expr(StarInfo *si, Expr *e, const char **why)
  * to the partial target with sgref.  false (reason noted) if impossible.
  */
 static bool
-add_group_key(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref)
+add_group_key_as(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref, bool output)
 {
 	Var		   *v = plain_var(expr);
 	List	   *ki;
@@ -759,10 +769,19 @@ add_group_key(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref)
 		ki = list_make4(makeInteger(WG_FACT), expr, makeInteger(-1), makeInteger(-1));
 		si->fact_exprs = lappend(si->fact_exprs, expr);
 	}
-	si->outmap = lappend_int(si->outmap, list_length(si->key_info));
+	if (output)
+	{
+		si->outmap = lappend_int(si->outmap, list_length(si->key_info));
+		add_column_to_pathtarget(pt, expr, sgref);
+	}
 	si->key_info = lappend(si->key_info, ki);
-	add_column_to_pathtarget(pt, expr, sgref);
 	return true;
+}
+
+static bool
+add_group_key(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref)
+{
+	return add_group_key_as(si, pt, expr, sgref, true);
 }
 
 /*
@@ -819,6 +838,111 @@ may_fail_walker(Node *node, void *context)
  * clause before any aggregate argument, while the engine works row by row;
  * with one row failing in each, they would report different errors.
  */
+/*
+ * The count(DISTINCT x) the engine can count itself, or NULL: the query's
+ * only DISTINCT aggregate (however often it appears), beside plain ones,
+ * with x a fact expression of a type whose equality is the engine's binary
+ * equality (integers, date, timestamps, boolean; not floats: -0 = 0, NaN;
+ * not text: collations).  Counting needs every (keys, x) group once, which
+ * the executor's merge gives; parallel worker plans are not made for it.
+ */
+static Aggref *
+engine_distinct(StarInfo *si, List *non_group)
+{
+	Aggref	   *found = NULL;
+	ListCell   *lc;
+
+	foreach(lc, non_group)
+	{
+		Aggref	   *agg = lfirst(lc);
+		Expr	   *arg;
+		Var		   *v;
+
+		if (!IsA(agg, Aggref) || !agg->aggdistinct)
+			continue;
+		if (found != NULL)
+		{
+			if (equal(found, agg))
+				continue;
+			return NULL;		/* two different DISTINCT aggregates */
+		}
+		if (agg->aggfnoid != F_COUNT_ANY || list_length(agg->args) != 1 ||
+			agg->aggfilter || agg->aggorder || agg->agglevelsup != 0)
+			return NULL;
+		arg = ((TargetEntry *) linitial(agg->args))->expr;
+		v = plain_var(arg);
+		if (v && v->varno != si->fact->relid)
+			return NULL;		/* a dimension's column: a payload id */
+		switch (exprType((Node *) arg))
+		{
+			case INT2OID:
+			case INT4OID:
+			case INT8OID:
+			case DATEOID:
+			case TIMESTAMPOID:
+			case TIMESTAMPTZOID:
+			case BOOLOID:
+				break;
+			default:
+				return NULL;
+		}
+		found = agg;
+	}
+	if (found == NULL)
+		return NULL;
+
+	/*
+	 * The counts of the engine's groups of one key add up to PostgreSQL's
+	 * only if two engine groups never stand for one PostgreSQL group: every
+	 * group key must be one whose engine identity is the type's equality.
+	 * Not so for floats (-0 = 0), numeric (1.0 = 1.00), text under a
+	 * nondeterministic collation, and a left join's dimension columns (the
+	 * row without a match and a matched row of NULLs are both NULL;
+	 * differential seed 271828 found it).
+	 */
+	foreach(lc, si->key_info)
+	{
+		List	   *ki = lfirst(lc);
+		Expr	   *e = lsecond(ki);
+		Oid			type,
+					coll;
+
+		if (intVal(linitial(ki)) == WG_DIM)
+		{
+			int			j = intVal(lthird(ki));
+
+			if (list_nth_int(si->kinds, j) != WARP_JOIN_INNER)
+				return NULL;
+			e = list_nth(list_nth(si->payload, j), intVal(lfourth(ki)));
+		}
+		type = exprType((Node *) e);
+		coll = exprCollation((Node *) e);
+		switch (type)
+		{
+			case INT2OID:
+			case INT4OID:
+			case INT8OID:
+			case DATEOID:
+			case TIMESTAMPOID:
+			case TIMESTAMPTZOID:
+			case BOOLOID:
+				break;
+			case TEXTOID:
+			case VARCHAROID:
+				if (!OidIsValid(coll) || !get_collation_isdeterministic(coll))
+					return NULL;
+				break;
+			default:
+				return NULL;
+		}
+	}
+	/* beside at least one plain aggregate (else the plain two-level plan) */
+	foreach(lc, non_group)
+		if (IsA(lfirst(lc), Aggref) && !((Aggref *) lfirst(lc))->aggdistinct)
+			return found;
+	return NULL;
+}
+
 static bool
 wants_two_level(List *aggrefs)
 {
@@ -866,6 +990,9 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 	int			i = 0;
 	const char *why = NULL;
 	int			d;
+
+	si->distinct_aggref = NULL;
+	si->distinct_key = si->distinct_agg = -1;
 
 	si->payload = NIL;
 	for (d = 0; d < list_length(si->dims); d++)
@@ -944,6 +1071,8 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 	 */
 	si->merge_fn = InvalidOid;
 	si->has_distinct = false;
+	if (!parse->groupingSets && !si->heap)
+		si->distinct_aggref = engine_distinct(si, non_group);
 	if (parse->groupingSets)
 	{
 		/*
@@ -976,7 +1105,17 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 				return not_offloaded("DISTINCT aggregates beside plain ones need pg_warp 0.2 (ALTER EXTENSION pg_warp UPDATE)");
 			si->two_level = true;
 		}
-		if (!list_member(aggs, agg))
+		if (si->distinct_aggref && equal(agg, si->distinct_aggref))
+		{
+			/* a key of the engine's only, counted there (see StarInfo) */
+			if (si->distinct_key < 0)
+			{
+				si->distinct_key = list_length(si->key_info);
+				if (!add_group_key_as(si, pt, ((TargetEntry *) linitial(agg->args))->expr, 0, false))
+					return false;
+			}
+		}
+		else if (!list_member(aggs, agg))
 		{
 			Expr	   *arg = ((TargetEntry *) linitial(agg->args))->expr;
 
@@ -1000,6 +1139,16 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 		if (list_member(aggs, agg))
 			continue;
 		aggs = lappend(aggs, agg);
+		if (si->distinct_aggref && equal(agg, si->distinct_aggref))
+		{
+			/* count(x) per (keys, x) group; its Aggref for the Agg above
+			 * stays the DISTINCT one (merge_plain) */
+			Aggref	   *nd = copyObject(agg);
+
+			nd->aggdistinct = NIL;
+			si->distinct_agg = list_length(si->agg_info);
+			agg = nd;
+		}
 		if (agg->aggdistinct || agg->aggorder || agg->agglevelsup != 0 ||
 			agg->aggkind != AGGKIND_NORMAL || agg->aggvariadic)
 			return not_offloaded("DISTINCT, ORDER BY or ordered-set aggregate");
@@ -1060,7 +1209,9 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 				 may_fail_walker((Node *) agg->aggfilter, NULL)) &&
 				may_fail_walker((Node *) si->quals, NULL))
 				return not_offloaded("DISTINCT aggregates beside an aggregate whose argument, like a WHERE clause, could raise an error");
-			si->merge_plain = lappend(si->merge_plain, agg);
+			si->merge_plain = lappend(si->merge_plain,
+									  si->distinct_agg == list_length(si->agg_info) - 1 ?
+									  si->distinct_aggref : agg);
 			si->merge_partial = lappend(si->merge_partial, partial);
 		}
 	}
@@ -1510,6 +1661,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 									 makeInteger(on_daemon ? 1 + daemon_kind : 0));
 		/* 7: the fact table is a heap table */
 		cp->custom_private = lappend(cp->custom_private, makeInteger(si.heap ? 1 : 0));
+		cp->custom_private = lappend(cp->custom_private, makeInteger(si.distinct_key));
+		cp->custom_private = lappend(cp->custom_private, makeInteger(si.distinct_agg));
 	}
 	cp->methods = &warp_preagg_path_methods;
 
@@ -1527,7 +1680,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	 * which only the process can call: its plan is parallel whatever the
 	 * threads (a parallel heap scan hands out the pages).
 	 */
-	if (!on_daemon && (cpu_threads == 1 || si.heap) && input_rel->consider_parallel &&
+	if (!on_daemon && (cpu_threads == 1 || si.heap) && si.distinct_agg < 0 &&
+		input_rel->consider_parallel &&
 		si.fact->consider_parallel && max_parallel_workers_per_gather > 0)
 	{
 		int			workers;

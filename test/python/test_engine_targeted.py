@@ -2917,3 +2917,47 @@ def test_numeric_batch_skipping(mk):
     finally:
         conn.execute("DEALLOCATE ps")
         conn.execute("RESET plan_cache_mode")
+
+
+def test_count_distinct_in_engine(mk):
+    """count(DISTINCT x) beside plain aggregates, x an integer-like fact
+    column: the engine groups by (keys, x), merges the threads' groups and
+    counts the distinct x per key itself (warp_group_merge_regroup); the Agg
+    above only adds the counts.  Answers equal vanilla's on 1 and 4
+    threads, under parallel-worker settings (where the plan must stay
+    serial) and through the daemon; keys whose engine identity is not the
+    type's equality (a left join's dimension column, floats, numeric) keep
+    the plan where PostgreSQL counts DISTINCT."""
+    rows = [(i, None if i % 13 == 0 else (i * 7919) % 501, None if i % 9 == 0 else i % 17,
+             ["a", "b", "", "dd"][i % 4] if i % 10 else None, (i % 6) * 0.5, i % 40,
+             datetime.date(2001, 1, 1) + datetime.timedelta(days=i % 77),
+             decimal.Decimal(i % 5) / 10)
+            for i in range(30000)]
+    s = mk()
+    s.table("f", [("id", "int4"), ("x", "int4"), ("k", "int4"), ("t", "text"), ("fl", "float8"),
+                  ("dk", "int4"), ("d", "date"), ("nm", "numeric(4,1)")], rows, batch_rows=700)
+    s.table("dim", [("id", "int4"), ("grp", "text"), ("g2", "int4")],
+            [(i, None if i % 7 == 0 else "g%d" % (i % 4), i % 3) for i in range(35)], arrow=False)
+    engine = [
+        "SELECT k, count(DISTINCT x), sum(x), count(*) FROM f GROUP BY k",
+        "SELECT count(DISTINCT x), count(*), min(d) FROM f",
+        "SELECT count(DISTINCT x), count(*) FROM f WHERE id < 0",
+        "SELECT t, k, count(DISTINCT d) AS cd, sum(x) FROM f GROUP BY t, k",
+        "SELECT dim.grp, count(DISTINCT f.x), sum(f.k) FROM f JOIN dim ON f.dk = dim.id GROUP BY dim.grp",
+        "SELECT k, count(DISTINCT x) c, count(*) FROM f GROUP BY k HAVING count(DISTINCT x) > 400 "
+        "ORDER BY count(DISTINCT x) DESC, k LIMIT 5",
+        "SELECT k, count(DISTINCT dk), count(x) FILTER (WHERE x > 100) FROM f GROUP BY k",
+    ]
+    postgres = [
+        "SELECT dim.grp, count(DISTINCT f.x), sum(f.k) FROM f LEFT JOIN dim ON f.dk = dim.id GROUP BY dim.grp",
+        "SELECT fl, count(DISTINCT x), count(*) FROM f GROUP BY fl",
+        "SELECT nm, count(DISTINCT x), count(*) FROM f GROUP BY nm",
+        "SELECT k, count(DISTINCT x), count(DISTINCT d), count(*) FROM f GROUP BY k",
+    ]
+    conn = s.conn
+    check_everywhere(s, engine + postgres, workers=len(engine), daemon=len(engine))
+    set_side(conn, s.w, True)
+    for q in engine:
+        assert "Counts DISTINCT" in plan_of(conn, q), (q, plan_of(conn, q))
+    for q in postgres:
+        assert "Counts DISTINCT" not in plan_of(conn, q), (q, plan_of(conn, q))

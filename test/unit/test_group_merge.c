@@ -678,6 +678,129 @@ TEST(sample_abandons_a_merge_that_saves_nothing)
 	warp_group_merge_free(m);
 }
 
+/*
+ * count(DISTINCT x) per k: sources of (k, x) groups (x NULL sometimes),
+ * merged, then regrouped by k; each k's rows must add up to its number of
+ * distinct non-NULL x, and to its row count and sum.
+ */
+TEST(regroup_counts_distinct)
+{
+	enum
+	{
+		NS = 5, NK = 300, NX = 700, PER = 60000
+	};
+	static warp_int64 keys[NS][PER * 2];
+	static warp_uint8 nulls[NS][PER * 2];
+	static WarpAggState st[NS][3][PER];
+	static bool seen[NK][NX + 1];
+	static int64_t rowsk[NK],
+				sumk[NK],
+				distinctk[NK];
+	static int64_t got_rows[NK],
+				got_sum[NK],
+				got_distinct[NK];
+	const WarpAggState *ptr[NS][3];
+	WarpGroupSource src[NS];
+	WarpAggSpec ag[3];
+	WarpNode nd[1];
+	WarpProgram p;
+	WarpGroupMerge *m;
+	const char *why = NULL;
+	int			s,
+				k;
+	int64_t		g;
+
+	memset(seen, 0, sizeof(seen));
+	memset(rowsk, 0, sizeof(rowsk));
+	memset(sumk, 0, sizeof(sumk));
+	memset(distinctk, 0, sizeof(distinctk));
+	memset(got_rows, 0, sizeof(got_rows));
+	memset(got_sum, 0, sizeof(got_sum));
+	memset(got_distinct, 0, sizeof(got_distinct));
+	memset(nd, 0, sizeof(nd));
+	nd[0].type = WT_INT4;
+	memset(ag, 0, sizeof(ag));
+	ag[0].kind = WA_COUNT_STAR;
+	ag[0].arg = -1;
+	ag[1].kind = WA_COUNT;		/* count(x): the DISTINCT one */
+	ag[1].arg = 0;
+	ag[2].kind = WA_SUM_INT;
+	ag[2].arg = 0;
+	memset(&p, 0, sizeof(p));
+	p.nnodes = 1;
+	p.nodes = nd;
+	p.nkeys = 2;
+	p.naggs = 3;
+	p.aggs = ag;
+	memset(src, 0, sizeof(src));
+	for (s = 0; s < NS; s++)
+	{
+		int			n = 0;
+		static int	slot[NK][NX + 1];
+
+		memset(slot, 0xff, sizeof(slot));
+		memset(st[s], 0, sizeof(st[s]));
+		for (g = 0; g < PER; g++)
+		{
+			int			kk = (int) (rnd() % NK);
+			int			x = (int) (rnd() % (NX + 1));	/* NX: NULL */
+			int			v = (int) (rnd() % 100);
+			int			gi = slot[kk][x];
+
+			if (gi < 0)
+			{
+				gi = slot[kk][x] = n++;
+				keys[s][gi * 2] = kk;
+				keys[s][gi * 2 + 1] = x == NX ? 0 : x;
+				nulls[s][gi * 2] = 0;
+				nulls[s][gi * 2 + 1] = x == NX;
+			}
+			st[s][0][gi].count++;
+			if (x != NX)
+			{
+				st[s][1][gi].count++;
+				st[s][2][gi].count++;
+				st[s][2][gi].ival += v;
+				sumk[kk] += v;
+				if (!seen[kk][x])
+					distinctk[kk]++;
+				seen[kk][x] = true;
+			}
+			rowsk[kk]++;
+		}
+		for (k = 0; k < 3; k++)
+			ptr[s][k] = st[s][k];
+		src[s].n = n;
+		src[s].keys = keys[s];
+		src[s].nulls = nulls[s];
+		src[s].aggs = ptr[s];
+		src[s].stride = 1;
+	}
+	m = warp_group_merge(&p, NULL, src, NS, 1.0, 4, NULL, NULL, &why);
+	CHECK_MSG(m != NULL, why ? why : "");
+	if (m == NULL)
+		return;
+	CHECK(warp_group_merge_regroup(m, 1, 1, 4, NULL, NULL, &why));
+	for (g = 0; g < warp_group_merge_ngroups(m); g++)
+	{
+		bool		isnull;
+		int64_t		kk = warp_group_merge_key(m, g, 0, &isnull);
+
+		CHECK(!isnull && kk >= 0 && kk < NK);
+		if (isnull || kk < 0 || kk >= NK)
+			continue;
+		got_rows[kk] += warp_group_merge_agg(m, g, 0)->count;
+		got_distinct[kk] += warp_group_merge_agg(m, g, 1)->count;
+		got_sum[kk] += warp_group_merge_agg(m, g, 2)->ival;
+	}
+	/* more rows than keys: one key's groups came from several partitions */
+	CHECK(warp_group_merge_ngroups(m) > NK);
+	CHECK(memcmp(got_rows, rowsk, sizeof(rowsk)) == 0);
+	CHECK(memcmp(got_sum, sumk, sizeof(sumk)) == 0);
+	CHECK(memcmp(got_distinct, distinctk, sizeof(distinctk)) == 0);
+	warp_group_merge_free(m);
+}
+
 int
 main(void)
 {
@@ -687,5 +810,6 @@ main(void)
 	RUN(overflow_abandons_the_merge);
 	RUN(combine_rules);
 	RUN(sample_abandons_a_merge_that_saves_nothing);
+	RUN(regroup_counts_distinct);
 	UNIT_EXIT();
 }
