@@ -839,6 +839,32 @@ may_fail_walker(Node *node, void *context)
  * with one row failing in each, they would report different errors.
  */
 /*
+ * Whether two values of the type (under the collation, for text) are
+ * equal exactly when the engine's images of them are: integers, date,
+ * timestamps, boolean, and with text_ok text and varchar under a
+ * deterministic collation (bytes).
+ */
+static bool
+equality_is_image(Oid type, Oid coll, bool text_ok)
+{
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case BOOLOID:
+			return true;
+		case TEXTOID:
+		case VARCHAROID:
+			return text_ok && OidIsValid(coll) && get_collation_isdeterministic(coll);
+	}
+	return false;
+}
+
+/*
  * The count(DISTINCT x) the engine can count itself, or NULL: the query's
  * only DISTINCT aggregate (however often it appears), beside plain ones,
  * with x a fact expression of a type whose equality is the engine's binary
@@ -873,19 +899,8 @@ engine_distinct(StarInfo *si, List *non_group)
 		v = plain_var(arg);
 		if (v && v->varno != si->fact->relid)
 			return NULL;		/* a dimension's column: a payload id */
-		switch (exprType((Node *) arg))
-		{
-			case INT2OID:
-			case INT4OID:
-			case INT8OID:
-			case DATEOID:
-			case TIMESTAMPOID:
-			case TIMESTAMPTZOID:
-			case BOOLOID:
-				break;
-			default:
-				return NULL;
-		}
+		if (!equality_is_image(exprType((Node *) arg), InvalidOid, false))
+			return NULL;
 		found = agg;
 	}
 	if (found == NULL)
@@ -904,8 +919,6 @@ engine_distinct(StarInfo *si, List *non_group)
 	{
 		List	   *ki = lfirst(lc);
 		Expr	   *e = lsecond(ki);
-		Oid			type,
-					coll;
 
 		if (intVal(linitial(ki)) == WG_DIM)
 		{
@@ -915,26 +928,8 @@ engine_distinct(StarInfo *si, List *non_group)
 				return NULL;
 			e = list_nth(list_nth(si->payload, j), intVal(lfourth(ki)));
 		}
-		type = exprType((Node *) e);
-		coll = exprCollation((Node *) e);
-		switch (type)
-		{
-			case INT2OID:
-			case INT4OID:
-			case INT8OID:
-			case DATEOID:
-			case TIMESTAMPOID:
-			case TIMESTAMPTZOID:
-			case BOOLOID:
-				break;
-			case TEXTOID:
-			case VARCHAROID:
-				if (!OidIsValid(coll) || !get_collation_isdeterministic(coll))
-					return NULL;
-				break;
-			default:
-				return NULL;
-		}
+		if (!equality_is_image(exprType((Node *) e), exprCollation((Node *) e), true))
+			return NULL;
 	}
 	/* beside at least one plain aggregate (else the plain two-level plan) */
 	foreach(lc, non_group)
