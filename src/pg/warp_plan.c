@@ -826,19 +826,6 @@ may_fail_walker(Node *node, void *context)
 }
 
 /*
- * Whether the aggregates call for two-level grouping: at least one has
- * DISTINCT, and every one is either agg(DISTINCT x) of one argument or
- * min/max (which distinct rows do not change), with no FILTER or ORDER BY.
- * Then the engine emits the distinct (group keys, arguments) rows and
- * PostgreSQL's own Agg computes the aggregates over them, DISTINCT with
- * the types' equality (so rows the engine keeps apart by binary image,
- * like -0 and 0, still count once).  The arguments must be unable to
- * raise an error (columns, constants, comparisons, CASE ...): PostgreSQL
- * sorts the rows for DISTINCT aggregates, so it evaluates every row's WHERE
- * clause before any aggregate argument, while the engine works row by row;
- * with one row failing in each, they would report different errors.
- */
-/*
  * Whether two values of the type (under the collation, for text) are
  * equal exactly when the engine's images of them are: integers, date,
  * timestamps, boolean, and with text_ok text and varchar under a
@@ -938,6 +925,19 @@ engine_distinct(StarInfo *si, List *non_group)
 	return NULL;
 }
 
+/*
+ * Whether the aggregates call for two-level grouping: at least one has
+ * DISTINCT, and every one is either agg(DISTINCT x) of one argument or
+ * min/max (which distinct rows do not change), with no FILTER or ORDER BY.
+ * Then the engine emits the distinct (group keys, arguments) rows and
+ * PostgreSQL's own Agg computes the aggregates over them, DISTINCT with
+ * the types' equality (so rows the engine keeps apart by binary image,
+ * like -0 and 0, still count once).  The arguments must be unable to
+ * raise an error (columns, constants, comparisons, CASE ...): PostgreSQL
+ * sorts the rows for DISTINCT aggregates, so it evaluates every row's WHERE
+ * clause before any aggregate argument, while the engine works row by row;
+ * with one row failing in each, they would report different errors.
+ */
 static bool
 wants_two_level(List *aggrefs)
 {
