@@ -853,7 +853,7 @@ equality_is_image(Oid type, Oid coll, bool text_ok)
 
 /*
  * The count(DISTINCT x) the engine can count itself, or NULL: the query's
- * only DISTINCT aggregate (however often it appears), beside plain ones,
+ * only DISTINCT aggregate (however often it appears), alone or beside plain ones,
  * with x a fact expression of a type whose equality is the engine's binary
  * equality (integers, date, timestamps, boolean; not floats: -0 = 0, NaN;
  * not text: collations).  Counting needs every (keys, x) group once, which
@@ -918,11 +918,7 @@ engine_distinct(StarInfo *si, List *non_group)
 		if (!equality_is_image(exprType((Node *) e), exprCollation((Node *) e), true))
 			return NULL;
 	}
-	/* beside at least one plain aggregate (else the plain two-level plan) */
-	foreach(lc, non_group)
-		if (IsA(lfirst(lc), Aggref) && !((Aggref *) lfirst(lc))->aggdistinct)
-			return found;
-	return NULL;
+	return found;
 }
 
 /*
@@ -1039,7 +1035,13 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 		}
 		non_group = rest;
 	}
-	if (!parse->groupingSets && wants_two_level(non_group))
+	/*
+	 * count(DISTINCT x) the engine can count (beside plain aggregates or
+	 * alone) takes the merge plan below; it needs pg_warp_merge (0.2)
+	 */
+	if (!parse->groupingSets && !si->heap && OidIsValid(warp_merge_aggregate()))
+		si->distinct_aggref = engine_distinct(si, non_group);
+	if (!parse->groupingSets && si->distinct_aggref == NULL && wants_two_level(non_group))
 	{
 		/* the aggregates' arguments become more group keys */
 		List	   *args = NIL;
@@ -1066,8 +1068,6 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 	 */
 	si->merge_fn = InvalidOid;
 	si->has_distinct = false;
-	if (!parse->groupingSets && !si->heap)
-		si->distinct_aggref = engine_distinct(si, non_group);
 	if (parse->groupingSets)
 	{
 		/*

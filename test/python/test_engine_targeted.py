@@ -2920,7 +2920,7 @@ def test_numeric_batch_skipping(mk):
 
 
 def test_count_distinct_in_engine(mk):
-    """count(DISTINCT x) beside plain aggregates, x an integer-like fact
+    """count(DISTINCT x) alone or beside plain aggregates, x an integer-like fact
     column: the engine groups by (keys, x), merges the threads' groups and
     counts the distinct x per key itself (warp_group_merge_regroup); the Agg
     above only adds the counts.  Answers equal vanilla's on 1 and 4
@@ -2947,6 +2947,10 @@ def test_count_distinct_in_engine(mk):
         "SELECT k, count(DISTINCT x) c, count(*) FROM f GROUP BY k HAVING count(DISTINCT x) > 400 "
         "ORDER BY count(DISTINCT x) DESC, k LIMIT 5",
         "SELECT k, count(DISTINCT dk), count(x) FILTER (WHERE x > 100) FROM f GROUP BY k",
+        # alone, or beside min/max only
+        "SELECT k, count(DISTINCT x) FROM f GROUP BY k",
+        "SELECT count(DISTINCT x) FROM f",
+        "SELECT t, count(DISTINCT x), max(d), min(x) FROM f GROUP BY t",
     ]
     postgres = [
         "SELECT dim.grp, count(DISTINCT f.x), sum(f.k) FROM f LEFT JOIN dim ON f.dk = dim.id GROUP BY dim.grp",
