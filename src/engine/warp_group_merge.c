@@ -211,6 +211,24 @@ failed(WarpGroupMerge *m)
 	return __atomic_load_n(&m->failed, __ATOMIC_RELAXED) != MERGE_OK;
 }
 
+const char	warp_merge_no_memory[] = "out of memory";
+
+/* why a step failed, from m->failed (MERGE_OK: NULL) */
+static const char *
+failure_text(const WarpGroupMerge *m)
+{
+	switch (m->failed)
+	{
+		case MERGE_OK:
+			return NULL;
+		case MERGE_OVERFLOW:
+			return "a combined state would overflow";
+		case MERGE_NOMEM:
+			return warp_merge_no_memory;
+	}
+	return "a text key has no string";
+}
+
 static const warp_uint8 *
 key_text(const WarpGroupMerge *m, int s, int k, warp_int64 id, warp_int64 *len)
 {
@@ -518,16 +536,9 @@ regroup_part(void *arg, int q)
 	comb = malloc(sizeof(warp_int32) * (size_t) n);
 	st = malloc(sizeof(WarpAggState) * (size_t) (na > 0 ? na : 1) * (size_t) n);
 	if (!slots || !ref || !hash || !comb || !st)
-	{
-		free(slots);
-		free(ref);
-		free(hash);
-		free(comb);
-		free(st);
 		fail(m, MERGE_NOMEM);
-		return;
-	}
-	memset(slots, 0xff, sizeof(warp_int32) * cap);
+	else
+		memset(slots, 0xff, sizeof(warp_int32) * cap);
 	for (g = 0; g < n && !failed(m); g++)
 	{
 		int			s = REF_SRC(pt->ref[g]);
@@ -592,6 +603,7 @@ regroup_part(void *arg, int q)
 		free(st);
 		return;
 	}
+	/* the regrouped groups replace the merged ones */
 	free(pt->ref);
 	free(pt->hash);
 	free(pt->comb);
@@ -623,20 +635,8 @@ warp_group_merge_regroup(WarpGroupMerge *m, int drop_key, int count_agg, int nth
 		*why = "interrupted";
 		return false;
 	}
-	switch (m->failed)
-	{
-		case MERGE_OK:
-			break;
-		case MERGE_OVERFLOW:
-			*why = "a combined state would overflow";
-			return false;
-		case MERGE_NOMEM:
-			*why = "out of memory";
-			return false;
-		default:
-			*why = "a text key has no string";
-			return false;
-	}
+	if ((*why = failure_text(m)) != NULL)
+		return false;
 	for (q = 0; q < m->nparts; q++)
 		m->start[q + 1] = m->start[q] + m->parts[q].n;
 	m->cur = 0;
@@ -710,14 +710,14 @@ warp_group_merge(const WarpProgram *p, const bool *is_text, const WarpGroupSourc
 				k;
 
 	if (m == NULL)
-		return give_up(m, why, "out of memory");
+		return give_up(m, why, warp_merge_no_memory);
 	m->p = p;
 	m->nkeys = p->nkeys;
 	m->naggs = p->naggs;
 	m->nsrc = nsrc;
 	m->src = malloc(sizeof(WarpGroupSource) * (size_t) (nsrc > 0 ? nsrc : 1));
 	if (m->src == NULL)
-		return give_up(m, why, "out of memory");
+		return give_up(m, why, warp_merge_no_memory);
 	if (nsrc > 0)
 		memcpy(m->src, src, sizeof(WarpGroupSource) * (size_t) nsrc);
 	for (k = 0; is_text != NULL && k < p->nkeys; k++)
@@ -725,7 +725,7 @@ warp_group_merge(const WarpProgram *p, const bool *is_text, const WarpGroupSourc
 		{
 			m->is_text = malloc(sizeof(bool) * (size_t) p->nkeys);
 			if (m->is_text == NULL)
-				return give_up(m, why, "out of memory");
+				return give_up(m, why, warp_merge_no_memory);
 			memcpy(m->is_text, is_text, sizeof(bool) * (size_t) p->nkeys);
 			break;
 		}
@@ -753,7 +753,7 @@ warp_group_merge(const WarpProgram *p, const bool *is_text, const WarpGroupSourc
 	m->parts = calloc((size_t) m->nparts, sizeof(MergePart));
 	m->start = malloc(sizeof(warp_int64) * (size_t) (m->nparts + 1));
 	if (!m->chunks || !m->hashes || !m->pos || !m->pstart || !m->entries || !m->parts || !m->start)
-		return give_up(m, why, "out of memory");
+		return give_up(m, why, warp_merge_no_memory);
 	c = 0;
 	for (s = 0; s < nsrc; s++)
 	{
@@ -761,7 +761,7 @@ warp_group_merge(const WarpProgram *p, const bool *is_text, const WarpGroupSourc
 
 		m->hashes[s] = malloc(sizeof(warp_uint64) * (size_t) (src[s].n > 0 ? src[s].n : 1));
 		if (m->hashes[s] == NULL)
-			return give_up(m, why, "out of memory");
+			return give_up(m, why, warp_merge_no_memory);
 		for (i = 0; i < src[s].n; i += MERGE_CHUNK)
 		{
 			m->chunks[c].src = s;
@@ -775,7 +775,7 @@ warp_group_merge(const WarpProgram *p, const bool *is_text, const WarpGroupSourc
 	if (warp_run_tasks(nthreads, m->nchunks, hash_chunk, m, interrupted, iarg) != 0)
 		return give_up(m, why, "interrupted");
 	if (failed(m))
-		return give_up(m, why, "a text key has no string");
+		return give_up(m, why, failure_text(m));
 	at = 0;
 	for (q = 0; q < m->nparts; q++)
 	{
@@ -806,17 +806,8 @@ warp_group_merge(const WarpProgram *p, const bool *is_text, const WarpGroupSourc
 	if (m->nparts > 1 &&
 		warp_run_tasks(nthreads, m->nparts - 1, merge_other_part, m, interrupted, iarg) != 0)
 		return give_up(m, why, "interrupted");
-	switch (m->failed)
-	{
-		case MERGE_OK:
-			break;
-		case MERGE_OVERFLOW:
-			return give_up(m, why, "a combined state would overflow");
-		case MERGE_NOMEM:
-			return give_up(m, why, "out of memory");
-		default:
-			return give_up(m, why, "a text key has no string");
-	}
+	if (failed(m))
+		return give_up(m, why, failure_text(m));
 	free_work(m);
 	m->start[0] = 0;
 	for (q = 0; q < m->nparts; q++)
@@ -872,12 +863,8 @@ const WarpAggState *
 warp_group_merge_agg(WarpGroupMerge *m, warp_int64 g, int a)
 {
 	const MergePart *pt = locate(m, &g);
-	warp_uint64 r = pt->ref[g];
-	const WarpGroupSource *src = &m->src[REF_SRC(r)];
 
-	if (pt->comb[g] >= 0)
-		return &pt->states[(warp_int64) pt->comb[g] * m->naggs + a];
-	return &src->aggs[a][REF_IDX(r) * src->stride];
+	return part_state(m, pt, g, a);
 }
 
 const warp_uint8 *

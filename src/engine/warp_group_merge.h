@@ -47,6 +47,9 @@ typedef struct WarpGroupSource
 
 typedef struct WarpGroupMerge WarpGroupMerge;
 
+/* the *why of a merge or regroup that ran out of memory (compare pointers) */
+extern const char warp_merge_no_memory[];
+
 /*
  * Merge nsrc sources of program p's groups; is_text[k] says key k is a text
  * key (NULL: none is).  The merged groups refer to the sources' keys,

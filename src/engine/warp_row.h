@@ -2060,9 +2060,13 @@ static inline bool
 warp_row_result_rehash(WarpRowResult *r)
 {
 	warp_uint64 cap = (r->hmask + 1) * 2;
-	warp_int64 *slots = (warp_int64 *) malloc(sizeof(warp_int64) * cap);
+	warp_int64 *slots;
 	warp_int64	gi;
 
+	/* at most half full (groups appended unindexed may need more) */
+	while (cap < (warp_uint64) r->n * 2 + 2)
+		cap *= 2;
+	slots = (warp_int64 *) malloc(sizeof(warp_int64) * cap);
 	if (slots == NULL)
 		return false;
 	memset(slots, 0xff, sizeof(warp_int64) * cap);
@@ -2121,11 +2125,7 @@ warp_row_result_merge(WarpRowResult *r, const WarpProgram *p, const warp_int64 *
 
 	if (r->unindexed)
 	{
-		/* groups appended without an index: index them all (the table
-		 * doubles until it is at most half full) */
-		while ((warp_uint64) r->n * 2 > r->hmask)
-			r->hmask = r->hmask * 2 + 1;
-		r->hmask = (r->hmask - 1) / 2;
+		/* groups appended without an index: index them all */
 		if (!warp_row_result_rehash(r))
 			return false;
 		r->unindexed = false;

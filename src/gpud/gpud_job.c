@@ -847,7 +847,9 @@ build_result(Run *r, uint64_t *len)
 			WarpCpuCounters c;
 			warp_int64	bytes;
 			double		copy_ms,
-						kernel_ms;
+						kernel_ms,
+						flush_copy_ms,
+						flush_host_ms;
 
 			warp_gpu_counters(r->parts[k].drv, &c);
 			res->counters.rows_in += c.rows_in;
@@ -858,11 +860,12 @@ build_result(Run *r, uint64_t *len)
 			res->h2d_ms += copy_ms;
 			res->kernel_ms += kernel_ms;
 			res->bytes_cached += warp_gpu_cached_bytes(r->parts[k].drv);
-			warp_gpu_flush_stats(r->parts[k].drv, &copy_ms, &kernel_ms);
-			if (copy_ms > res->phase_ms[GPUD_PHASE_FLUSH_COPY])
-				res->phase_ms[GPUD_PHASE_FLUSH_COPY] = copy_ms;
-			if (kernel_ms > res->phase_ms[GPUD_PHASE_FLUSH_HOST])
-				res->phase_ms[GPUD_PHASE_FLUSH_HOST] = kernel_ms;
+			/* the slowest lane's flushes */
+			warp_gpu_flush_stats(r->parts[k].drv, &flush_copy_ms, &flush_host_ms);
+			if (flush_copy_ms > res->phase_ms[GPUD_PHASE_FLUSH_COPY])
+				res->phase_ms[GPUD_PHASE_FLUSH_COPY] = flush_copy_ms;
+			if (flush_host_ms > res->phase_ms[GPUD_PHASE_FLUSH_HOST])
+				res->phase_ms[GPUD_PHASE_FLUSH_HOST] = flush_host_ms;
 		}
 	}
 	else if (r->cpu)

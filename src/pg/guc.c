@@ -149,7 +149,9 @@ pgwarp_define_gucs(void)
 							 "Finalize step sees them.",
 							 "Off: each thread (lane) hands up its own groups, "
 							 "so a group seen by all of them arrives once per "
-							 "thread (for comparisons; answers are the same).",
+							 "thread (for comparisons; answers are the same). "
+							 "A count(DISTINCT) the engine counts itself merges "
+							 "regardless.",
 							 &pgwarp_merge_groups,
 							 true,
 							 PGC_USERSET,

@@ -883,6 +883,17 @@ merge_release(void *arg)
 	warp_group_merge_free((WarpGroupMerge *) arg);
 }
 
+/* count(DISTINCT x) cannot be counted without the merge: fail the query */
+static void
+merge_failed(WarpScanState *ws)
+{
+	CHECK_FOR_INTERRUPTS();		/* an interrupt stopped it: its own error */
+	ereport(ERROR,
+			(errcode(ws->merge_skipped == warp_merge_no_memory ? ERRCODE_OUT_OF_MEMORY
+					 : ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("pg_warp: could not count DISTINCT values: %s", ws->merge_skipped)));
+}
+
 /*
  * Merge the partial groups of the threads' drivers, or of the daemon's GPU
  * lanes, before they are emitted (warp_group_merge.h): a group every
@@ -980,11 +991,7 @@ merge_groups(WarpScanState *ws)
 	if (m == NULL && !distinct)
 		return;
 	if (m == NULL)
-		ereport(ERROR,
-				(errcode(strstr(ws->merge_skipped, "memory") ? ERRCODE_OUT_OF_MEMORY
-						 : ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("pg_warp: could not merge the groups for count(DISTINCT): %s",
-						ws->merge_skipped)));
+		merge_failed(ws);
 	cb = MemoryContextAlloc(ws->engine_cxt, sizeof(MemoryContextCallback));
 	cb->func = merge_release;
 	cb->arg = m;
@@ -992,13 +999,7 @@ merge_groups(WarpScanState *ws)
 	if (distinct &&
 		!warp_group_merge_regroup(m, ws->distinct_key, ws->distinct_agg, Max(ws->nthreads, 1),
 								  pool_interrupted, NULL, &ws->merge_skipped))
-	{
-		CHECK_FOR_INTERRUPTS();
-		ereport(ERROR,
-				(errcode(strstr(ws->merge_skipped, "memory") ? ERRCODE_OUT_OF_MEMORY
-						 : ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("pg_warp: could not count DISTINCT values: %s", ws->merge_skipped)));
-	}
+		merge_failed(ws);
 	ws->merged = m;
 	ws->unmerged_groups = ws->groups;
 	ws->groups = warp_group_merge_ngroups(m);

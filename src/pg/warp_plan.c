@@ -1124,13 +1124,14 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 		Node	   *n = lfirst(lc);
 		Aggref	   *agg;
 		Aggref	   *partial;
+		Aggref	   *query_agg;	/* as the query has it */
 		Oid			argtype;
 		int			kind;
 		Expr	   *arg = NULL;
 
 		if (!IsA(n, Aggref))
 			return not_offloaded("a column outside the GROUP BY and aggregates");
-		agg = (Aggref *) n;
+		agg = query_agg = (Aggref *) n;
 		if (list_member(aggs, agg))
 			continue;
 		aggs = lappend(aggs, agg);
@@ -1204,9 +1205,7 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 				 may_fail_walker((Node *) agg->aggfilter, NULL)) &&
 				may_fail_walker((Node *) si->quals, NULL))
 				return not_offloaded("DISTINCT aggregates beside an aggregate whose argument, like a WHERE clause, could raise an error");
-			si->merge_plain = lappend(si->merge_plain,
-									  si->distinct_agg == list_length(si->agg_info) - 1 ?
-									  si->distinct_aggref : agg);
+			si->merge_plain = lappend(si->merge_plain, query_agg);
 			si->merge_partial = lappend(si->merge_partial, partial);
 		}
 	}
