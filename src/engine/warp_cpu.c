@@ -422,9 +422,10 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	if (!alloc_joined(x, WARP_VEC * 2))
 		return NULL;
 
-	/* group lookup: direct when every key is a dimension payload id */
-	x->direct = true;
-	for (k = prog->nkeys - 1; k >= 0; k--)
+	/* group lookup: direct when every key is a dimension payload id
+	 * (row mode appends without lookups: no table either way) */
+	x->direct = !prog->emit_rows;
+	for (k = prog->nkeys - 1; k >= 0 && x->direct; k--)
 	{
 		const WarpGroupKey *gk = &prog->keys[k];
 
@@ -2084,6 +2085,21 @@ rehash_groups(WarpCpu *x)
 	return true;
 }
 
+/* row mode: the key in kbuf/knull as a new group of its own; -1 on no memory */
+static warp_int64
+append_row(WarpCpu *x)
+{
+	int			nkeys = x->p->nkeys;
+	warp_int64	g;
+
+	if (x->ngroups >= WARP_INT32_MAX - 1 || !groups_reserve(x, x->ngroups + 1))
+		return -1;
+	g = x->ngroups++;
+	memcpy(x->gkey + g * nkeys, x->kbuf, sizeof(warp_int64) * nkeys);
+	memcpy(x->gnull + g * nkeys, x->knull, nkeys);
+	return g;
+}
+
 /* group index of the key in kbuf/knull, created if new; -1 on no memory */
 static warp_int64
 find_group(WarpCpu *x, warp_int64 code)
@@ -2723,11 +2739,13 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 					x->kbuf[k] = x->iv[gk->node][i];
 			}
 		}
-		g = find_group(x, code);
+		g = p->emit_rows ? append_row(x) : find_group(x, code);
 		if (g < 0)
 			return WARP_ERR_OUT_OF_MEMORY;
 		x->egroup[e] = g;
 	}
+	if (p->emit_rows)
+		return WARP_OK;			/* no aggregates */
 
 	/*
 	 * Float sums and averages can fail in their transitions (overflow).  On
@@ -2895,6 +2913,29 @@ warp_cpu_run_batch(WarpCpu *x, const ArrowArray *cols, warp_int64 nrows,
 			return st;
 	}
 	return WARP_OK;
+}
+
+void
+warp_cpu_reset_groups(WarpCpu *x)
+{
+	int			c;
+
+	if (!x->p->emit_rows)
+		return;
+	x->ngroups = 0;
+	/* the text keys' strings were those of the rows emitted */
+	for (c = 0; c < x->p->ncols; c++)
+	{
+		WarpIntern *t = &x->intern[c];
+
+		if (x->p->cols[c].text != WARP_TEXT_KEY || t->slot == NULL)
+			continue;
+		t->n = 0;
+		t->nbytes = 0;
+		t->off[0] = 0;
+		memset(t->slot, 0xff, sizeof(warp_int32) * (t->mask + 1));
+		x->tdict[c] = NULL;
+	}
 }
 
 warp_int64

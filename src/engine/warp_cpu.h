@@ -106,6 +106,13 @@ extern WarpStatus warp_cpu_filter_batch(WarpCpu *cpu, const ArrowArray *cols,
 										warp_int64 nrows, bool *keep, warp_int64 *kept,
 										WarpLoadStatus *load_status);
 
+/*
+ * Row mode (WarpProgram.emit_rows): forget the rows appended so far, and
+ * the strings of their text keys, once the caller has emitted them (between
+ * batches).  No effect on a grouping program.
+ */
+extern void warp_cpu_reset_groups(WarpCpu *cpu);
+
 /* Groups found so far, and their keys and partial states. */
 extern warp_int64 warp_cpu_ngroups(const WarpCpu *cpu);
 /* key k of group g: value (int64 or double bits) and NULL flag */

@@ -120,6 +120,8 @@ warp_program_validate(const WarpProgram *p)
 		return "negative count";
 	if (p->nkeys > 64)
 		return "too many group keys";
+	if (p->emit_rows != 0 && (p->emit_rows != 1 || p->naggs != 0))
+		return "row mode with aggregates";
 	for (i = 0; i < p->ncols; i++)
 		if (p->cols[i].type > WT_NUMERIC || p->cols[i].precision > 38 ||
 			(p->cols[i].decimal && p->cols[i].scale > 38))

@@ -39,7 +39,7 @@
 #include "warp_ops_tz.h"
 
 /* version of this format; bump when a struct or an enum changes */
-#define WARP_PROGRAM_VERSION 6
+#define WARP_PROGRAM_VERSION 7
 
 typedef enum WarpType
 {
@@ -415,6 +415,14 @@ typedef struct WarpProgram
 	WarpTz		tz;				/* the session's TimeZone (WARP_DT_TZ and
 								 * the zone casts); n = 0 and zero offsets
 								 * when unused */
+	/*
+	 * Row mode (no aggregates): every joined row becomes a "group" of its
+	 * own, its keys the output columns, appended without any lookup, so
+	 * duplicates stay duplicates (WarpJoin: a star join without
+	 * aggregation).  The CPU driver only; warp_cpu_reset_groups empties
+	 * the table between batches.
+	 */
+	warp_int32	emit_rows;
 } WarpProgram;
 
 /*

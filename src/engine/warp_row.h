@@ -1716,6 +1716,8 @@ warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
 	int			i,
 				j;
 
+	if (p->emit_rows)
+		return "row mode is the vector driver's";
 	if (p->nnodes > WARP_ROW_MAX_NODES)
 		return "too many expression nodes for the row evaluator";
 	if (p->njoins > WARP_ROW_MAX_JOINS)

@@ -105,6 +105,8 @@ gpud_job_open(uint8_t *arena, uint64_t arena_size, uint64_t job_off,
 #undef ARR
 	if ((bad = warp_program_validate(prog)) != NULL)
 		return bad;
+	if (prog->emit_rows)
+		return "row mode (a join without aggregation) runs in the backend only";
 	for (i = 0; i < prog->ncols; i++)
 		if (prog->cols[i].text == WARP_TEXT_KEY)
 			return "text group keys are computed in the backend only";	/* ids, not strings, would go back */

@@ -14,6 +14,7 @@
 
 bool		pgwarp_enabled = true;
 bool		pgwarp_enable_preagg = true;
+bool		pgwarp_enable_join = true;
 bool		pgwarp_enable_scan_filter = true;
 int			pgwarp_heap_min_rows = 100000;
 int			pgwarp_inner_hash_mem = 256 * 1024;	/* kB */
@@ -82,6 +83,17 @@ pgwarp_define_gucs(void)
 							 "partial aggregation) plans.",
 							 NULL,
 							 &pgwarp_enable_preagg,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pg_warp.enable_join",
+							 "Enables pg_warp's star join plans for queries without "
+							 "aggregation (WarpJoin).",
+							 "The engine filters the fact table, probes every "
+							 "dimension and returns the joined rows.",
+							 &pgwarp_enable_join,
 							 true,
 							 PGC_USERSET,
 							 0,

@@ -180,6 +180,17 @@ typedef struct WarpScanState
 	bool		executed;
 	int64		next_group;
 
+	/* row mode (WarpJoin: a join without aggregation), streaming by batch */
+	bool		emit_rows;
+	bool		rows_done;		/* no batch left */
+	WarpStatus	rows_status;	/* the batch's error, raised once its rows
+								 * before the failing one are returned */
+	WarpLoadStatus rows_load;
+	int			rows_bad_col;
+	int64		rows_bad_row;
+	int			rows_bad_file;
+	int64		rows_out;
+
 	/* EXPLAIN ANALYZE */
 	WarpCpuCounters counters;
 	int64		groups;
@@ -600,6 +611,7 @@ build_program(WarpScanState *ws)
 	b.native_columns = ws->heap;
 	memset(p, 0, sizeof(*p));
 	p->version = WARP_PROGRAM_VERSION;
+	p->emit_rows = ws->emit_rows ? 1 : 0;
 	p->nquals = list_length(ws->quals);
 	p->quals = palloc(sizeof(int32) * Max(p->nquals, 1));
 	i = 0;
@@ -1815,32 +1827,13 @@ agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
 	return (Datum) 0;
 }
 
-static TupleTableSlot *
-warp_next(ScanState *node)
+/* group (or row) g into the scan slot, as the output map says */
+static void
+store_group(WarpScanState *ws, TupleTableSlot *slot, int64 g)
 {
-	WarpScanState *ws = (WarpScanState *) node;
-	TupleTableSlot *slot = node->ss_ScanTupleSlot;
 	ListCell   *lc;
 	int			i = 0;
-	int64		g;
 
-	if (!ws->executed)
-	{
-		run_engine(ws);
-		ws->executed = true;
-		ws->next_group = 0;
-		if (ws->wshared)
-		{
-			pg_atomic_fetch_add_u64(&ws->wshared->rows_in, ws->counters.rows_in);
-			pg_atomic_fetch_add_u64(&ws->wshared->rows_filtered, ws->counters.rows_filtered);
-			pg_atomic_fetch_add_u64(&ws->wshared->rows_joined, ws->counters.rows_joined);
-			pg_atomic_fetch_add_u64(&ws->wshared->groups, ws->groups);
-		}
-	}
-	ExecClearTuple(slot);
-	if (ws->next_group >= ws->groups)
-		return slot;
-	g = ws->next_group++;
 	foreach(lc, ws->outmap)
 	{
 		int			m = lfirst_int(lc);
@@ -1880,7 +1873,8 @@ warp_next(ScanState *node)
 				else if (warp_group_key_text_column(&ws->prog, ws->prog.keys[m].node) >= 0)
 					slot->tts_values[i] = group_key_text(ws, g, m, v);
 				else if (exprType((Node *) ke) == NUMERICOID)
-					/* extract(): its unscaled value at the field's scale */
+					/* a numeric column or extract(): its unscaled value at
+					 * the column's (field's) scale */
 					slot->tts_values[i] =
 						NumericGetDatum(int64_div_fast_to_numeric(v, warp_group_key_numeric_scale(ke)));
 				else
@@ -1891,6 +1885,157 @@ warp_next(ScanState *node)
 			slot->tts_values[i] = agg_state_datum(ws, -m - 1, g, &slot->tts_isnull[i]);
 		i++;
 	}
+}
+
+/* under Gather: this participant's counts, for the leader's EXPLAIN */
+static void
+share_counters(WarpScanState *ws)
+{
+	if (ws->wshared)
+	{
+		pg_atomic_fetch_add_u64(&ws->wshared->rows_in, ws->counters.rows_in);
+		pg_atomic_fetch_add_u64(&ws->wshared->rows_filtered, ws->counters.rows_filtered);
+		pg_atomic_fetch_add_u64(&ws->wshared->rows_joined, ws->counters.rows_joined);
+		pg_atomic_fetch_add_u64(&ws->wshared->groups, ws->groups);
+	}
+}
+
+/* Row mode: the dimensions, the program and the driver, before any batch. */
+static void
+rows_start(WarpScanState *ws)
+{
+	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
+	WarpJoinTable **tables;
+	instr_time	t0,
+				t1;
+
+	build_dims(ws);
+	INSTR_TIME_SET_CURRENT(t0);
+	build_program(ws);
+	tables = build_join_tables(ws);
+	ws->cpu = warp_cpu_create(&ws->prog, tables, &ws->alloc);
+	if (ws->cpu == NULL)
+		report_status(WARP_ERR_OUT_OF_MEMORY);
+	ws->batch_cols = palloc0(sizeof(ArrowArray) * Max(ws->prog.ncols, 1));
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	ws->build_ms += INSTR_TIME_GET_MILLISEC(t1);
+	strlcpy(ws->ran_on, "CPU", sizeof(ws->ran_on));
+	ws->fallback[0] = '\0';
+	ws->rows_status = WARP_OK;
+	ws->rows_load = WARP_LOAD_OK;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Row mode: the next batch (or part) through the driver, its joined rows
+ * left in the driver's table; false when no batch is left.  An error is
+ * kept: the rows before the failing one (the driver stops there) go up
+ * first, as PostgreSQL's scan would have returned them.
+ */
+static bool
+rows_next_batch(WarpScanState *ws)
+{
+	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+	instr_time	t0,
+				t1;
+	bool		more;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	warp_cpu_reset_groups(ws->cpu);
+	ws->groups = 0;
+	ws->next_group = 0;
+	more = arrow_scan_next_batch(&ws->scan, econtext, false);
+	if (more)
+	{
+		int			c;
+		int			bad_col = 0;
+		int64		bad_row = 0;
+		WarpLoadStatus ls;
+		WarpStatus	st;
+
+		for (c = 0; c < ws->prog.ncols; c++)
+			ws->batch_cols[c] = ws->scan.cur_cols[ws->col_attno[c] - 1];
+		st = warp_cpu_run_batch(ws->cpu, ws->batch_cols, ws->scan.cur_rows, NULL,
+								&ls, &bad_col, &bad_row);
+		ws->groups = warp_cpu_ngroups(ws->cpu);
+		ws->rows_status = st;
+		ws->rows_load = st == WARP_OK ? ls : WARP_LOAD_OK;
+		if (ws->rows_load != WARP_LOAD_OK)
+		{
+			ws->rows_bad_col = bad_col;
+			ws->rows_bad_row = ws->scan.cur_first_row + bad_row;
+			ws->rows_bad_file = ws->scan.cur_file;
+		}
+	}
+	warp_cpu_counters(ws->cpu, &ws->counters);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	ws->scan_ms += INSTR_TIME_GET_MILLISEC(t1);
+	return more;
+}
+
+/* Row mode: the next joined row, or an empty slot at the end. */
+static TupleTableSlot *
+rows_next(WarpScanState *ws, TupleTableSlot *slot)
+{
+	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+
+	if (!ws->executed)
+	{
+		rows_start(ws);
+		ws->executed = true;
+	}
+	ExecClearTuple(slot);
+	for (;;)
+	{
+		if (ws->next_group < ws->groups)
+		{
+			/* text values live until the next tuple (ExecScan resets) */
+			MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+
+			store_group(ws, slot, ws->next_group++);
+			MemoryContextSwitchTo(old);
+			ws->rows_out++;
+			return ExecStoreVirtualTuple(slot);
+		}
+		if (ws->rows_status != WARP_OK)
+			report_status(ws->rows_status);
+		if (ws->rows_load != WARP_LOAD_OK)
+			report_load_error(ws, ws->rows_load, ws->rows_bad_col, ws->rows_bad_row,
+							  ws->scan.files[ws->rows_bad_file].path);
+		if (ws->rows_done)
+			return slot;
+		CHECK_FOR_INTERRUPTS();
+		if (!rows_next_batch(ws))
+		{
+			ws->rows_done = true;
+			ws->groups = ws->rows_out;	/* for EXPLAIN and the leader */
+			ws->next_group = ws->groups;
+			share_counters(ws);
+		}
+	}
+}
+
+static TupleTableSlot *
+warp_next(ScanState *node)
+{
+	WarpScanState *ws = (WarpScanState *) node;
+	TupleTableSlot *slot = node->ss_ScanTupleSlot;
+
+	if (ws->emit_rows)
+		return rows_next(ws, slot);
+	if (!ws->executed)
+	{
+		run_engine(ws);
+		ws->executed = true;
+		ws->next_group = 0;
+		share_counters(ws);
+	}
+	ExecClearTuple(slot);
+	if (ws->next_group >= ws->groups)
+		return slot;
+	store_group(ws, slot, ws->next_group++);
 	return ExecStoreVirtualTuple(slot);
 }
 
@@ -1996,8 +2141,12 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 						 &node->ss.ps, (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
 	/* the CPU driver takes big batches in parts (arrow_scan.h) */
 	ws->scan.parts_per_batch = WARP_SCAN_PARTS;
-	/* under Gather each participant is one thread; else pg_warp.cpu_threads */
-	ws->nthreads = node->ss.ps.plan->parallel_aware ? 1 : pgwarp_cpu_thread_count();
+	ws->emit_rows = list_length(cs->custom_private) > 10 &&
+		intVal(list_nth(cs->custom_private, 10)) != 0;
+	/* under Gather each participant is one thread; else pg_warp.cpu_threads
+	 * (row mode streams batch by batch in this process) */
+	ws->nthreads = node->ss.ps.plan->parallel_aware || ws->emit_rows ? 1 :
+		pgwarp_cpu_thread_count();
 }
 
 static TupleTableSlot *
@@ -2040,6 +2189,10 @@ warp_rescan(CustomScanState *node)
 	ws->build_ms = 0;
 	ws->groups = 0;
 	ws->next_group = 0;
+	ws->rows_done = false;
+	ws->rows_status = WARP_OK;
+	ws->rows_load = WARP_LOAD_OK;
+	ws->rows_out = 0;
 }
 
 /* an expression of the plan, with its Vars moved by setrefs' offset */
@@ -2111,7 +2264,7 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 			appendStringInfo(&buf, "%s%s", buf.len ? ", " : "",
 							 deparse_expression((Node *) tle->expr, context, true, false));
 	}
-	if (buf.len)
+	if (buf.len && !ws->emit_rows)
 		ExplainPropertyText("Group Keys", buf.data, es);
 	if (ws->distinct_agg >= 0)
 	{
@@ -2120,7 +2273,8 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 
 		ExplainPropertyText("Counts DISTINCT", deparse(ws, context, lsecond(ki)), es);
 	}
-	ExplainPropertyInteger("Partial Aggregates", NULL, list_length(ws->agg_info), es);
+	if (!ws->emit_rows)
+		ExplainPropertyInteger("Partial Aggregates", NULL, list_length(ws->agg_info), es);
 	if (ws->heap)
 	{
 		ExplainPropertyText("Fact Storage", "heap (PostgreSQL's table access method)", es);
@@ -2138,7 +2292,7 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Rows After Joins", NULL, c->rows_joined, es);
 		/* groups emitted: with threads, merged (warp_group_merge.h) unless
 		 * a combination would overflow, so left out of stable output */
-		if (!pgwarp_explain_stable || ws->pool == NULL)
+		if ((!pgwarp_explain_stable || ws->pool == NULL) && !ws->emit_rows)
 			ExplainPropertyInteger("Groups", NULL, ws->have_totals ? ws->total_groups : ws->groups, es);
 		if (!pgwarp_explain_stable)
 		{
@@ -2433,6 +2587,12 @@ CustomScanMethods warp_preagg_scan_methods = {
 	.CreateCustomScanState = warp_create_state,
 };
 
+/* the same node in row mode (custom_private item 10), named for EXPLAIN */
+CustomScanMethods warp_join_scan_methods = {
+	.CustomName = "WarpJoin",
+	.CreateCustomScanState = warp_create_state,
+};
+
 void
 pgwarp_exec_init(void)
 {
@@ -2448,4 +2608,5 @@ pgwarp_exec_init(void)
 	warp_preagg_exec_methods.InitializeWorkerCustomScan = warp_init_worker;
 	warp_preagg_exec_methods.ShutdownCustomScan = warp_shutdown;
 	RegisterCustomScanMethods(&warp_preagg_scan_methods);
+	RegisterCustomScanMethods(&warp_join_scan_methods);
 }

@@ -75,8 +75,10 @@
 #define WARP_GPU_FACTOR		32.0
 
 static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
+static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
 
 static CustomPathMethods warp_preagg_path_methods;
+static CustomPathMethods warp_join_path_methods;
 
 /* Everything a star query needs, gathered while checking it. */
 typedef struct StarInfo
@@ -1213,6 +1215,102 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 	return true;
 }
 
+
+/*
+ * The fact table's quals, every one of which the engine must compute: into
+ * si->quals in PostgreSQL's evaluation order.  false (reason noted) if not.
+ */
+static bool
+star_fact_quals(PlannerInfo *root, StarInfo *si)
+{
+	ListCell   *lc;
+	const char *why = NULL;
+
+	foreach(lc, si->fact->baserestrictinfo)
+	{
+		RestrictInfo *ri = lfirst(lc);
+
+		if (ri->pseudoconstant || !check_fact_expr_as(si, ri->clause, true, &why))
+			return not_offloaded(psprintf("fact table qual: %s", why ? why : "constant"));
+	}
+	si->quals = ordered_quals(root, si->fact->baserestrictinfo);
+	return true;
+}
+
+/* whether the dimensions' tables fit pg_warp.inner_hash_mem */
+static bool
+star_dims_fit(StarInfo *si)
+{
+	double		inner_bytes = 0;
+	ListCell   *lc;
+
+	foreach(lc, si->dims)
+	{
+		RelOptInfo *d = lfirst(lc);
+
+		inner_bytes += warp_join_estimate_bytes((int64) d->rows) +
+			d->rows * d->reltarget->width;
+	}
+	if (inner_bytes > (double) pgwarp_inner_hash_mem * 1024.0)
+		return not_offloaded("dimension tables larger than pg_warp.inner_hash_mem");
+	return true;
+}
+
+/*
+ * The plan's description of each join (custom_private item 3): fact key,
+ * dimension key, the positions of the payload columns and of the key(s) in
+ * the dimension plan's output, the join kind, and the keys for EXPLAIN.
+ * false (reason noted) if a dimension plan lacks a column.
+ */
+static bool
+star_joins(StarInfo *si, List **joins_out)
+{
+	List	   *joins = NIL;
+	ListCell   *fk,
+			   *dk,
+			   *pl;
+	ListCell   *dc = list_head(si->dims);
+
+	forthree(fk, si->fact_keys, dk, si->dim_keys, pl, si->payload)
+	{
+		/* the dimension plan outputs its path's target, in order */
+		PathTarget *dt = ((RelOptInfo *) lfirst(dc))->cheapest_total_path->pathtarget;
+		List	   *presnos = NIL;
+		ListCell   *vc;
+		int			key_resno = target_position(dt, lfirst(dk));
+		Var		   *dk2 = list_nth(si->dim_keys2, foreach_current_index(fk));
+		int			key2_resno = dk2 ? target_position(dt, dk2) : 0;
+		int			kind;
+
+		if (key2_resno < 0)
+			key_resno = -1;
+
+		foreach(vc, (List *) lfirst(pl))
+		{
+			int			r = target_position(dt, lfirst(vc));
+
+			if (r < 0)
+				key_resno = -1;
+			presnos = lappend_int(presnos, r);
+		}
+		if (key_resno < 0)
+			return not_offloaded("a dimension plan does not output its key or group columns");
+		kind = list_nth_int(si->kinds, foreach_current_index(fk));
+		/* cannot happen: nothing above a semi/anti join sees its inner side */
+		if (presnos != NIL && (kind == WARP_JOIN_SEMI || kind == WARP_JOIN_ANTI))
+			return not_offloaded("columns of a semi- or anti-joined dimension");
+		joins = lappend(joins, list_make5(lfirst(fk), lfirst(dk), presnos,
+										  makeInteger(key_resno), makeInteger(kind)));
+		/* 5: the second key column's position (0: none); 6: for EXPLAIN */
+		llast(joins) = lappend(llast(joins), makeInteger(key2_resno));
+		llast(joins) = lappend(llast(joins),
+							   list_nth(si->key_display, foreach_current_index(fk)));
+		dc = lnext(si->dims, dc);
+	}
+	*joins_out = joins;
+	return true;
+}
+
 /* ---------------------------------------------------------------- hook */
 
 /*
@@ -1377,6 +1475,70 @@ cheapest_parallel_safe_path(RelOptInfo *rel)
  * plain Aggregate over the engine's distinct rows (sorted by the group
  * keys: DISTINCT aggregates cannot be hashed).
  */
+/* What a star's engine scan costs, and what its parallel version needs. */
+typedef struct StarCost
+{
+	double		fact_rows;
+	double		fact_batches;
+	double		fact_bytes;
+	List	   *fact_attrs;		/* fact columns read (attnos) */
+	Cost		fact_cost;		/* the fact scan, on one participant */
+	Cost		dims_cost;		/* the dimension plans and their tables */
+	/* under Gather, each dimension runs in every participant: it needs a
+	 * parallel-safe plan (a Gather of its own is not one) */
+	bool		dims_safe;
+	List	   *par_dim_paths;
+	Cost		par_dims_cost;
+} StarCost;
+
+/* cost: a fixed start, per fact row and column, per probe, the dims */
+static void
+star_costs(StarInfo *si, StarCost *sc)
+{
+	Bitmapset  *attrs = NULL;
+	ListCell   *lc;
+	int			k;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->dims_safe = true;
+	if (si->heap)
+	{
+		/* every page read; tuples fetched and deformed by the table AM */
+		sc->fact_rows = si->fact->tuples;
+		sc->fact_bytes = (double) si->fact->pages * BLCKSZ;
+		sc->fact_batches = Max(1.0, sc->fact_rows / WARP_HEAP_BATCH_ROWS);
+	}
+	else
+		arrow_fdw_rel_estimates(si->fact, &sc->fact_rows, &sc->fact_batches, &sc->fact_bytes);
+	pull_varattnos((Node *) si->quals, si->fact->relid, &attrs);
+	pull_varattnos((Node *) si->fact_keys, si->fact->relid, &attrs);
+	pull_varattnos((Node *) si->fact_exprs, si->fact->relid, &attrs);
+	k = -1;
+	while ((k = bms_next_member(attrs, k)) >= 0)
+		sc->fact_attrs = lappend_int(sc->fact_attrs, k + FirstLowInvalidHeapAttributeNumber);
+	sc->fact_cost = sc->fact_rows * (WARP_ROW_COST + WARP_COLUMN_COST * list_length(sc->fact_attrs) +
+									 WARP_PROBE_COST * list_length(si->dims)) +
+		seq_page_cost * sc->fact_bytes / BLCKSZ;
+	if (si->heap)
+		sc->fact_cost += sc->fact_rows * (WARP_HEAP_TUPLE_COST +
+										  WARP_HEAP_COLUMN_COST * list_length(sc->fact_attrs));
+	foreach(lc, si->dims)
+	{
+		RelOptInfo *d = lfirst(lc);
+		Path	   *sp = cheapest_parallel_safe_path(d);
+
+		sc->dims_cost += d->cheapest_total_path->total_cost + WARP_BUILD_COST * d->rows;
+		if (sp == NULL ||
+			!equal(sp->pathtarget->exprs, d->cheapest_total_path->pathtarget->exprs))
+			sc->dims_safe = false;
+		else
+		{
+			sc->par_dims_cost += sp->total_cost + WARP_BUILD_COST * d->rows;
+			sc->par_dim_paths = lappend(sc->par_dim_paths, sp);
+		}
+	}
+}
+
 static void
 add_final_agg(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraData *extra,
 			  StarInfo *si, Path *in, double ngroups)
@@ -1421,28 +1583,15 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	Query	   *parse = root->parse;
 	StarInfo	si;
 	ListCell   *lc;
-	const char *why = NULL;
 	CustomPath *cp;
-	double		fact_rows,
-				fact_batches,
-				fact_bytes;
+	StarCost	sc;
 	double		ngroups;
 	double		engine_rows;
-	double		inner_bytes = 0;
-	Cost		cost,
-				fact_cost,
-				dims_cost = 0,
-				par_dims_cost = 0;
-	List	   *par_dim_paths = NIL;
-	bool		dims_safe = true;
-	int			kind;
+	Cost		cost;
 	bool		on_daemon = false;
 	int			daemon_kind = GPUD_DEVICE_CPU;
 	/* the CPU driver's threads in this backend (1: parallel plans instead) */
 	int			cpu_threads = pgwarp_cpu_thread_count();
-	List	   *fact_attrs = NIL;
-	Bitmapset  *attrs = NULL;
-	int			k;
 
 	memset(&si, 0, sizeof(si));
 	if (!find_star(root, input_rel, &si))
@@ -1452,17 +1601,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		not_offloaded("group keys that cannot be hashed");
 		return;
 	}
-	foreach(lc, si.fact->baserestrictinfo)
-	{
-		RestrictInfo *ri = lfirst(lc);
-
-		if (ri->pseudoconstant || !check_fact_expr_as(&si, ri->clause, true, &why))
-		{
-			not_offloaded(psprintf("fact table qual: %s", why ? why : "constant"));
-			return;
-		}
-	}
-	si.quals = ordered_quals(root, si.fact->baserestrictinfo);
+	if (!star_fact_quals(root, &si))
+		return;
 	if (!build_partial_target(root, output_rel, extra, &si))
 		return;
 	if (si.two_level && parse->groupClause && !grouping_is_sortable(parse->groupClause))
@@ -1478,19 +1618,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		return;
 	}
 
-	/* dimensions must fit pg_warp.inner_hash_mem */
-	foreach(lc, si.dims)
-	{
-		RelOptInfo *d = lfirst(lc);
-
-		inner_bytes += warp_join_estimate_bytes((int64) d->rows) +
-			d->rows * d->reltarget->width;
-	}
-	if (inner_bytes > (double) pgwarp_inner_hash_mem * 1024.0)
-	{
-		not_offloaded("dimension tables larger than pg_warp.inner_hash_mem");
+	if (!star_dims_fit(&si))
 		return;
-	}
 
 	/*
 	 * Where it runs: on pg_warp_gpud (mode gpu: whatever the daemon drives;
@@ -1513,50 +1642,12 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 								(kind == GPUD_DEVICE_GPU && gpu_can_run(&si)));
 	}
 
-	/* cost: a fixed start, per fact row and column, per probe, the dims */
-	if (si.heap)
-	{
-		/* every page read; tuples fetched and deformed by the table AM */
-		fact_rows = si.fact->tuples;
-		fact_bytes = (double) si.fact->pages * BLCKSZ;
-		fact_batches = Max(1.0, fact_rows / WARP_HEAP_BATCH_ROWS);
-	}
-	else
-		arrow_fdw_rel_estimates(si.fact, &fact_rows, &fact_batches, &fact_bytes);
-	pull_varattnos((Node *) si.quals, si.fact->relid, &attrs);
-	pull_varattnos((Node *) si.fact_keys, si.fact->relid, &attrs);
-	pull_varattnos((Node *) si.fact_exprs, si.fact->relid, &attrs);
-	k = -1;
-	while ((k = bms_next_member(attrs, k)) >= 0)
-		fact_attrs = lappend_int(fact_attrs, k + FirstLowInvalidHeapAttributeNumber);
-	fact_cost = fact_rows * (WARP_ROW_COST + WARP_COLUMN_COST * list_length(fact_attrs) +
-							 WARP_PROBE_COST * list_length(si.dims)) +
-		seq_page_cost * fact_bytes / BLCKSZ;
-	if (si.heap)
-		fact_cost += fact_rows * (WARP_HEAP_TUPLE_COST +
-								  WARP_HEAP_COLUMN_COST * list_length(fact_attrs));
-	foreach(lc, si.dims)
-	{
-		RelOptInfo *d = lfirst(lc);
-
-		Path	   *sp = cheapest_parallel_safe_path(d);
-
-		dims_cost += d->cheapest_total_path->total_cost + WARP_BUILD_COST * d->rows;
-		/* under Gather, each dimension runs in every participant: it needs
-		 * a parallel-safe plan (a Gather of its own is not one) */
-		if (sp == NULL ||
-			!equal(sp->pathtarget->exprs, d->cheapest_total_path->pathtarget->exprs))
-			dims_safe = false;
-		else
-		{
-			par_dims_cost += sp->total_cost + WARP_BUILD_COST * d->rows;
-			par_dim_paths = lappend(par_dim_paths, sp);
-		}
-	}
+	star_costs(&si, &sc);
 	if (on_daemon && daemon_kind == GPUD_DEVICE_GPU)
-		cost = WARP_STARTUP_COST + fact_cost / WARP_GPU_FACTOR + dims_cost;
+		cost = WARP_STARTUP_COST + sc.fact_cost / WARP_GPU_FACTOR + sc.dims_cost;
 	else
-		cost = WARP_STARTUP_COST + fact_cost / (on_daemon || si.heap ? 1 : cpu_threads) + dims_cost;
+		cost = WARP_STARTUP_COST + sc.fact_cost / (on_daemon || si.heap ? 1 : cpu_threads) +
+			sc.dims_cost;
 	if (parse->groupClause)
 		ngroups = estimate_num_groups(root,
 									  get_sortgrouplist_exprs(parse->groupClause,
@@ -1593,59 +1684,14 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		cp->custom_paths = lappend(cp->custom_paths,
 								   ((RelOptInfo *) lfirst(lc))->cheapest_total_path);
 	{
-		List	   *joins = NIL;
-		ListCell   *fk,
-				   *dk,
-				   *pl;
+		List	   *joins;
 
-		ListCell   *dc = list_head(si.dims);
-
-		forthree(fk, si.fact_keys, dk, si.dim_keys, pl, si.payload)
-		{
-			/* the dimension plan outputs its path's target, in order */
-			PathTarget *dt = ((RelOptInfo *) lfirst(dc))->cheapest_total_path->pathtarget;
-			List	   *presnos = NIL;
-			ListCell   *vc;
-			int			key_resno = target_position(dt, lfirst(dk));
-			Var		   *dk2 = list_nth(si.dim_keys2, foreach_current_index(fk));
-			int			key2_resno = dk2 ? target_position(dt, dk2) : 0;
-
-			if (key2_resno < 0)
-				key_resno = -1;
-
-			foreach(vc, (List *) lfirst(pl))
-			{
-				int			r = target_position(dt, lfirst(vc));
-
-				if (r < 0)
-					key_resno = -1;
-				presnos = lappend_int(presnos, r);
-			}
-			if (key_resno < 0)
-			{
-				not_offloaded("a dimension plan does not output its key or group columns");
-				return;
-			}
-			kind = list_nth_int(si.kinds, foreach_current_index(fk));
-			if (presnos != NIL && (kind == WARP_JOIN_SEMI || kind == WARP_JOIN_ANTI))
-			{
-				/* cannot happen: nothing above a semi/anti join sees its
-				 * inner side */
-				not_offloaded("columns of a semi- or anti-joined dimension");
-				return;
-			}
-			joins = lappend(joins, list_make5(lfirst(fk), lfirst(dk), presnos,
-											  makeInteger(key_resno), makeInteger(kind)));
-			/* 5: the second key column's position (0: none); 6: for EXPLAIN */
-			llast(joins) = lappend(llast(joins), makeInteger(key2_resno));
-			llast(joins) = lappend(llast(joins),
-								   list_nth(si.key_display, foreach_current_index(fk)));
-			dc = lnext(si.dims, dc);
-		}
+		if (!star_joins(&si, &joins))
+			return;
 		cp->custom_private = list_make5(list_make2(makeInteger(si.fact->relid),
 												   makeInteger(bms_next_member(input_rel->relids, -1))),
 										si.quals,
-										fact_attrs,
+										sc.fact_attrs,
 										joins,
 										list_make3(si.key_info, si.agg_info, si.outmap));
 		cp->custom_private = lappend(cp->custom_private,
@@ -1684,10 +1730,10 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		GatherPath *gp;
 		double		grows;
 
-		workers = compute_parallel_worker(si.fact, fact_bytes / BLCKSZ, -1,
+		workers = compute_parallel_worker(si.fact, sc.fact_bytes / BLCKSZ, -1,
 										  max_parallel_workers_per_gather);
-		workers = Min(workers, (int) Min(fact_batches, (double) INT_MAX));
-		if (dims_safe && workers > 0)
+		workers = Min(workers, (int) Min(sc.fact_batches, (double) INT_MAX));
+		if (sc.dims_safe && workers > 0)
 		{
 			divisor = workers + (parallel_leader_participation ? 1.0 : 0.0);
 			pp = makeNode(CustomPath);
@@ -1697,8 +1743,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			pp->path.parallel_workers = workers;
 			pp->path.rows = engine_rows;
 			/* every participant builds the dimensions; the fact is split */
-			pp->custom_paths = par_dim_paths;
-			pp->path.startup_cost = WARP_STARTUP_COST + par_dims_cost + fact_cost / divisor;
+			pp->custom_paths = sc.par_dim_paths;
+			pp->path.startup_cost = WARP_STARTUP_COST + sc.par_dims_cost + sc.fact_cost / divisor;
 			pp->path.total_cost = pp->path.startup_cost + engine_rows * cpu_tuple_cost;
 			grows = engine_rows * divisor;
 			gp = create_gather_path(root, cp->path.parent, &pp->path, si.partial_target,
@@ -1721,6 +1767,168 @@ warp_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	try_preagg(root, input_rel, output_rel, (GroupPathExtraData *) extra);
 }
 
+/* ------------------------------------------------------ joins, no aggregates */
+
+/*
+ * A star join in a query without aggregation: a path for the relation of
+ * the whole FROM list (WarpJoin) whose engine filters the fact table,
+ * probes every dimension and returns each joined row, its columns taken as
+ * "group keys" of a program in row mode (WarpProgram.emit_rows: appended,
+ * never merged).  PostgreSQL's own steps above it (projection, ORDER BY,
+ * LIMIT, DISTINCT, window functions) run as usual.  The executor streams:
+ * a batch's rows go up before the next batch is read, so LIMIT stops the
+ * scan and memory stays one batch's rows.  The CPU driver in the backend,
+ * serial, or one participant of a Gather each; never pg_warp_gpud.
+ */
+static void
+try_join_rows(PlannerInfo *root, RelOptInfo *joinrel)
+{
+	StarInfo	si;
+	PathTarget *scratch = create_empty_pathtarget();
+	ListCell   *lc;
+	StarCost	sc;
+	CustomPath *cp;
+	List	   *joins;
+	double		rows = joinrel->rows;
+	Cost		startup,
+				run;
+	int			d;
+
+	memset(&si, 0, sizeof(si));
+	si.distinct_key = si.distinct_agg = -1;
+	if (!find_star(root, joinrel, &si))
+		return;
+	if (si.heap)
+	{
+		not_offloaded("joins without aggregation over a heap fact table stay PostgreSQL's");
+		return;
+	}
+	if (!star_fact_quals(root, &si))
+		return;
+	si.payload = NIL;
+	for (d = 0; d < list_length(si.dims); d++)
+		si.payload = lappend(si.payload, NIL);
+	/* every column the plan above needs is one output "key" */
+	foreach(lc, joinrel->reltarget->exprs)
+	{
+		Var		   *v = lfirst(lc);
+
+		if (!IsA(v, Var) || v->varattno <= 0 || v->varlevelsup != 0)
+		{
+			not_offloaded("a join output that is not a user column (whole row, system column)");
+			return;
+		}
+		if (!add_group_key_as(&si, scratch, (Expr *) v, 0, true))
+			return;
+	}
+	if (list_length(si.key_info) > 64)
+	{
+		not_offloaded("more than 64 output columns");
+		return;
+	}
+	if (!star_dims_fit(&si))
+		return;
+	star_costs(&si, &sc);
+	if (!star_joins(&si, &joins))
+		return;
+
+	/* the dimensions before the first row; then the fact scan streams */
+	startup = WARP_STARTUP_COST + sc.dims_cost;
+	run = sc.fact_cost + rows * cpu_tuple_cost;
+
+	cp = makeNode(CustomPath);
+	cp->path.pathtype = T_CustomScan;
+	cp->path.parent = joinrel;
+	cp->path.pathtarget = joinrel->reltarget;
+	cp->path.param_info = NULL;
+	cp->path.parallel_aware = false;
+	cp->path.parallel_safe = false;
+	cp->path.parallel_workers = 0;
+	cp->path.rows = rows;
+	cp->path.startup_cost = startup;
+	cp->path.total_cost = startup + run;
+	cp->path.pathkeys = NIL;
+	cp->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	foreach(lc, si.dims)
+		cp->custom_paths = lappend(cp->custom_paths,
+								   ((RelOptInfo *) lfirst(lc))->cheapest_total_path);
+	cp->custom_private = list_make5(list_make2(makeInteger(si.fact->relid),
+											   makeInteger(bms_next_member(joinrel->relids, -1))),
+									si.quals,
+									sc.fact_attrs,
+									joins,
+									list_make3(si.key_info, NIL, si.outmap));
+	cp->custom_private = lappend(cp->custom_private,
+								 list_make1_oid(planner_rt_fetch(si.fact->relid, root)->relid));
+	cp->custom_private = lappend(cp->custom_private, makeInteger(0));	/* 6: this backend */
+	cp->custom_private = lappend(cp->custom_private, makeInteger(0));	/* 7: Arrow */
+	cp->custom_private = lappend(cp->custom_private, makeInteger(-1));	/* 8, 9: no */
+	cp->custom_private = lappend(cp->custom_private, makeInteger(-1));	/* DISTINCT */
+	cp->custom_private = lappend(cp->custom_private, makeInteger(1));	/* 10: rows */
+	cp->methods = &warp_join_path_methods;
+	add_path(joinrel, &cp->path);
+
+	/*
+	 * The partial path: each participant claims fact batches and returns
+	 * its joined rows; PostgreSQL puts the Gather above (every participant
+	 * builds the dimension tables itself, as for WarpPreAgg).
+	 */
+	if (joinrel->consider_parallel && si.fact->consider_parallel &&
+		max_parallel_workers_per_gather > 0 && sc.dims_safe)
+	{
+		int			workers;
+		double		divisor;
+		CustomPath *pp;
+
+		workers = compute_parallel_worker(si.fact, sc.fact_bytes / BLCKSZ, -1,
+										  max_parallel_workers_per_gather);
+		workers = Min(workers, (int) Min(sc.fact_batches, (double) INT_MAX));
+		if (workers > 0)
+		{
+			divisor = workers + (parallel_leader_participation ? 1.0 : 0.0);
+			pp = makeNode(CustomPath);
+			memcpy(pp, cp, sizeof(CustomPath));
+			pp->path.parallel_aware = true;
+			pp->path.parallel_safe = true;
+			pp->path.parallel_workers = workers;
+			pp->path.rows = clamp_row_est(rows / divisor);
+			pp->custom_paths = sc.par_dim_paths;
+			pp->path.startup_cost = WARP_STARTUP_COST + sc.par_dims_cost;
+			pp->path.total_cost = pp->path.startup_cost + sc.fact_cost / divisor +
+				pp->path.rows * cpu_tuple_cost;
+			add_partial_path(joinrel, &pp->path);
+		}
+	}
+}
+
+static void
+warp_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+				RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
+{
+	Query	   *parse = root->parse;
+	ListCell   *lc;
+
+	if (prev_join_pathlist_hook)
+		prev_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
+	if (!pgwarp_enabled || !pgwarp_enable_join ||
+		!bms_equal(joinrel->relids, root->all_baserels))
+		return;
+	/* aggregation is WarpPreAgg's (or PostgreSQL's) */
+	if (parse->commandType != CMD_SELECT || parse->hasAggs || parse->groupClause != NIL ||
+		parse->groupingSets != NIL || root->hasHavingQual)
+		return;
+	/* once per relation: this hook runs for every way of splitting it */
+	foreach(lc, joinrel->pathlist)
+		if (IsA(lfirst(lc), CustomPath) &&
+			((CustomPath *) lfirst(lc))->methods == &warp_join_path_methods)
+			return;
+	foreach(lc, joinrel->partial_pathlist)
+		if (IsA(lfirst(lc), CustomPath) &&
+			((CustomPath *) lfirst(lc))->methods == &warp_join_path_methods)
+			return;
+	try_join_rows(root, joinrel);
+}
+
 /* ---------------------------------------------------------------- plan */
 
 static Plan *
@@ -1732,12 +1940,26 @@ warp_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cs->scan.plan.targetlist = tlist;
 	cs->scan.plan.qual = NIL;
 	cs->scan.scanrelid = 0;
-	cs->custom_scan_tlist = copyObject(tlist);
+	if (best_path->methods == &warp_join_path_methods)
+	{
+		/*
+		 * WarpJoin projects (CUSTOMPATH_SUPPORT_PROJECTION): the scan tuple
+		 * is the path's own columns, in the order of the program's output
+		 * map, and tlist (NIL when the caller puts the projection on later)
+		 * any expressions over them, computed by ExecScan
+		 */
+		cs->custom_scan_tlist = make_tlist_from_pathtarget(best_path->path.pathtarget);
+		if (tlist == NIL)
+			cs->scan.plan.targetlist = copyObject(cs->custom_scan_tlist);
+	}
+	else
+		cs->custom_scan_tlist = copyObject(tlist);
 	cs->custom_plans = custom_plans;
 	cs->custom_exprs = NIL;
 	cs->custom_private = best_path->custom_private;
 	cs->flags = best_path->flags;
-	cs->methods = &warp_preagg_scan_methods;
+	cs->methods = best_path->methods == &warp_join_path_methods ?
+		&warp_join_scan_methods : &warp_preagg_scan_methods;
 	return &cs->scan.plan;
 }
 
@@ -1746,8 +1968,12 @@ pgwarp_planner_init(void)
 {
 	warp_preagg_path_methods.CustomName = "WarpPreAgg";
 	warp_preagg_path_methods.PlanCustomPath = warp_plan_custom_path;
+	warp_join_path_methods.CustomName = "WarpJoin";
+	warp_join_path_methods.PlanCustomPath = warp_plan_custom_path;
 	prev_upper_paths_hook = create_upper_paths_hook;
 	create_upper_paths_hook = warp_upper_paths;
+	prev_join_pathlist_hook = set_join_pathlist_hook;
+	set_join_pathlist_hook = warp_join_paths;
 	prev_explain_hook = ExplainOneQuery_hook;
 	ExplainOneQuery_hook = warp_explain_one_query;
 }
