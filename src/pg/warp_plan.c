@@ -1803,6 +1803,11 @@ try_join_rows(PlannerInfo *root, RelOptInfo *joinrel)
 		not_offloaded("joins without aggregation over a heap fact table stay PostgreSQL's");
 		return;
 	}
+	if (pgwarp_mode == PGWARP_MODE_GPU)
+	{
+		not_offloaded("pg_warp.mode = gpu, and joins without aggregation run on the CPU engine only");
+		return;
+	}
 	if (!star_fact_quals(root, &si))
 		return;
 	si.payload = NIL;

@@ -631,6 +631,35 @@ class Gen:
             lambda: "f.m2",
         )()
 
+    def row_query(self, from_, dim_quals, visible, depth):
+        """a join without aggregation (WarpJoin): fact columns, expressions
+        over them (PostgreSQL's projection above the engine) and the
+        visible dimensions' columns; sometimes ORDER BY every output column
+        and a LIMIT"""
+        rng = self.rng
+        outs = []
+        for _ in range(rng.randint(1, 5)):
+            r = rng.random()
+            if visible and r < 0.35:
+                outs.append(self.pick(*JOINS[self.pick(*visible)][1]))
+            elif r < 0.8:
+                outs.append("f.%s" % self.pick("id", "i2", "i4", "i8", "f4", "f8", "d", "ts", "b",
+                                              "m2", "m0", "tx", "tz", "k1", "kd",
+                                              *(["mw"] if self.chance(0.1) else [])))
+            else:
+                outs.append(self.fact_key())
+        where = [self.bool_expr(depth) for _ in range(rng.choice([0, 1, 1, 2]))] + dim_quals
+        sql = "SELECT %s FROM %s" % (", ".join("%s AS c_%d" % (o, i) for i, o in enumerate(outs)),
+                                     from_)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        limit = None
+        if self.chance(0.3):
+            sql += " ORDER BY %s" % ", ".join(
+                "%d%s" % (i + 1, self.pick("", " DESC", " NULLS FIRST")) for i in range(len(outs)))
+            limit = rng.randint(1, 30)
+        return sql, limit
+
     def query(self):
         rng = self.rng
         depth = rng.randint(1, 3)
@@ -672,6 +701,8 @@ class Gen:
                 if q:
                     dim_quals.append(q)
                 visible.append(dname)
+        if dims and self.chance(0.15):
+            return self.row_query(from_, dim_quals, visible, depth)
         keys = []
         for _ in range(rng.choice([0, 1, 1, 2, 2, 3])):
             if visible and self.chance(0.5):
@@ -860,7 +891,7 @@ def run_chunk(star, mode, chunk, gen):
     conn.execute("SET pg_warp.cpu_threads = %d" % (4 if mode == "threads" else 1))
     conn.execute("SET pg_warp.heap_min_rows = %d" % (0 if mode == "heap" else -1))
     side = star.h if mode == "heap" else star.w
-    n = offloaded = oracle_ok = both_failed = 0
+    n = offloaded = oracle_ok = both_failed = row_joins = 0
     failures = []
     plan_dependent = []
     for q in range(QUERIES_PER_CHUNK):
@@ -879,10 +910,11 @@ def run_chunk(star, mode, chunk, gen):
             if alt is not None:
                 want = alt
         n += 1
-        warp = "WarpPreAgg" in plan
-        if warp and mode == "gpu":
+        warp = "WarpPreAgg" in plan or "WarpJoin" in plan
+        if "WarpPreAgg" in plan and mode == "gpu":
             assert "(pg_warp_gpud)" in plan, plan
         offloaded += warp
+        row_joins += "WarpJoin" in plan
         oracle_ok += want[0] == "ok"
         both_failed += got[0] == want[0] == "error"
         why = same_result(got, want, ordered)
@@ -904,14 +936,16 @@ def run_chunk(star, mode, chunk, gen):
     conn.execute("RESET pg_warp.mode")
     conn.execute("RESET pg_warp.cpu_threads")
     conn.execute("RESET pg_warp.heap_min_rows")
-    print("seed %d chunk %d: %d queries, %d offloaded, %d succeeded on the oracle, %d failed on both, "
-          "%d mismatches, %d float sums of PostgreSQL's own plans differing by row order"
-          % (SEED, chunk, n, offloaded, oracle_ok, both_failed, len(failures), len(plan_dependent)))
+    print("seed %d chunk %d: %d queries, %d offloaded (%d joins without aggregation), %d succeeded "
+          "on the oracle, %d failed on both, %d mismatches, %d float sums of PostgreSQL's own plans "
+          "differing by row order"
+          % (SEED, chunk, n, offloaded, row_joins, oracle_ok, both_failed, len(failures),
+             len(plan_dependent)))
     for sql in plan_dependent:
         print("  plan-dependent: " + sql)
     assert not failures, "PGWARP_DIFF_SEED=%d: %d of %d queries differ:\n%s" % (
         SEED, len(failures), n, "\n".join(failures))
     assert offloaded >= (MIN_OFFLOADED_HEAP if mode == "heap" else MIN_OFFLOADED) * n, \
-        "seed %d: only %d of %d queries got the WarpPreAgg plan" % (SEED, offloaded, n)
+        "seed %d: only %d of %d queries got a WarpPreAgg or WarpJoin plan" % (SEED, offloaded, n)
     assert oracle_ok >= MIN_ORACLE_OK * n, \
         "seed %d: only %d of %d queries succeeded on the oracle" % (SEED, oracle_ok, n)

@@ -1,0 +1,236 @@
+"""Star joins without aggregation (Custom Scan (WarpJoin)) against
+PostgreSQL itself: the engine filters the fact table, probes every
+dimension and returns each joined row (src/pg/warp_plan.c try_join_rows,
+the row mode of src/engine/warp_cpu.c).
+
+Every query runs on arrow_fdw tables with pg_warp on (the plan must contain
+WarpJoin where the query is meant to be offloaded) and on the oracle, heap
+copies loaded by COPY from CSV that pyarrow wrote, with pg_warp off; the
+rows must be equal (as multisets unless the query orders them totally), or
+both sides must fail with the same SQLSTATE.  The helpers are those of
+test_engine_targeted.py, whose session settings make the engine's plans
+win on these small tables.
+"""
+import datetime
+import decimal
+import re
+
+import pytest
+
+from test_engine_targeted import (BASE_D2, BASE_D8, BASE_DIM, BASE_FACT, D2_COLS, D8_COLS,  # noqa: F401
+                                  DIM_COLS, FACT_COLS, _short, conn, diagnose, execute_both,
+                                  mk, plan_of, run, same_result, set_side)
+
+PARALLEL = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
+            "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0",
+            "parallel_leader_participation = off"]
+
+
+def check_join(star, sql, offload=True, ordered=False, expect=None, parallel=False):
+    """sql on both sides; offload: the plan must have WarpJoin (parallel:
+    under a Gather); expect: 'error:<sqlstate>', or a callable on the oracle's
+    rows, so that a case cannot silently lose what it tests"""
+    conn = star.conn
+    plan, got, want = execute_both(conn, star.w, star.h, sql)
+    problems = []
+    if offload and "WarpJoin" not in plan:
+        problems.append("not offloaded; plan:\n" + plan)
+    if offload is False and "WarpJoin" in plan:
+        problems.append("offloaded, but should not be; plan:\n" + plan)
+    if parallel and "Parallel Custom Scan (WarpJoin)" not in plan:
+        problems.append("no parallel WarpJoin; plan:\n" + plan)
+    why = same_result(got, want, ordered)
+    if why:
+        alt = diagnose(conn, star.w, sql)
+        problems.append("%s\n  pg_warp: %s\n  oracle:  %s\n  arrow_fdw, pg_warp off: %s\n  plan:\n%s"
+                        % (why, _short(got), _short(want), _short(alt), plan))
+    assert not problems, "%s\n%s" % (sql, "\n".join(problems))
+    if isinstance(expect, str):
+        assert want[0] == "error" and want[1] == expect.split(":")[1], \
+            "oracle did not fail with %s: %s\n%s" % (expect, _short(want), sql)
+    elif expect is not None:
+        assert want[0] == "ok" and expect(want[1]), "oracle result unexpected: %s\n%s" % (
+            _short(want), sql)
+    return want
+
+
+def nonempty(rows):
+    return len(rows) > 0
+
+
+@pytest.fixture(scope="module")
+def base(conn):
+    from test_engine_targeted import Star
+    s = Star(conn, "warpjoin_base")
+    s.table("f", FACT_COLS, BASE_FACT, batch_rows=5)
+    s.table("d", DIM_COLS, BASE_DIM, arrow=False)
+    s.table("d8", D8_COLS, BASE_D8, arrow=True)
+    s.table("d2", D2_COLS, BASE_D2, arrow=False)
+    yield s
+    s.close()
+
+
+# joins of the small star whose rows the engine returns: duplicate and NULL
+# dimension keys, every fact type (NaN, -0, infinities, extreme dates and
+# integers), left/semi/anti joins, an int8-keyed Arrow dimension, int2 keys,
+# a snowflake arm, PostgreSQL's steps above (projection, DISTINCT, window
+# functions, ORDER BY ... LIMIT)
+BASE_QUERIES = [
+    ("SELECT f.id, d.name, d.grp FROM f JOIN d ON f.k = d.dk", nonempty),
+    ("SELECT f.*, d.name FROM f JOIN d ON f.k = d.dk", nonempty),
+    ("SELECT f.id, f.r, f.x, f.dt, f.ts, f.fl, f.big, f.s, d.name FROM f JOIN d ON f.k = d.dk "
+     "WHERE f.x IS NOT NULL", nonempty),
+    ("SELECT f.id, d.name, d.grp FROM f LEFT JOIN d ON f.k = d.dk", nonempty),
+    ("SELECT f.id, d.name FROM f LEFT JOIN d ON f.k = d.dk AND d.grp > 1", nonempty),
+    ("SELECT f.id, f.a FROM f WHERE EXISTS (SELECT 1 FROM d WHERE d.dk = f.k)", nonempty),
+    ("SELECT f.id, f.a FROM f WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.dk = f.k)", nonempty),
+    ("SELECT f.id, d8.label FROM f JOIN d8 ON f.k8 = d8.ak", nonempty),
+    ("SELECT f.id, f.s, d2.sname FROM f JOIN d2 ON f.s = d2.sk", nonempty),
+    ("SELECT f.id, d.name, d2.sname FROM f JOIN d ON f.k = d.dk JOIN d2 ON f.g = d2.sk "
+     "WHERE f.a > 0 AND d.grp IS NOT NULL", nonempty),
+    # a snowflake arm: d2 joins d, not the fact table
+    ("SELECT f.id, d.name, d2.sname FROM f JOIN d ON f.k = d.dk JOIN d2 ON d.grp = d2.sk", nonempty),
+    ("SELECT f.a + 1, upper(d.name), f.r * 2 FROM f JOIN d ON f.k = d.dk WHERE f.a < 1000", nonempty),
+    ("SELECT DISTINCT d.name FROM f JOIN d ON f.k = d.dk", nonempty),
+    ("SELECT f.id, d.grp, row_number() OVER (PARTITION BY d.grp ORDER BY f.id) FROM f "
+     "JOIN d ON f.k = d.dk", nonempty),
+    ("SELECT f.id, d.name FROM f JOIN d ON f.k = d.dk WHERE f.id BETWEEN SYMMETRIC 9 AND 2 "
+     "AND f.x IS DISTINCT FROM 1.0", nonempty),
+    ("SELECT 1 FROM f JOIN d ON f.k = d.dk", nonempty),
+    ("SELECT f.id, d.name FROM f JOIN d ON f.k = d.dk WHERE f.id > 100", lambda r: r == []),
+]
+
+
+@pytest.mark.parametrize("threads", ["1", "4"])
+def test_join_rows(base, threads):
+    base.conn.execute("SET pg_warp.cpu_threads = " + threads)
+    try:
+        for q, expect in BASE_QUERIES:
+            check_join(base, q, expect=expect)
+        check_join(base, "SELECT f.id, d.name FROM f JOIN d ON f.k = d.dk ORDER BY 1 DESC, 2 LIMIT 4",
+                   ordered=True, expect=nonempty)
+    finally:
+        base.conn.execute("RESET pg_warp.cpu_threads")
+
+
+def test_join_rows_errors(base):
+    # the fact quals' errors, where PostgreSQL's scan raises them
+    check_join(base, "SELECT f.id, d.name FROM f JOIN d ON f.k = d.dk WHERE 10 / f.g > 1",
+               expect="error:22012")
+    check_join(base, "SELECT f.id, d.name FROM f JOIN d ON f.k = d.dk WHERE f.a + f.b > 0",
+               expect="error:22003")
+    # in PostgreSQL's projection above the engine
+    check_join(base, "SELECT f.a * 2, d.name FROM f JOIN d ON f.k = d.dk", expect="error:22003")
+
+
+def test_not_offloaded_still_right(base):
+    conn = base.conn
+    # a full join; a whole-row reference; a numeric column of more than 18
+    # digits is not among the engine's loads (its own table)
+    check_join(base, "SELECT f.id, d.name FROM f FULL JOIN d ON f.k = d.dk", offload=False)
+    check_join(base, "SELECT f, d.name FROM f JOIN d ON f.k = d.dk", offload=False)
+    # aggregation stays WarpPreAgg's
+    plan = plan_of(conn, "SELECT d.name, count(*) FROM f JOIN d ON f.k = d.dk GROUP BY 1")
+    assert "WarpJoin" not in plan, plan
+    # the switch, and pg_warp.mode = gpu (the daemon has no row mode)
+    for setting in ("pg_warp.enable_join = off", "pg_warp.mode = gpu"):
+        conn.execute("SET " + setting)
+        try:
+            check_join(base, "SELECT f.id, d.name FROM f JOIN d ON f.k = d.dk", offload=False)
+        finally:
+            conn.execute("RESET " + setting.split(" =")[0])
+
+
+def test_rescan(base):
+    # WarpJoin as the inner side of a nested loop without Materialize: run
+    # again for every outer row
+    conn = base.conn
+    settings = ["enable_material = off", "enable_hashjoin = off", "enable_mergejoin = off"]
+    for st in settings:
+        conn.execute("SET " + st)
+    try:
+        q = ("SELECT v.i, s.id, s.name FROM (VALUES (1), (3), (5)) v(i), "
+             "(SELECT f.id, d.name FROM f JOIN d ON f.k = d.dk OFFSET 0) s WHERE s.id > v.i")
+        want = check_join(base, q, expect=nonempty)
+        assert len({r[0] for r in want[1]}) == 3
+        set_side(conn, base.w, True)
+        assert "Nested Loop" in plan_of(conn, q)
+    finally:
+        for st in settings:
+            conn.execute("RESET " + st.split(" =")[0])
+
+
+def _big_rows(n):
+    rows = []
+    for i in range(n):
+        rows.append((i, i % 50 if i % 11 else None, ["ab", "", "long text %d" % (i % 300), None][i % 4],
+                     decimal.Decimal(i % 1000) / 100 - 3, (i % 7) * 0.25 - 0.5,
+                     datetime.datetime(2021, 3, 1, tzinfo=datetime.timezone.utc) +
+                     datetime.timedelta(minutes=37 * i),
+                     datetime.date(2020, 1, 1) + datetime.timedelta(days=i % 400)))
+    return rows
+
+
+BIG_COLS = [("id", "int4"), ("k", "int4"), ("t", "text"), ("m", "numeric(12,2)"), ("x", "float8"),
+            ("tz", "timestamptz"), ("d", "date")]
+
+
+@pytest.fixture(scope="module")
+def big(conn):
+    from test_engine_targeted import Star
+    s = Star(conn, "warpjoin_big")
+    s.table("f", BIG_COLS, _big_rows(30000), batch_rows=700)
+    s.table("dim", [("id", "int4"), ("grp", "text"), ("w", "int8")],
+            [(i, None if i % 7 == 0 else "g%d" % (i % 4), i * 1000) for i in range(40)] +
+            [(3, "dup3", 3)], arrow=True)
+    s.table("dt", [("dk", "date"), ("month", "text")],
+            [(datetime.date(2020, 1, 1) + datetime.timedelta(days=i), "m%d" % (i // 31))
+             for i in range(0, 400, 2)], arrow=False)
+    yield s
+    s.close()
+
+
+BIG_QUERIES = [
+    "SELECT f.id, f.t, f.m, f.x, f.tz, dim.grp, dim.w FROM f JOIN dim ON f.k = dim.id",
+    "SELECT f.id, f.t, dt.month FROM f JOIN dt ON f.d = dt.dk WHERE f.m > 1.5 AND f.t LIKE 'long%'",
+    "SELECT f.t, f.m * 2, dim.grp FROM f LEFT JOIN dim ON f.k = dim.id WHERE f.x <> 0",
+    "SELECT f.id, f.tz, dt.month, dim.grp FROM f JOIN dt ON f.d = dt.dk JOIN dim ON f.k = dim.id "
+    "WHERE f.tz < '2021-06-01 00:00+02' AND dim.grp <> 'g1'",
+]
+
+
+def test_join_rows_many_batches(big):
+    """43 batches, text (ids reset between batches), numeric, timestamptz and
+    float columns; serial, on threads and under Gather"""
+    conn = big.conn
+    for q in BIG_QUERIES:
+        check_join(big, q, expect=nonempty)
+    for st in PARALLEL:
+        conn.execute("SET " + st)
+    try:
+        for q in BIG_QUERIES:
+            check_join(big, q, expect=nonempty, parallel=True)
+    finally:
+        for st in PARALLEL:
+            conn.execute("RESET " + st.split(" =")[0])
+        conn.execute("SET max_parallel_workers_per_gather = 0")
+
+
+def test_limit_stops_the_scan(big):
+    """rows go up batch by batch: a LIMIT reads a few batches, not 43, and an
+    error in a row after the LIMIT's last is never raised (as on the oracle,
+    whose hash join probes with the fact rows in order)"""
+    conn = big.conn
+    q = "SELECT f.id, dim.grp FROM f JOIN dim ON f.k = dim.id LIMIT 10"
+    set_side(conn, big.w, True)
+    res = run(conn, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + q)
+    assert res[0] == "ok", res
+    text = "\n".join(r[0] for r in res[1])
+    m = re.search(r"Fact Rows: (\d+)", text)
+    assert "WarpJoin" in text and m, text
+    assert 0 < int(m.group(1)) <= 2 * 700, text
+    # id 20000 divides by zero; the first 10 joined rows come long before
+    check_join(big, "SELECT count(*) FROM (SELECT f.id FROM f JOIN dim ON f.k = dim.id "
+               "WHERE 100 / (f.id - 20000) > -1000 LIMIT 10) s", expect=lambda r: r == [(10,)])
+    check_join(big, "SELECT f.id FROM f JOIN dim ON f.k = dim.id WHERE 100 / (f.id - 20000) > -1000",
+               expect="error:22012")
