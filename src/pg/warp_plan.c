@@ -1871,12 +1871,12 @@ try_join_rows(PlannerInfo *root, RelOptInfo *joinrel)
 	cp->custom_private = lappend(cp->custom_private, makeInteger(-1));	/* DISTINCT */
 	cp->custom_private = lappend(cp->custom_private, makeInteger(1));	/* 10: rows */
 	cp->methods = &warp_join_path_methods;
-	add_path(joinrel, &cp->path);
 
 	/*
 	 * The partial path: each participant claims fact batches and returns
 	 * its joined rows; PostgreSQL puts the Gather above (every participant
-	 * builds the dimension tables itself, as for WarpPreAgg).
+	 * builds the dimension tables itself, as for WarpPreAgg).  Made before
+	 * add_path(cp), which frees cp if another path dominates it.
 	 */
 	if (joinrel->consider_parallel && si.fact->consider_parallel &&
 		max_parallel_workers_per_gather > 0 && sc.dims_safe)
@@ -1904,6 +1904,7 @@ try_join_rows(PlannerInfo *root, RelOptInfo *joinrel)
 			add_partial_path(joinrel, &pp->path);
 		}
 	}
+	add_path(joinrel, &cp->path);
 }
 
 static void

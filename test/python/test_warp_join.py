@@ -234,3 +234,4 @@ def test_limit_stops_the_scan(big):
                "WHERE 100 / (f.id - 20000) > -1000 LIMIT 10) s", expect=lambda r: r == [(10,)])
     check_join(big, "SELECT f.id FROM f JOIN dim ON f.k = dim.id WHERE 100 / (f.id - 20000) > -1000",
                expect="error:22012")
+
