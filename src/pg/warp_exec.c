@@ -804,6 +804,27 @@ build_join_tables(WarpScanState *ws)
 	return tables;
 }
 
+/*
+ * The batch (part) arrow_scan.c loaded last through this process's driver.
+ * *ls: a column it could not load (only with WARP_OK), at file row
+ * *bad_row.
+ */
+static WarpStatus
+run_current_batch(WarpScanState *ws, WarpLoadStatus *ls, int *bad_col, int64 *bad_row)
+{
+	WarpStatus	st;
+	int			c;
+
+	for (c = 0; c < ws->prog.ncols; c++)
+		ws->batch_cols[c] = ws->scan.cur_cols[ws->col_attno[c] - 1];
+	st = warp_cpu_run_batch(ws->cpu, ws->batch_cols, ws->scan.cur_rows, NULL,
+							ls, bad_col, bad_row);
+	if (st != WARP_OK)
+		*ls = WARP_LOAD_OK;
+	*bad_row += ws->scan.cur_first_row;
+	return st;
+}
+
 /* The CPU driver, in this process, over the batches arrow_scan.c reads. */
 static void
 run_cpu_serial(WarpScanState *ws)
@@ -824,17 +845,12 @@ run_cpu_serial(WarpScanState *ws)
 		WarpLoadStatus ls;
 		int			bad_col = 0;
 		int64		bad_row = 0;
-		WarpStatus	st;
-		int			c;
+		WarpStatus	st = run_current_batch(ws, &ls, &bad_col, &bad_row);
 
-		for (c = 0; c < ws->prog.ncols; c++)
-			ws->batch_cols[c] = ws->scan.cur_cols[ws->col_attno[c] - 1];
-		st = warp_cpu_run_batch(ws->cpu, ws->batch_cols, ws->scan.cur_rows, NULL,
-								&ls, &bad_col, &bad_row);
 		if (st != WARP_OK)
 			report_status(st);
 		if (ls != WARP_LOAD_OK)
-			report_load_error(ws, ls, bad_col, ws->scan.cur_first_row + bad_row,
+			report_load_error(ws, ls, bad_col, bad_row,
 							  ws->scan.files[ws->scan.cur_file].path);
 	}
 	warp_cpu_counters(ws->cpu, &ws->counters);
@@ -1948,25 +1964,12 @@ rows_next_batch(WarpScanState *ws)
 	more = arrow_scan_next_batch(&ws->scan, econtext, false);
 	if (more)
 	{
-		int			c;
-		int			bad_col = 0;
-		int64		bad_row = 0;
-		WarpLoadStatus ls;
-		WarpStatus	st;
-
-		for (c = 0; c < ws->prog.ncols; c++)
-			ws->batch_cols[c] = ws->scan.cur_cols[ws->col_attno[c] - 1];
-		st = warp_cpu_run_batch(ws->cpu, ws->batch_cols, ws->scan.cur_rows, NULL,
-								&ls, &bad_col, &bad_row);
+		ws->rows_bad_col = 0;
+		ws->rows_bad_row = 0;
+		ws->rows_status = run_current_batch(ws, &ws->rows_load, &ws->rows_bad_col,
+											&ws->rows_bad_row);
+		ws->rows_bad_file = ws->scan.cur_file;
 		ws->groups = warp_cpu_ngroups(ws->cpu);
-		ws->rows_status = st;
-		ws->rows_load = st == WARP_OK ? ls : WARP_LOAD_OK;
-		if (ws->rows_load != WARP_LOAD_OK)
-		{
-			ws->rows_bad_col = bad_col;
-			ws->rows_bad_row = ws->scan.cur_first_row + bad_row;
-			ws->rows_bad_file = ws->scan.cur_file;
-		}
 	}
 	warp_cpu_counters(ws->cpu, &ws->counters);
 	INSTR_TIME_SET_CURRENT(t1);

@@ -1539,6 +1539,35 @@ star_costs(StarInfo *si, StarCost *sc)
 	}
 }
 
+/*
+ * The serial engine path of a star: its dimension plans as children; the
+ * caller sets flags, custom_private and methods.
+ */
+static CustomPath *
+star_path(RelOptInfo *parent, PathTarget *target, StarInfo *si, double rows,
+		  Cost startup, Cost total)
+{
+	CustomPath *cp = makeNode(CustomPath);
+	ListCell   *lc;
+
+	cp->path.pathtype = T_CustomScan;
+	cp->path.parent = parent;
+	cp->path.pathtarget = target;
+	cp->path.param_info = NULL;
+	cp->path.parallel_aware = false;
+	cp->path.parallel_safe = false;
+	cp->path.parallel_workers = 0;
+	cp->path.rows = rows;
+	cp->path.startup_cost = startup;
+	cp->path.total_cost = total;
+	cp->path.pathkeys = NIL;
+	cp->flags = 0;
+	foreach(lc, si->dims)
+		cp->custom_paths = lappend(cp->custom_paths,
+								   ((RelOptInfo *) lfirst(lc))->cheapest_total_path);
+	return cp;
+}
+
 static void
 add_final_agg(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraData *extra,
 			  StarInfo *si, Path *in, double ngroups)
@@ -1667,22 +1696,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		engine_rows = estimate_num_groups(root, exprs, input_rel->rows, NULL, NULL);
 	}
 
-	cp = makeNode(CustomPath);
-	cp->path.pathtype = T_CustomScan;
-	cp->path.parent = fetch_upper_rel(root, UPPERREL_PARTIAL_GROUP_AGG, input_rel->relids);
-	cp->path.pathtarget = si.partial_target;
-	cp->path.param_info = NULL;
-	cp->path.parallel_aware = false;
-	cp->path.parallel_safe = false;
-	cp->path.parallel_workers = 0;
-	cp->path.rows = engine_rows;
-	cp->path.startup_cost = cost;
-	cp->path.total_cost = cost + engine_rows * cpu_tuple_cost;
-	cp->path.pathkeys = NIL;
-	cp->flags = 0;
-	foreach(lc, si.dims)
-		cp->custom_paths = lappend(cp->custom_paths,
-								   ((RelOptInfo *) lfirst(lc))->cheapest_total_path);
+	cp = star_path(fetch_upper_rel(root, UPPERREL_PARTIAL_GROUP_AGG, input_rel->relids),
+				   si.partial_target, &si, engine_rows, cost, cost + engine_rows * cpu_tuple_cost);
 	{
 		List	   *joins;
 
@@ -1841,22 +1856,8 @@ try_join_rows(PlannerInfo *root, RelOptInfo *joinrel)
 	startup = WARP_STARTUP_COST + sc.dims_cost;
 	run = sc.fact_cost + rows * cpu_tuple_cost;
 
-	cp = makeNode(CustomPath);
-	cp->path.pathtype = T_CustomScan;
-	cp->path.parent = joinrel;
-	cp->path.pathtarget = joinrel->reltarget;
-	cp->path.param_info = NULL;
-	cp->path.parallel_aware = false;
-	cp->path.parallel_safe = false;
-	cp->path.parallel_workers = 0;
-	cp->path.rows = rows;
-	cp->path.startup_cost = startup;
-	cp->path.total_cost = startup + run;
-	cp->path.pathkeys = NIL;
+	cp = star_path(joinrel, joinrel->reltarget, &si, rows, startup, startup + run);
 	cp->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	foreach(lc, si.dims)
-		cp->custom_paths = lappend(cp->custom_paths,
-								   ((RelOptInfo *) lfirst(lc))->cheapest_total_path);
 	cp->custom_private = list_make5(list_make2(makeInteger(si.fact->relid),
 											   makeInteger(bms_next_member(joinrel->relids, -1))),
 									si.quals,

@@ -17,8 +17,8 @@ import re
 
 import pytest
 
-from test_engine_targeted import (BASE_D2, BASE_D8, BASE_DIM, BASE_FACT, D2_COLS, D8_COLS,  # noqa: F401
-                                  DIM_COLS, FACT_COLS, _short, conn, diagnose, execute_both,
+# the fixtures base (the small star of test_engine_targeted.py), conn and mk
+from test_engine_targeted import (Star, _short, base, conn, diagnose, execute_both,  # noqa: F401
                                   mk, plan_of, run, same_result, set_side)
 
 PARALLEL = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
@@ -56,18 +56,6 @@ def check_join(star, sql, offload=True, ordered=False, expect=None, parallel=Fal
 
 def nonempty(rows):
     return len(rows) > 0
-
-
-@pytest.fixture(scope="module")
-def base(conn):
-    from test_engine_targeted import Star
-    s = Star(conn, "warpjoin_base")
-    s.table("f", FACT_COLS, BASE_FACT, batch_rows=5)
-    s.table("d", DIM_COLS, BASE_DIM, arrow=False)
-    s.table("d8", D8_COLS, BASE_D8, arrow=True)
-    s.table("d2", D2_COLS, BASE_D2, arrow=False)
-    yield s
-    s.close()
 
 
 # joins of the small star whose rows the engine returns: duplicate and NULL
@@ -177,7 +165,6 @@ BIG_COLS = [("id", "int4"), ("k", "int4"), ("t", "text"), ("m", "numeric(12,2)")
 
 @pytest.fixture(scope="module")
 def big(conn):
-    from test_engine_targeted import Star
     s = Star(conn, "warpjoin_big")
     s.table("f", BIG_COLS, _big_rows(30000), batch_rows=700)
     s.table("dim", [("id", "int4"), ("grp", "text"), ("w", "int8")],
