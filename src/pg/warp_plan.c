@@ -1568,6 +1568,67 @@ star_path(RelOptInfo *parent, PathTarget *target, StarInfo *si, double rows,
 	return cp;
 }
 
+/* whether a path has WarpJoin under it (through the upper paths PostgreSQL
+ * puts over a join relation's paths) */
+static bool
+has_row_join(Path *p)
+{
+	ListCell   *lc;
+
+	if (p == NULL)
+		return false;
+	switch (nodeTag(p))
+	{
+		case T_CustomPath:
+			if (((CustomPath *) p)->methods == &warp_join_path_methods)
+				return true;
+			foreach(lc, ((CustomPath *) p)->custom_paths)
+				if (has_row_join(lfirst(lc)))
+					return true;
+			return false;
+		case T_AggPath:
+			return has_row_join(((AggPath *) p)->subpath);
+		case T_GroupingSetsPath:
+			return has_row_join(((GroupingSetsPath *) p)->subpath);
+		case T_GroupPath:
+			return has_row_join(((GroupPath *) p)->subpath);
+		case T_SortPath:
+		case T_IncrementalSortPath:
+			return has_row_join(((SortPath *) p)->subpath);
+		case T_ProjectionPath:
+			return has_row_join(((ProjectionPath *) p)->subpath);
+		case T_GatherPath:
+			return has_row_join(((GatherPath *) p)->subpath);
+		case T_GatherMergePath:
+			return has_row_join(((GatherMergePath *) p)->subpath);
+		case T_MaterialPath:
+			return has_row_join(((MaterialPath *) p)->subpath);
+		case T_UpperUniquePath:
+			return has_row_join(((UpperUniquePath *) p)->subpath);
+		default:
+			return false;
+	}
+}
+
+/*
+ * WarpPreAgg takes the query: drop the paths PostgreSQL built by
+ * aggregating WarpJoin's rows.  The cost model can rank them close (both
+ * scan the fact table on the engine), but the engine aggregating is always
+ * the faster of the two: it never makes a row of every joined fact row.
+ */
+static void
+drop_row_join_paths(RelOptInfo *rel)
+{
+	ListCell   *lc;
+
+	foreach(lc, rel->pathlist)
+		if (has_row_join(lfirst(lc)))
+			rel->pathlist = foreach_delete_current(rel->pathlist, lc);
+	foreach(lc, rel->partial_pathlist)
+		if (has_row_join(lfirst(lc)))
+			rel->partial_pathlist = foreach_delete_current(rel->partial_pathlist, lc);
+}
+
 static void
 add_final_agg(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraData *extra,
 			  StarInfo *si, Path *in, double ngroups)
@@ -1721,6 +1782,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	}
 	cp->methods = &warp_preagg_path_methods;
 
+	/* the engine aggregates: PostgreSQL's Agg over WarpJoin's rows goes */
+	drop_row_join_paths(output_rel);
 	add_final_agg(root, output_rel, extra, &si, &cp->path, ngroups);
 
 	/*
@@ -1785,12 +1848,14 @@ warp_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 /* ------------------------------------------------------ joins, no aggregates */
 
 /*
- * A star join in a query without aggregation: a path for the relation of
- * the whole FROM list (WarpJoin) whose engine filters the fact table,
- * probes every dimension and returns each joined row, its columns taken as
- * "group keys" of a program in row mode (WarpProgram.emit_rows: appended,
- * never merged).  PostgreSQL's own steps above it (projection, ORDER BY,
- * LIMIT, DISTINCT, window functions) run as usual.  The executor streams:
+ * A star join whose rows PostgreSQL needs: a path for the relation of the
+ * whole FROM list (WarpJoin) whose engine filters the fact table, probes
+ * every dimension and returns each joined row, its columns taken as "group
+ * keys" of a program in row mode (WarpProgram.emit_rows: appended, never
+ * merged).  PostgreSQL's own steps above it (projection, ORDER BY, LIMIT,
+ * DISTINCT, window functions, and an aggregation WarpPreAgg does not take:
+ * drop_row_join_paths removes the Agg-over-WarpJoin paths where it does)
+ * run as usual.  The executor streams:
  * a batch's rows go up before the next batch is read, so LIMIT stops the
  * scan and memory stays one batch's rows.  The CPU driver in the backend,
  * serial, or one participant of a Gather each; never pg_warp_gpud.
@@ -1929,9 +1994,8 @@ warp_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	if (!pgwarp_enabled || !pgwarp_enable_join ||
 		!bms_equal(joinrel->relids, root->all_baserels))
 		return;
-	/* aggregation is WarpPreAgg's (or PostgreSQL's) */
-	if (parse->commandType != CMD_SELECT || parse->hasAggs || parse->groupClause != NIL ||
-		parse->groupingSets != NIL || root->hasHavingQual)
+	/* aggregation too: WarpPreAgg, if it takes the query, drops these paths */
+	if (parse->commandType != CMD_SELECT)
 		return;
 	/* once per relation: this hook runs for every way of splitting it */
 	foreach(lc, joinrel->pathlist)

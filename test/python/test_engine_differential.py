@@ -936,7 +936,7 @@ def run_chunk(star, mode, chunk, gen):
     conn.execute("RESET pg_warp.mode")
     conn.execute("RESET pg_warp.cpu_threads")
     conn.execute("RESET pg_warp.heap_min_rows")
-    print("seed %d chunk %d: %d queries, %d offloaded (%d joins without aggregation), %d succeeded "
+    print("seed %d chunk %d: %d queries, %d offloaded (%d as WarpJoin), %d succeeded "
           "on the oracle, %d failed on both, %d mismatches, %d float sums of PostgreSQL's own plans "
           "differing by row order"
           % (SEED, chunk, n, offloaded, row_joins, oracle_ok, both_failed, len(failures),
