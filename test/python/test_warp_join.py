@@ -222,3 +222,25 @@ def test_limit_stops_the_scan(big):
     check_join(big, "SELECT f.id FROM f JOIN dim ON f.k = dim.id WHERE 100 / (f.id - 20000) > -1000",
                expect="error:22012")
 
+
+
+def test_aggregates_over_join_rows(big):
+    """aggregations WarpPreAgg does not compute: PostgreSQL's Agg over
+    WarpJoin's rows (the star join still on the engine); where WarpPreAgg
+    takes an aggregation, no Agg-over-WarpJoin plan is left"""
+    conn = big.conn
+    for q in ("SELECT dim.grp, percentile_disc(0.5) WITHIN GROUP (ORDER BY f.x) FROM f "
+              "JOIN dim ON f.k = dim.id GROUP BY dim.grp",
+              "SELECT dim.grp, string_agg(DISTINCT f.t, ',' ORDER BY f.t) FROM f "
+              "JOIN dim ON f.k = dim.id WHERE f.id < 3000 GROUP BY dim.grp",
+              "SELECT dt.month, round(stddev_samp(f.m), 6), bool_and(f.t IS NOT NULL) FROM f "
+              "JOIN dt ON f.d = dt.dk GROUP BY dt.month",
+              "SELECT count(*) FILTER (WHERE f.t IS NULL), array_agg(DISTINCT dim.grp ORDER BY dim.grp) "
+              "FROM f LEFT JOIN dim ON f.k = dim.id"):
+        check_join(big, q, expect=nonempty)
+        set_side(conn, big.w, True)
+        assert "WarpPreAgg" not in plan_of(conn, q), plan_of(conn, q)
+    q = "SELECT dim.grp, count(*), sum(f.k) FROM f JOIN dim ON f.k = dim.id GROUP BY dim.grp"
+    set_side(conn, big.w, True)
+    plan = plan_of(conn, q)
+    assert "WarpPreAgg" in plan and "WarpJoin" not in plan, plan
