@@ -190,6 +190,12 @@ typedef struct WarpScanState
 	int64		rows_bad_row;
 	int			rows_bad_file;
 	int64		rows_out;
+	/* ... on threads: rounds of units, each pool freed with round_cxt */
+	WarpJoinTable **row_tables;
+	WarpPoolBatch *row_units;
+	int			row_nunits;
+	int			row_next_unit;
+	MemoryContext round_cxt;
 
 	/* EXPLAIN ANALYZE */
 	WarpCpuCounters counters;
@@ -1038,25 +1044,22 @@ merge_groups(WarpScanState *ws)
  * the threads touch no PostgreSQL state; this thread lists the batches,
  * checks the files before and after, polls for cancel between units and
  * raises whatever error the earliest failing unit met.
+ *
+ * A pool over the scan's files (no units yet), freed when cxt is reset.
  */
-static void
-run_cpu_threads(WarpScanState *ws)
+static WarpCpuPool *
+pool_create(WarpScanState *ws, WarpJoinTable **tables, MemoryContext cxt)
 {
-	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
-	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+	MemoryContext old = MemoryContextSwitchTo(cxt);
 	ArrowScanState *ss = &ws->scan;
 	WarpCpuPool *pool;
 	MemoryContextCallback *cb;
-	WarpPoolBatch *units;
-	int		   *files,
-			   *batches;
-	int			n,
-				i,
+	int			i,
 				c;
 
 	pool = palloc0(sizeof(WarpCpuPool));
 	pool->prog = &ws->prog;
-	pool->tables = build_join_tables(ws);
+	pool->tables = tables;
 	pool->nfiles = ss->nfiles;
 	pool->files = palloc0(sizeof(WarpPoolFile) * Max(ss->nfiles, 1));
 	for (i = 0; i < ss->nfiles; i++)
@@ -1072,24 +1075,27 @@ run_cpu_threads(WarpScanState *ws)
 		pool->files[i].file = &sf->file;
 		pool->files[i].fields = fields;
 	}
-	n = arrow_scan_list_batches(ss, econtext, &files, &batches);
-	units = palloc(sizeof(WarpPoolBatch) * Max(n, 1));
-	for (i = 0; i < n; i++)
-	{
-		units[i].file = files[i];
-		units[i].batch = batches[i];
-	}
-	pool->nbatches = n;
-	pool->batches = units;
 	pool->nthreads = ws->nthreads;
 	pool->parts = WARP_SCAN_PARTS;
 	pool->interrupted = pool_interrupted;
-	ws->pool = pool;
 	cb = palloc0(sizeof(MemoryContextCallback));
 	cb->func = pool_release;
 	cb->arg = pool;
-	MemoryContextRegisterResetCallback(ws->engine_cxt, cb);
+	MemoryContextRegisterResetCallback(cxt, cb);
 	MemoryContextSwitchTo(old);
+	return pool;
+}
+
+/*
+ * Run the pool's units (pool->batches) on its threads; raise the error of
+ * the earliest failing unit, if any.  False: the float sums must be re-run
+ * in row order (pool->order_risk), nothing raised.
+ */
+static bool
+pool_run(WarpScanState *ws, WarpCpuPool *pool)
+{
+	ArrowScanState *ss = &ws->scan;
+	int			i;
 
 	/* the threads read through the files' own sources (pread), the pool
 	 * counting bytes: the scan's counting wrapper is not for threads */
@@ -1099,21 +1105,7 @@ run_cpu_threads(WarpScanState *ws)
 
 	CHECK_FOR_INTERRUPTS();
 	if (pool->order_risk)
-	{
-		/*
-		 * A float sum met values so large that whether it overflows depends
-		 * on the order of the additions, which the threads changed: run the
-		 * query again in one thread, in PostgreSQL's row order (this
-		 * includes an overflow error the threads may have raised).
-		 */
-		warp_cpu_pool_free(pool);
-		ws->pool = NULL;
-		pg_atomic_write_u64(&ss->shared->batches_skipped, 0);	/* counted again */
-		strlcpy(ws->fallback, "float sums re-run in row order (values near the overflow range)",
-				sizeof(ws->fallback));
-		run_cpu_serial(ws);
-		return;
-	}
+		return false;
 	pg_atomic_fetch_add_u64(&ss->shared->batches_read, pool->batches_read);
 	pg_atomic_fetch_add_u64(&ss->shared->bytes_read, pool->bytes_read);
 	switch (pool->error)
@@ -1145,14 +1137,77 @@ run_cpu_threads(WarpScanState *ws)
 	for (i = 0; i < ss->nfiles; i++)
 		if (!ss->files[i].empty && ss->files[i].opened)
 			arrow_scan_check_file(&ss->files[i]);
+	return true;
+}
 
-	ws->counters = pool->counters;
+/* where each driver's groups start in the numbering warp_next emits */
+static void
+pool_number_groups(WarpScanState *ws)
+{
+	WarpCpuPool *pool = ws->pool;
+	int			i;
+
 	ws->pool_start = MemoryContextAlloc(ws->engine_cxt, sizeof(int64) * (pool->ncpus + 1));
 	ws->pool_start[0] = 0;
 	for (i = 0; i < pool->ncpus; i++)
 		ws->pool_start[i + 1] = ws->pool_start[i] + warp_cpu_ngroups(pool->cpus[i]);
 	ws->groups = ws->pool_start[pool->ncpus];
 	ws->emit_cpu = 0;
+}
+
+/* The scan's batches not skipped, as pool units (in engine_cxt). */
+static WarpPoolBatch *
+pool_units(WarpScanState *ws, int *n)
+{
+	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
+	WarpPoolBatch *units;
+	int		   *files,
+			   *batches;
+	int			i;
+
+	*n = arrow_scan_list_batches(&ws->scan, econtext, &files, &batches);
+	units = palloc(sizeof(WarpPoolBatch) * Max(*n, 1));
+	for (i = 0; i < *n; i++)
+	{
+		units[i].file = files[i];
+		units[i].batch = batches[i];
+	}
+	MemoryContextSwitchTo(old);
+	return units;
+}
+
+/* The CPU driver on pg_warp.cpu_threads threads of this process. */
+static void
+run_cpu_threads(WarpScanState *ws)
+{
+	ArrowScanState *ss = &ws->scan;
+	WarpCpuPool *pool;
+	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
+	WarpJoinTable **tables = build_join_tables(ws);
+
+	MemoryContextSwitchTo(old);
+	pool = pool_create(ws, tables, ws->engine_cxt);
+	pool->batches = pool_units(ws, &pool->nbatches);
+	ws->pool = pool;
+	if (!pool_run(ws, pool))
+	{
+		/*
+		 * A float sum met values so large that whether it overflows depends
+		 * on the order of the additions, which the threads changed: run the
+		 * query again in one thread, in PostgreSQL's row order (this
+		 * includes an overflow error the threads may have raised).
+		 */
+		warp_cpu_pool_free(pool);
+		ws->pool = NULL;
+		pg_atomic_write_u64(&ss->shared->batches_skipped, 0);	/* counted again */
+		strlcpy(ws->fallback, "float sums re-run in row order (values near the overflow range)",
+				sizeof(ws->fallback));
+		run_cpu_serial(ws);
+		return;
+	}
+	ws->counters = pool->counters;
+	pool_number_groups(ws);
 }
 
 /*
@@ -1929,9 +1984,20 @@ rows_start(WarpScanState *ws)
 	INSTR_TIME_SET_CURRENT(t0);
 	build_program(ws);
 	tables = build_join_tables(ws);
-	ws->cpu = warp_cpu_create(&ws->prog, tables, &ws->alloc);
-	if (ws->cpu == NULL)
-		report_status(WARP_ERR_OUT_OF_MEMORY);
+	if (ws->nthreads > 1)
+	{
+		ws->row_tables = tables;
+		ws->row_units = pool_units(ws, &ws->row_nunits);
+		ws->row_next_unit = 0;
+		ws->round_cxt = AllocSetContextCreate(ws->engine_cxt, "pg_warp WarpJoin round",
+											  ALLOCSET_SMALL_SIZES);
+	}
+	else
+	{
+		ws->cpu = warp_cpu_create(&ws->prog, tables, &ws->alloc);
+		if (ws->cpu == NULL)
+			report_status(WARP_ERR_OUT_OF_MEMORY);
+	}
 	ws->batch_cols = palloc0(sizeof(ArrowArray) * Max(ws->prog.ncols, 1));
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
@@ -1941,6 +2007,38 @@ rows_start(WarpScanState *ws)
 	ws->rows_status = WARP_OK;
 	ws->rows_load = WARP_LOAD_OK;
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Row mode on threads: the next round of units (twice as many as threads:
+ * enough to keep them busy, few enough to stream) through a new pool, its
+ * drivers' rows numbered for emitting; false when no unit is left.  An
+ * error of the round is raised at once (as from a parallel worker: the
+ * rows of its other units are not returned first).
+ */
+static bool
+rows_next_round(WarpScanState *ws)
+{
+	WarpCpuPool *pool;
+	int			n = Min(ws->row_nunits - ws->row_next_unit, 2 * ws->nthreads);
+
+	ws->pool = NULL;
+	ws->groups = 0;
+	ws->next_group = 0;
+	MemoryContextReset(ws->round_cxt);	/* frees the last round's pool */
+	if (n <= 0)
+		return false;
+	pool = pool_create(ws, ws->row_tables, ws->round_cxt);
+	pool->batches = ws->row_units + ws->row_next_unit;
+	pool->nbatches = n;
+	ws->row_next_unit += n;
+	ws->pool = pool;
+	(void) pool_run(ws, pool);	/* no float sums in row mode: no re-run */
+	ws->counters.rows_in += pool->counters.rows_in;
+	ws->counters.rows_filtered += pool->counters.rows_filtered;
+	ws->counters.rows_joined += pool->counters.rows_joined;
+	pool_number_groups(ws);
+	return true;
 }
 
 /*
@@ -1958,6 +2056,14 @@ rows_next_batch(WarpScanState *ws)
 	bool		more;
 
 	INSTR_TIME_SET_CURRENT(t0);
+	if (ws->nthreads > 1)
+	{
+		more = rows_next_round(ws);
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		ws->scan_ms += INSTR_TIME_GET_MILLISEC(t1);
+		return more;
+	}
 	warp_cpu_reset_groups(ws->cpu);
 	ws->groups = 0;
 	ws->next_group = 0;
@@ -2146,10 +2252,8 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 	ws->scan.parts_per_batch = WARP_SCAN_PARTS;
 	ws->emit_rows = list_length(cs->custom_private) > 10 &&
 		intVal(list_nth(cs->custom_private, 10)) != 0;
-	/* under Gather each participant is one thread; else pg_warp.cpu_threads
-	 * (row mode streams batch by batch in this process) */
-	ws->nthreads = node->ss.ps.plan->parallel_aware || ws->emit_rows ? 1 :
-		pgwarp_cpu_thread_count();
+	/* under Gather each participant is one thread; else pg_warp.cpu_threads */
+	ws->nthreads = node->ss.ps.plan->parallel_aware ? 1 : pgwarp_cpu_thread_count();
 }
 
 static TupleTableSlot *
@@ -2196,6 +2300,9 @@ warp_rescan(CustomScanState *node)
 	ws->rows_status = WARP_OK;
 	ws->rows_load = WARP_LOAD_OK;
 	ws->rows_out = 0;
+	ws->round_cxt = NULL;		/* was engine_cxt's child */
+	ws->row_tables = NULL;
+	ws->row_units = NULL;
 }
 
 /* an expression of the plan, with its Vars moved by setrefs' offset */
@@ -2302,6 +2409,8 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyText("Ran On", ws->ran_on, es);
 			if (ws->pool)
 				ExplainPropertyInteger("CPU Threads", NULL, ws->pool->nthreads, es);
+			else if (ws->emit_rows && ws->row_units != NULL)
+				ExplainPropertyInteger("CPU Threads", NULL, ws->nthreads, es);
 			if (ws->merged)
 			{
 				/* the threads' or lanes' groups, merged into Groups */

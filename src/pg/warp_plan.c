@@ -1917,9 +1917,10 @@ try_join_rows(PlannerInfo *root, RelOptInfo *joinrel)
 	if (!star_joins(&si, &joins))
 		return;
 
-	/* the dimensions before the first row; then the fact scan streams */
+	/* the dimensions before the first row; then the fact scan streams, on
+	 * pg_warp.cpu_threads threads */
 	startup = WARP_STARTUP_COST + sc.dims_cost;
-	run = sc.fact_cost + rows * cpu_tuple_cost;
+	run = sc.fact_cost / pgwarp_cpu_thread_count() + rows * cpu_tuple_cost;
 
 	cp = star_path(joinrel, joinrel->reltarget, &si, rows, startup, startup + run);
 	cp->flags = CUSTOMPATH_SUPPORT_PROJECTION;

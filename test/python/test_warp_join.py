@@ -188,10 +188,19 @@ BIG_QUERIES = [
 
 def test_join_rows_many_batches(big):
     """43 batches, text (ids reset between batches), numeric, timestamptz and
-    float columns; serial, on threads and under Gather"""
+    float columns; serial, on 4 threads (rounds of 8 units) and under Gather"""
     conn = big.conn
     for q in BIG_QUERIES:
         check_join(big, q, expect=nonempty)
+    conn.execute("SET pg_warp.cpu_threads = 4")
+    try:
+        for q in BIG_QUERIES:
+            check_join(big, q, expect=nonempty)
+        set_side(conn, big.w, True)
+        res = run(conn, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + BIG_QUERIES[0])
+        assert res[0] == "ok" and "CPU Threads: 4" in "\n".join(r[0] for r in res[1]), res
+    finally:
+        conn.execute("RESET pg_warp.cpu_threads")
     for st in PARALLEL:
         conn.execute("SET " + st)
     try:
@@ -216,6 +225,15 @@ def test_limit_stops_the_scan(big):
     m = re.search(r"Fact Rows: (\d+)", text)
     assert "WarpJoin" in text and m, text
     assert 0 < int(m.group(1)) <= 2 * 700, text
+    # on 4 threads: the first round of 8 units
+    conn.execute("SET pg_warp.cpu_threads = 4")
+    try:
+        res = run(conn, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + q)
+        text = "\n".join(r[0] for r in res[1])
+        m = re.search(r"Fact Rows: (\d+)", text)
+        assert "WarpJoin" in text and m and 0 < int(m.group(1)) <= 8 * 700, text
+    finally:
+        conn.execute("RESET pg_warp.cpu_threads")
     # id 20000 divides by zero; the first 10 joined rows come long before
     check_join(big, "SELECT count(*) FROM (SELECT f.id FROM f JOIN dim ON f.k = dim.id "
                "WHERE 100 / (f.id - 20000) > -1000 LIMIT 10) s", expect=lambda r: r == [(10,)])
