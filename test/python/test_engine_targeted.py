@@ -364,15 +364,15 @@ def diagnose(conn, star_w, sql):
     return run(conn, sql)
 
 
-def check(star, sql, offload=True, ordered=False, expect=None):
+def check(star, sql, offload=True, ordered=False, expect=None, node="WarpPreAgg"):
     """Run sql on both sides and compare.  offload: the plan must contain
-    WarpPreAgg.  expect: optional sanity check of the oracle itself
+    node.  expect: optional sanity check of the oracle itself
     ('error:<sqlstate>' or a callable on the rows) so that a case cannot
     silently lose what it tests."""
     conn = star.conn
     plan, got, want = execute_both(conn, star.w, star.h, sql)
     problems = []
-    if offload and "WarpPreAgg" not in plan:
+    if offload and node not in plan:
         problems.append("not offloaded; plan:\n" + plan)
     why = same_result(got, want, ordered)
     if why:

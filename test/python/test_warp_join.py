@@ -18,8 +18,8 @@ import re
 import pytest
 
 # the fixtures base (the small star of test_engine_targeted.py), conn and mk
-from test_engine_targeted import (Star, _short, base, conn, diagnose, execute_both,  # noqa: F401
-                                  mk, plan_of, run, same_result, set_side)
+from test_engine_targeted import (Star, base, check, conn, mk, plan_of, run,  # noqa: F401
+                                  set_side)
 
 PARALLEL = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
             "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0",
@@ -27,31 +27,16 @@ PARALLEL = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
 
 
 def check_join(star, sql, offload=True, ordered=False, expect=None, parallel=False):
-    """sql on both sides; offload: the plan must have WarpJoin (parallel:
-    under a Gather); expect: 'error:<sqlstate>', or a callable on the oracle's
-    rows, so that a case cannot silently lose what it tests"""
+    """check() for WarpJoin: offload True, the plan must have it (parallel:
+    under a Gather); False, it must not; None, either"""
     conn = star.conn
-    plan, got, want = execute_both(conn, star.w, star.h, sql)
-    problems = []
-    if offload and "WarpJoin" not in plan:
-        problems.append("not offloaded; plan:\n" + plan)
-    if offload is False and "WarpJoin" in plan:
-        problems.append("offloaded, but should not be; plan:\n" + plan)
-    if parallel and "Parallel Custom Scan (WarpJoin)" not in plan:
-        problems.append("no parallel WarpJoin; plan:\n" + plan)
-    why = same_result(got, want, ordered)
-    if why:
-        alt = diagnose(conn, star.w, sql)
-        problems.append("%s\n  pg_warp: %s\n  oracle:  %s\n  arrow_fdw, pg_warp off: %s\n  plan:\n%s"
-                        % (why, _short(got), _short(want), _short(alt), plan))
-    assert not problems, "%s\n%s" % (sql, "\n".join(problems))
-    if isinstance(expect, str):
-        assert want[0] == "error" and want[1] == expect.split(":")[1], \
-            "oracle did not fail with %s: %s\n%s" % (expect, _short(want), sql)
-    elif expect is not None:
-        assert want[0] == "ok" and expect(want[1]), "oracle result unexpected: %s\n%s" % (
-            _short(want), sql)
-    return want
+    if offload is False or parallel:
+        set_side(conn, star.w, True)
+        plan = plan_of(conn, sql)
+        assert offload is not False or "WarpJoin" not in plan, "%s\noffloaded:\n%s" % (sql, plan)
+        assert not parallel or "Parallel Custom Scan (WarpJoin)" in plan, \
+            "%s\nno parallel WarpJoin:\n%s" % (sql, plan)
+    return check(star, sql, offload=bool(offload), ordered=ordered, expect=expect, node="WarpJoin")
 
 
 def nonempty(rows):
