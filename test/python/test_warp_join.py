@@ -114,11 +114,13 @@ def test_not_offloaded_still_right(base):
             conn.execute("RESET " + setting.split(" =")[0])
 
 
-def test_rescan(base):
+@pytest.mark.parametrize("threads", ["1", "4"])
+def test_rescan(base, threads):
     # WarpJoin as the inner side of a nested loop without Materialize: run
-    # again for every outer row
+    # again for every outer row (on 4 threads: a new round list each time)
     conn = base.conn
-    settings = ["enable_material = off", "enable_hashjoin = off", "enable_mergejoin = off"]
+    settings = ["enable_material = off", "enable_hashjoin = off", "enable_mergejoin = off",
+                "pg_warp.cpu_threads = " + threads]
     for st in settings:
         conn.execute("SET " + st)
     try:
