@@ -190,6 +190,7 @@ typedef struct WarpScanState
 	int64		rows_bad_row;
 	int			rows_bad_file;
 	int64		rows_out;
+	struct RowCol *row_cols;	/* per output column, from the plan */
 	/* ... on threads: rounds of units, each pool freed with round_cxt */
 	WarpJoinTable **row_tables;
 	WarpPoolBatch *row_units;
@@ -1958,6 +1959,121 @@ store_group(WarpScanState *ws, TupleTableSlot *slot, int64 g)
 	}
 }
 
+/*
+ * Row mode: what each output column is, worked out once (store_group
+ * decides it per value from the plan's lists; a join returns millions of
+ * rows).
+ */
+typedef enum RowColKind
+{
+	RC_DIM,						/* a dimension column: payload value */
+	RC_TEXT,					/* a fact text column: interned string */
+	RC_NUMERIC,					/* a fact numeric column: unscaled int8 */
+	RC_VALUE					/* any other fact column: engine value */
+} RowColKind;
+
+typedef struct RowCol
+{
+	RowColKind	kind;
+	int			key;			/* the program's key */
+	WarpDim    *dim;			/* RC_DIM: its dimension, payload column */
+	int			col;			/* RC_DIM: payload column; RC_TEXT: program
+								 * column */
+	int			scale;			/* RC_NUMERIC */
+	Oid			type;			/* RC_VALUE */
+} RowCol;
+
+static RowCol *
+row_columns(WarpScanState *ws)
+{
+	RowCol	   *rc = palloc0(sizeof(RowCol) * Max(list_length(ws->outmap), 1));
+	ListCell   *lc;
+
+	foreach(lc, ws->outmap)
+	{
+		RowCol	   *c = &rc[foreach_current_index(lc)];
+		int			m = lfirst_int(lc);
+		List	   *ki;
+		Expr	   *ke;
+
+		if (m < 0)
+			elog(ERROR, "pg_warp: an aggregate in a row-mode plan");
+		ki = list_nth(ws->key_info, m);
+		ke = lsecond(ki);
+		c->key = m;
+		if (intVal(linitial(ki)) == WG_DIM)
+		{
+			c->kind = RC_DIM;
+			c->dim = &ws->dims[intVal(lthird(ki))];
+			c->col = intVal(lfourth(ki));
+		}
+		else if ((c->col = warp_group_key_text_column(&ws->prog, ws->prog.keys[m].node)) >= 0)
+			c->kind = RC_TEXT;
+		else if (exprType((Node *) ke) == NUMERICOID)
+		{
+			c->kind = RC_NUMERIC;
+			c->scale = warp_group_key_numeric_scale(ke);
+		}
+		else
+		{
+			c->kind = RC_VALUE;
+			c->type = exprType((Node *) ke);
+		}
+	}
+	return rc;
+}
+
+/* Row mode: row g of this batch or round into the scan slot. */
+static void
+store_row(WarpScanState *ws, TupleTableSlot *slot, int64 g)
+{
+	WarpCpu    *cpu = ws->pool ? pool_group(ws, &g) : ws->cpu;
+	int			n = list_length(ws->outmap);
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		const RowCol *c = &ws->row_cols[i];
+		bool		isnull;
+		int64		v = warp_cpu_group_key(cpu, g, c->key, &isnull);
+
+		if (c->kind == RC_DIM)
+		{
+			WarpDim    *d = c->dim;
+
+			if (v == d->npayloads && d->kind == WARP_JOIN_LEFT)
+			{
+				/* a left join's row without a match */
+				slot->tts_isnull[i] = true;
+				slot->tts_values[i] = (Datum) 0;
+				continue;
+			}
+			if (v < 0 || v >= d->npayloads)
+				elog(ERROR, "pg_warp: a joined row names no dimension row");
+			slot->tts_isnull[i] = d->pnulls[v * d->npay + c->col];
+			slot->tts_values[i] = d->pvalues[v * d->npay + c->col];
+			continue;
+		}
+		slot->tts_isnull[i] = isnull;
+		if (isnull)
+			slot->tts_values[i] = (Datum) 0;
+		else if (c->kind == RC_TEXT)
+		{
+			int64		len = 0;
+			const uint8 *p = warp_cpu_key_text(cpu, c->col, v, &len);
+
+			if (p == NULL)
+				elog(ERROR, "pg_warp: text column %d has no string", i);
+			slot->tts_values[i] = PointerGetDatum(cstring_to_text_with_len((const char *) p,
+																		 (int) len));
+		}
+		else if (c->kind == RC_NUMERIC)
+			slot->tts_values[i] = NumericGetDatum(int64_div_fast_to_numeric(v, c->scale));
+		else
+			slot->tts_values[i] = engine_value_datum(v, c->type);
+	}
+}
+
 /* under Gather: this participant's counts, for the leader's EXPLAIN */
 static void
 share_counters(WarpScanState *ws)
@@ -1999,6 +2115,7 @@ rows_start(WarpScanState *ws)
 			report_status(WARP_ERR_OUT_OF_MEMORY);
 	}
 	ws->batch_cols = palloc0(sizeof(ArrowArray) * Max(ws->prog.ncols, 1));
+	ws->row_cols = row_columns(ws);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	ws->build_ms += INSTR_TIME_GET_MILLISEC(t1);
@@ -2010,8 +2127,16 @@ rows_start(WarpScanState *ws)
 }
 
 /*
- * Row mode on threads: the next round of units (twice as many as threads:
- * enough to keep them busy, few enough to stream) through a new pool, its
+ * Batches per WarpJoin round on threads: enough to keep the threads busy
+ * (the pool cuts big batches into parts), few enough to stream and to bound
+ * the round's rows in memory: up to this many bytes of batch bodies per
+ * thread (SSB SF=20: 77 MB batches of 1M rows, so 3 batches for 17 threads,
+ * 1 for 2), and at most 8 batches per thread.
+ */
+#define WARP_ROUND_BYTES_PER_THREAD (16 * 1024 * 1024)
+
+/*
+ * Row mode on threads: the next round of units through a new pool, its
  * drivers' rows numbered for emitting; false when no unit is left.  An
  * error of the round is raised at once (as from a parallel worker: the
  * rows of its other units are not returned first).
@@ -2020,8 +2145,17 @@ static bool
 rows_next_round(WarpScanState *ws)
 {
 	WarpCpuPool *pool;
-	int			n = Min(ws->row_nunits - ws->row_next_unit, 2 * ws->nthreads);
+	int			n = 0;
+	uint64		bytes = 0;
 
+	while (ws->row_next_unit + n < ws->row_nunits && n < 8 * ws->nthreads &&
+		   (n == 0 || bytes < (uint64) ws->nthreads * WARP_ROUND_BYTES_PER_THREAD))
+	{
+		const WarpPoolBatch *u = &ws->row_units[ws->row_next_unit + n];
+
+		bytes += ws->scan.files[u->file].file.batches[u->batch].body_len;
+		n++;
+	}
 	ws->pool = NULL;
 	ws->groups = 0;
 	ws->next_group = 0;
@@ -2103,7 +2237,7 @@ rows_next(WarpScanState *ws, TupleTableSlot *slot)
 			/* text values live until the next tuple (ExecScan resets) */
 			MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 
-			store_group(ws, slot, ws->next_group++);
+			store_row(ws, slot, ws->next_group++);
 			MemoryContextSwitchTo(old);
 			ws->rows_out++;
 			return ExecStoreVirtualTuple(slot);
@@ -2301,6 +2435,7 @@ warp_rescan(CustomScanState *node)
 	ws->rows_load = WARP_LOAD_OK;
 	ws->rows_out = 0;
 	ws->round_cxt = NULL;		/* was engine_cxt's child */
+	ws->row_cols = NULL;
 	ws->row_tables = NULL;
 	ws->row_units = NULL;
 }
