@@ -249,3 +249,67 @@ def test_aggregates_over_join_rows(big):
     set_side(conn, big.w, True)
     plan = plan_of(conn, q)
     assert "WarpPreAgg" in plan and "WarpJoin" not in plan, plan
+
+
+@pytest.mark.parametrize("threads", ["1", "4"])
+def test_cursor_prepared_empty(big, mk, threads):
+    """a cursor fetched in pieces (the scan resumes where it stopped), a
+    prepared statement's generic plan with a parameter in a fact qual, and
+    an empty fact table and an empty dimension"""
+    conn = big.conn
+    conn.execute("SET pg_warp.cpu_threads = " + threads)
+    try:
+        q = "SELECT f.id, f.t, dim.grp FROM f JOIN dim ON f.k = dim.id WHERE f.id % 3 = 0"
+        want = check_join(big, q, expect=nonempty)[1]
+        set_side(conn, big.w, True)
+        assert "WarpJoin" in plan_of(conn, q)
+        conn.execute("BEGIN")
+        try:
+            conn.execute("DECLARE wj_cur NO SCROLL CURSOR FOR " + q)
+            got = []
+            for n in (1, 7, 500, 20000):
+                got += conn.execute("FETCH %d FROM wj_cur" % n).fetchall()
+            got += conn.execute("FETCH ALL FROM wj_cur").fetchall()
+        finally:
+            conn.execute("COMMIT")
+        key = lambda r: tuple((x is None, x) for x in r)  # noqa: E731
+        assert sorted(got, key=key) == sorted(want, key=key)
+
+        conn.execute("SET plan_cache_mode = force_generic_plan")
+        try:
+            # (text compared with a parameter is not the engine's: a constant)
+            conn.execute("PREPARE wj_p(int, float8) AS SELECT f.id, dim.grp FROM f JOIN dim "
+                         "ON f.k = dim.id WHERE f.id < $1 AND f.x <> $2 AND f.t <> 'ab'")
+            assert "WarpJoin" in "\n".join(
+                r[0] for r in conn.execute("EXPLAIN EXECUTE wj_p(100, 0.25)").fetchall())
+            for a, b in ((100, 0.25), (5000, -0.5), (-1, 0)):
+                got = conn.execute("EXECUTE wj_p(%d, %r)" % (a, b)).fetchall()
+                set_side(conn, big.h, False)
+                exp = conn.execute("SELECT f.id, dim.grp FROM f JOIN dim ON f.k = dim.id "
+                                   "WHERE f.id < %d AND f.x <> %r AND f.t <> 'ab'" % (a, b)).fetchall()
+                set_side(conn, big.w, True)
+                assert sorted(got, key=key) == sorted(exp, key=key), (a, b)
+                assert a < 0 or got, (a, b)
+        finally:
+            conn.execute("DEALLOCATE ALL")
+            conn.execute("RESET plan_cache_mode")
+            conn.execute("SET plan_cache_mode = auto")
+    finally:
+        conn.execute("RESET pg_warp.cpu_threads")
+
+    s = mk()
+    s.table("f", [("id", "int4"), ("k", "int4")], [])
+    s.table("d", [("k", "int4"), ("name", "text")], [(1, "a")], arrow=False)
+    s.table("f2", [("id", "int4"), ("k", "int4")], [(i, i % 3) for i in range(2000)], batch_rows=300)
+    s.table("d0", [("k", "int4"), ("name", "text")], [], arrow=False)
+    s.conn.execute("SET pg_warp.cpu_threads = " + threads)
+    try:
+        # (an empty table costs the same either way: results only)
+        check_join(s, "SELECT f.id, d.name FROM f JOIN d ON f.k = d.k", offload=None,
+                   expect=lambda r: r == [])
+        check_join(s, "SELECT f2.id, d0.name FROM f2 JOIN d0 ON f2.k = d0.k",
+                   expect=lambda r: r == [])
+        check_join(s, "SELECT f2.id, d0.name FROM f2 LEFT JOIN d0 ON f2.k = d0.k",
+                   expect=lambda r: len(r) == 2000)
+    finally:
+        s.conn.execute("RESET pg_warp.cpu_threads")
