@@ -2007,7 +2007,22 @@ warp_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		if (IsA(lfirst(lc), CustomPath) &&
 			((CustomPath *) lfirst(lc))->methods == &warp_join_path_methods)
 			return;
-	try_join_rows(root, joinrel);
+	if (parse->hasAggs || parse->groupClause != NIL || parse->groupingSets != NIL)
+	{
+		/*
+		 * With aggregation, why WarpPreAgg did not take the query is the
+		 * reason EXPLAIN VERBOSE gives, not why the rows could not come
+		 * from WarpJoin (a heap fact table, pg_warp.mode = gpu: WarpPreAgg
+		 * may well take those)
+		 */
+		char		saved[sizeof(last_reason)];
+
+		strlcpy(saved, last_reason, sizeof(saved));
+		try_join_rows(root, joinrel);
+		strlcpy(last_reason, saved, sizeof(last_reason));
+	}
+	else
+		try_join_rows(root, joinrel);
 }
 
 /* ---------------------------------------------------------------- plan */

@@ -920,9 +920,11 @@ def run_chunk(star, mode, chunk, gen):
         why = same_result(got, want, ordered)
         if why:
             alt = diagnose(conn, star.w, sql)
-            if not warp and (float4_overflow_order(sql, got, want) or
-                             float_order_only(got, want)) and \
-                    same_result(got, alt, ordered) is None:
+            pg_sums = not warp and same_result(got, alt, ordered) is None
+            # PostgreSQL's own aggregation over WarpJoin's rows: they reach
+            # its Sort or hash table in another order than a hash join's
+            pg_sums = pg_sums or ("WarpJoin" in plan and "WarpPreAgg" not in plan)
+            if pg_sums and (float4_overflow_order(sql, got, want) or float_order_only(got, want)):
                 # PostgreSQL's own plan over the Arrow tables (pg_warp on and
                 # off agree) against its plan over the heap copies: whether a
                 # float4 sum overflows, and how a float sum rounds, depends

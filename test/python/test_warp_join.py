@@ -313,3 +313,23 @@ def test_cursor_prepared_empty(big, mk, threads):
                    expect=lambda r: len(r) == 2000)
     finally:
         s.conn.execute("RESET pg_warp.cpu_threads")
+
+
+def test_explain_verbose_reason(big):
+    """where WarpPreAgg takes an aggregation, EXPLAIN VERBOSE names no reason
+    the row path gave up (a heap fact table: WarpJoin does not take those,
+    WarpPreAgg does); for a join without aggregation it says why"""
+    conn = big.conn
+    conn.execute("SET pg_warp.heap_min_rows = 0")
+    try:
+        set_side(conn, big.h, True)
+        q = "SELECT dim.grp, count(*) FROM f JOIN dim ON f.k = dim.id GROUP BY 1"
+        text = "\n".join(r[0] for r in conn.execute("EXPLAIN (VERBOSE, COSTS OFF) " + q).fetchall())
+        assert "WarpPreAgg" in text and "not offloaded" not in text, text
+        q = "SELECT f.id, dim.grp FROM f JOIN dim ON f.k = dim.id"
+        text = "\n".join(r[0] for r in conn.execute("EXPLAIN (VERBOSE, COSTS OFF) " + q).fetchall())
+        assert "WarpJoin" not in text and \
+            "not offloaded: joins without aggregation over a heap fact table" in text, text
+    finally:
+        conn.execute("RESET pg_warp.heap_min_rows")
+        set_side(conn, big.w, True)
