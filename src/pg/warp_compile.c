@@ -23,6 +23,7 @@
 #include "optimizer/optimizer.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_locale.h"
@@ -1673,8 +1674,38 @@ compile_text_cmp(WarpBuilder *b, OpExpr *op)
 		return compile_text_order(b, op, fn);
 	else
 		return -2;
-	if (list_length(op->args) != 2 || !column_and_const(op, &v, &c, &swapped))
+	if (list_length(op->args) != 2)
 		return -2;
+	if (!column_and_const(op, &v, &c, &swapped))
+	{
+		/*
+		 * or an external parameter (a prepared statement's): its value is
+		 * taken when the program is built at executor start, as a constant's
+		 */
+		Param	   *p = (Param *) c;
+
+		if (IsA(v, Param) && IsA(c, Var))
+		{
+			/* $1 = column: = and <> are symmetric */
+			p = (Param *) v;
+			v = (Var *) c;
+		}
+		if (!IsA(v, Var) || !IsA(p, Param) || p->paramkind != PARAM_EXTERN)
+			return -2;
+		c = makeNullConst(p->paramtype, p->paramtypmod, p->paramcollid);
+		if (b->econtext)
+		{
+			ExprState  *es = ExecInitExpr((Expr *) p, NULL);
+
+			c->constvalue = ExecEvalExprSwitchContext(es, b->econtext, &c->constisnull);
+		}
+		else
+		{
+			/* at plan time only the shape matters */
+			c->constvalue = CStringGetTextDatum("");
+			c->constisnull = false;
+		}
+	}
 	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
 		return -2;
 	if (!fact_text_column(b, v, op->inputcollid, false))

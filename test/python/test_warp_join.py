@@ -277,19 +277,35 @@ def test_cursor_prepared_empty(big, mk, threads):
 
         conn.execute("SET plan_cache_mode = force_generic_plan")
         try:
-            # (text compared with a parameter is not the engine's: a constant)
-            conn.execute("PREPARE wj_p(int, float8) AS SELECT f.id, dim.grp FROM f JOIN dim "
-                         "ON f.k = dim.id WHERE f.id < $1 AND f.x <> $2 AND f.t <> 'ab'")
-            assert "WarpJoin" in "\n".join(
-                r[0] for r in conn.execute("EXPLAIN EXECUTE wj_p(100, 0.25)").fetchall())
-            for a, b in ((100, 0.25), (5000, -0.5), (-1, 0)):
-                got = conn.execute("EXECUTE wj_p(%d, %r)" % (a, b)).fetchall()
-                set_side(conn, big.h, False)
-                exp = conn.execute("SELECT f.id, dim.grp FROM f JOIN dim ON f.k = dim.id "
-                                   "WHERE f.id < %d AND f.x <> %r AND f.t <> 'ab'" % (a, b)).fetchall()
-                set_side(conn, big.w, True)
-                assert sorted(got, key=key) == sorted(exp, key=key), (a, b)
-                assert a < 0 or got, (a, b)
+            # text equal / not equal to a parameter: its value taken when
+            # the program is built (in either order)
+            stmts = [
+                ("wj_p(int, float8, text)", "SELECT f.id, dim.grp FROM f JOIN dim ON f.k = dim.id "
+                 "WHERE f.id < $1 AND f.x <> $2 AND f.t <> $3", "WarpJoin"),
+                ("wj_a(text)", "SELECT dim.grp, count(*), sum(f.k) FROM f JOIN dim ON f.k = dim.id "
+                 "WHERE $1 = f.t GROUP BY 1", "WarpPreAgg"),
+            ]
+            args = {"wj_p": [(100, 0.25, "ab"), (5000, -0.5, ""), (30000, 0, None), (-1, 0, "x")],
+                    "wj_a": [("ab",), ("",), ("long text 6",), (None,), ("nothing",)]}
+            for decl, body, node in stmts:
+                name = decl.split("(")[0]
+                conn.execute("PREPARE %s AS %s" % (decl, body))
+                for a in args[name]:
+                    lit = ", ".join("NULL" if v is None else "'%s'" % v if isinstance(v, str) else repr(v)
+                                    for v in a)
+                    plan = "\n".join(r[0] for r in conn.execute(
+                        "EXPLAIN EXECUTE %s(%s)" % (name, lit)).fetchall())
+                    assert node in plan, (decl, a, plan)
+                    got = conn.execute("EXECUTE %s(%s)" % (name, lit)).fetchall()
+                    set_side(conn, big.h, False)
+                    exp = conn.execute("SELECT * FROM (%s) s" % re.sub(
+                        r"\$(\d)", lambda m: "(%s)::%s" % (lit.split(", ")[int(m.group(1)) - 1],
+                                                       decl[decl.index("(") + 1:-1].split(", ")[
+                                                           int(m.group(1)) - 1]), body)).fetchall()
+                    set_side(conn, big.w, True)
+                    assert sorted(got, key=key) == sorted(exp, key=key), (decl, a)
+                    # (a NULL compares as NULL: no row)
+                    assert bool(got) != (a[0] == -1 or None in a or a == ("nothing",)), (decl, a)
         finally:
             conn.execute("DEALLOCATE ALL")
             conn.execute("RESET plan_cache_mode")
