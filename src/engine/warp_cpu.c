@@ -2085,7 +2085,7 @@ rehash_groups(WarpCpu *x)
 	return true;
 }
 
-/* row mode: the key in kbuf/knull as a new group of its own; -1 on no memory */
+/* the key in kbuf/knull as a new group (row mode: every row); -1 on no memory */
 static warp_int64
 append_row(WarpCpu *x)
 {
@@ -2128,11 +2128,8 @@ find_group(WarpCpu *x, warp_int64 code)
 			s = (s + 1) & x->hmask;
 		}
 	}
-	if (x->ngroups >= WARP_INT32_MAX - 1 || !groups_reserve(x, x->ngroups + 1))
+	if ((g = append_row(x)) < 0)
 		return -1;
-	g = x->ngroups++;
-	memcpy(x->gkey + g * nkeys, x->kbuf, sizeof(warp_int64) * nkeys);
-	memcpy(x->gnull + g * nkeys, x->knull, nkeys);
 	{
 		int			a;
 

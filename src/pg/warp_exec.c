@@ -190,7 +190,7 @@ typedef struct WarpScanState
 	int64		rows_bad_row;
 	int			rows_bad_file;
 	int64		rows_out;
-	struct RowCol *row_cols;	/* per output column, from the plan */
+	struct OutCol *out_cols;	/* per output column (out_columns) */
 	/* ... on threads: rounds of units, each pool freed with round_cxt */
 	WarpJoinTable **row_tables;
 	WarpPoolBatch *row_units;
@@ -219,6 +219,8 @@ typedef struct WarpScanState
 #define WARP_SCAN_PARTS 8
 
 static CustomExecMethods warp_preagg_exec_methods;
+
+static struct OutCol *out_columns(WarpScanState *ws);
 
 /* ------------------------------------------------------------- helpers */
 
@@ -757,6 +759,7 @@ build_program(WarpScanState *ws)
 	bad = warp_program_validate(p);
 	if (bad)
 		elog(ERROR, "pg_warp: invalid program: %s", bad);
+	ws->out_cols = out_columns(ws);
 }
 
 /* ------------------------------------------------------------- execution */
@@ -1899,145 +1902,105 @@ agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
 	return (Datum) 0;
 }
 
-/* group (or row) g into the scan slot, as the output map says */
-static void
-store_group(WarpScanState *ws, TupleTableSlot *slot, int64 g)
-{
-	ListCell   *lc;
-	int			i = 0;
-
-	foreach(lc, ws->outmap)
-	{
-		int			m = lfirst_int(lc);
-
-		if (m >= 0)
-		{
-			List	   *ki = list_nth(ws->key_info, m);
-			bool		isnull;
-			int64		v = group_key(ws, g, m, &isnull);
-
-			if (intVal(linitial(ki)) == WG_DIM)
-			{
-				WarpDim    *d = &ws->dims[intVal(lthird(ki))];
-				int			col = intVal(lfourth(ki));
-
-				if (v == d->npayloads && d->kind == WARP_JOIN_LEFT)
-				{
-					/* a left join's row without a match */
-					slot->tts_isnull[i] = true;
-					slot->tts_values[i] = (Datum) 0;
-				}
-				else if (v < 0 || v >= d->npayloads)
-					elog(ERROR, "pg_warp: group key names no dimension row");
-				else
-				{
-					slot->tts_isnull[i] = d->pnulls[v * d->npay + col];
-					slot->tts_values[i] = d->pvalues[v * d->npay + col];
-				}
-			}
-			else
-			{
-				Expr	   *ke = lsecond(ki);
-
-				slot->tts_isnull[i] = isnull;
-				if (isnull)
-					slot->tts_values[i] = (Datum) 0;
-				else if (warp_group_key_text_column(&ws->prog, ws->prog.keys[m].node) >= 0)
-					slot->tts_values[i] = group_key_text(ws, g, m, v);
-				else if (exprType((Node *) ke) == NUMERICOID)
-					/* a numeric column or extract(): its unscaled value at
-					 * the column's (field's) scale */
-					slot->tts_values[i] =
-						NumericGetDatum(int64_div_fast_to_numeric(v, warp_group_key_numeric_scale(ke)));
-				else
-					slot->tts_values[i] = engine_value_datum(v, exprType((Node *) ke));
-			}
-		}
-		else
-			slot->tts_values[i] = agg_state_datum(ws, -m - 1, g, &slot->tts_isnull[i]);
-		i++;
-	}
-}
-
 /*
- * Row mode: what each output column is, worked out once (store_group
- * decides it per value from the plan's lists; a join returns millions of
- * rows).
+ * What each output column of the node is, worked out once per execution
+ * (at the end of build_program: text keys are known by their program
+ * columns) rather than per value: a join returns millions of rows.
  */
-typedef enum RowColKind
+typedef enum OutColKind
 {
-	RC_DIM,						/* a dimension column: payload value */
-	RC_TEXT,					/* a fact text column: interned string */
-	RC_NUMERIC,					/* a fact numeric column: unscaled int8 */
-	RC_VALUE					/* any other fact column: engine value */
-} RowColKind;
+	OC_AGG,						/* a partial aggregate's state */
+	OC_DIM,						/* a dimension column: payload value */
+	OC_TEXT,					/* a fact text key: interned string */
+	OC_NUMERIC,					/* a numeric column or extract(): unscaled */
+	OC_VALUE					/* any other fact key: engine value */
+} OutColKind;
 
-typedef struct RowCol
+typedef struct OutCol
 {
-	RowColKind	kind;
-	int			key;			/* the program's key */
-	WarpDim    *dim;			/* RC_DIM: its dimension, payload column */
-	int			col;			/* RC_DIM: payload column; RC_TEXT: program
+	OutColKind	kind;
+	int			key;			/* the program's key; OC_AGG: aggregate */
+	WarpDim    *dim;			/* OC_DIM: its dimension ... */
+	int			col;			/* ... and payload column; OC_TEXT: program
 								 * column */
-	int			scale;			/* RC_NUMERIC */
-	Oid			type;			/* RC_VALUE */
-} RowCol;
+	int			scale;			/* OC_NUMERIC */
+	Oid			type;			/* OC_VALUE */
+} OutCol;
 
-static RowCol *
-row_columns(WarpScanState *ws)
+static struct OutCol *
+out_columns(WarpScanState *ws)
 {
-	RowCol	   *rc = palloc0(sizeof(RowCol) * Max(list_length(ws->outmap), 1));
+	OutCol	   *oc = palloc0(sizeof(OutCol) * Max(list_length(ws->outmap), 1));
 	ListCell   *lc;
 
 	foreach(lc, ws->outmap)
 	{
-		RowCol	   *c = &rc[foreach_current_index(lc)];
+		OutCol	   *c = &oc[foreach_current_index(lc)];
 		int			m = lfirst_int(lc);
 		List	   *ki;
 		Expr	   *ke;
 
 		if (m < 0)
-			elog(ERROR, "pg_warp: an aggregate in a row-mode plan");
+		{
+			c->kind = OC_AGG;
+			c->key = -m - 1;
+			continue;
+		}
 		ki = list_nth(ws->key_info, m);
 		ke = lsecond(ki);
 		c->key = m;
 		if (intVal(linitial(ki)) == WG_DIM)
 		{
-			c->kind = RC_DIM;
+			c->kind = OC_DIM;
 			c->dim = &ws->dims[intVal(lthird(ki))];
 			c->col = intVal(lfourth(ki));
 		}
 		else if ((c->col = warp_group_key_text_column(&ws->prog, ws->prog.keys[m].node)) >= 0)
-			c->kind = RC_TEXT;
+			c->kind = OC_TEXT;
 		else if (exprType((Node *) ke) == NUMERICOID)
 		{
-			c->kind = RC_NUMERIC;
+			/* a numeric column or extract(): its unscaled value at the
+			 * column's (field's) scale */
+			c->kind = OC_NUMERIC;
 			c->scale = warp_group_key_numeric_scale(ke);
 		}
 		else
 		{
-			c->kind = RC_VALUE;
+			c->kind = OC_VALUE;
 			c->type = exprType((Node *) ke);
 		}
 	}
-	return rc;
+	return oc;
 }
 
-/* Row mode: row g of this batch or round into the scan slot. */
+/*
+ * Group (in row mode: row) g into the scan slot.  A group of this
+ * process's drivers is read from its driver directly; merged groups and
+ * the daemon's through group_key.
+ */
 static void
-store_row(WarpScanState *ws, TupleTableSlot *slot, int64 g)
+store_group(WarpScanState *ws, TupleTableSlot *slot, int64 g)
 {
-	WarpCpu    *cpu = ws->pool ? pool_group(ws, &g) : ws->cpu;
+	WarpCpu    *cpu = NULL;
+	int64		lg = g;			/* g in cpu's own numbering */
 	int			n = list_length(ws->outmap);
 	int			i;
 
+	if (!ws->merged && !ws->gres)
+		cpu = ws->pool ? pool_group(ws, &lg) : ws->cpu;
 	for (i = 0; i < n; i++)
 	{
-		const RowCol *c = &ws->row_cols[i];
+		const OutCol *c = &ws->out_cols[i];
 		bool		isnull;
-		int64		v = warp_cpu_group_key(cpu, g, c->key, &isnull);
+		int64		v;
 
-		if (c->kind == RC_DIM)
+		if (c->kind == OC_AGG)
+		{
+			slot->tts_values[i] = agg_state_datum(ws, c->key, g, &slot->tts_isnull[i]);
+			continue;
+		}
+		v = cpu ? warp_cpu_group_key(cpu, lg, c->key, &isnull) : group_key(ws, g, c->key, &isnull);
+		if (c->kind == OC_DIM)
 		{
 			WarpDim    *d = c->dim;
 
@@ -2049,7 +2012,7 @@ store_row(WarpScanState *ws, TupleTableSlot *slot, int64 g)
 				continue;
 			}
 			if (v < 0 || v >= d->npayloads)
-				elog(ERROR, "pg_warp: a joined row names no dimension row");
+				elog(ERROR, "pg_warp: group key names no dimension row");
 			slot->tts_isnull[i] = d->pnulls[v * d->npay + c->col];
 			slot->tts_values[i] = d->pvalues[v * d->npay + c->col];
 			continue;
@@ -2057,17 +2020,9 @@ store_row(WarpScanState *ws, TupleTableSlot *slot, int64 g)
 		slot->tts_isnull[i] = isnull;
 		if (isnull)
 			slot->tts_values[i] = (Datum) 0;
-		else if (c->kind == RC_TEXT)
-		{
-			int64		len = 0;
-			const uint8 *p = warp_cpu_key_text(cpu, c->col, v, &len);
-
-			if (p == NULL)
-				elog(ERROR, "pg_warp: text column %d has no string", i);
-			slot->tts_values[i] = PointerGetDatum(cstring_to_text_with_len((const char *) p,
-																		 (int) len));
-		}
-		else if (c->kind == RC_NUMERIC)
+		else if (c->kind == OC_TEXT)
+			slot->tts_values[i] = group_key_text(ws, g, c->key, v);
+		else if (c->kind == OC_NUMERIC)
 			slot->tts_values[i] = NumericGetDatum(int64_div_fast_to_numeric(v, c->scale));
 		else
 			slot->tts_values[i] = engine_value_datum(v, c->type);
@@ -2115,7 +2070,6 @@ rows_start(WarpScanState *ws)
 			report_status(WARP_ERR_OUT_OF_MEMORY);
 	}
 	ws->batch_cols = palloc0(sizeof(ArrowArray) * Max(ws->prog.ncols, 1));
-	ws->row_cols = row_columns(ws);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	ws->build_ms += INSTR_TIME_GET_MILLISEC(t1);
@@ -2237,7 +2191,7 @@ rows_next(WarpScanState *ws, TupleTableSlot *slot)
 			/* text values live until the next tuple (ExecScan resets) */
 			MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 
-			store_row(ws, slot, ws->next_group++);
+			store_group(ws, slot, ws->next_group++);
 			MemoryContextSwitchTo(old);
 			ws->rows_out++;
 			return ExecStoreVirtualTuple(slot);
@@ -2435,7 +2389,7 @@ warp_rescan(CustomScanState *node)
 	ws->rows_load = WARP_LOAD_OK;
 	ws->rows_out = 0;
 	ws->round_cxt = NULL;		/* was engine_cxt's child */
-	ws->row_cols = NULL;
+	ws->out_cols = NULL;
 	ws->row_tables = NULL;
 	ws->row_units = NULL;
 }

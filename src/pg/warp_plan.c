@@ -1629,6 +1629,37 @@ drop_row_join_paths(RelOptInfo *rel)
 			rel->partial_pathlist = foreach_delete_current(rel->partial_pathlist, lc);
 }
 
+/*
+ * The plan's custom_private (warp_exec.c warp_begin reads it):
+ *   0  (fact relid, first relid of the path's relation: setrefs' offset)
+ *   1  fact quals, in evaluation order     2  fact attnos read
+ *   3  per join (star_joins)               4  (key_info, agg_info, outmap)
+ *   5  (fact table OID)                    6  0: this backend; 1 +
+ *      GpudDeviceKind: pg_warp_gpud        7  1: a heap fact table
+ *   8, 9  count(DISTINCT) counted here: its key and aggregate, or -1
+ *   10 1: row mode (WarpJoin)
+ */
+static List *
+star_private(PlannerInfo *root, StarInfo *si, StarCost *sc, List *joins, Relids relids,
+			 int where, bool rows)
+{
+	List	   *priv;
+
+	priv = list_make5(list_make2(makeInteger(si->fact->relid),
+								 makeInteger(bms_next_member(relids, -1))),
+					  si->quals,
+					  sc->fact_attrs,
+					  joins,
+					  list_make3(si->key_info, si->agg_info, si->outmap));
+	priv = lappend(priv, list_make1_oid(planner_rt_fetch(si->fact->relid, root)->relid));
+	priv = lappend(priv, makeInteger(where));
+	priv = lappend(priv, makeInteger(si->heap ? 1 : 0));
+	priv = lappend(priv, makeInteger(si->distinct_key));
+	priv = lappend(priv, makeInteger(si->distinct_agg));
+	priv = lappend(priv, makeInteger(rows ? 1 : 0));
+	return priv;
+}
+
 static void
 add_final_agg(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraData *extra,
 			  StarInfo *si, Path *in, double ngroups)
@@ -1764,21 +1795,9 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 
 		if (!star_joins(&si, &joins))
 			return;
-		cp->custom_private = list_make5(list_make2(makeInteger(si.fact->relid),
-												   makeInteger(bms_next_member(input_rel->relids, -1))),
-										si.quals,
-										sc.fact_attrs,
-										joins,
-										list_make3(si.key_info, si.agg_info, si.outmap));
-		cp->custom_private = lappend(cp->custom_private,
-									 list_make1_oid(planner_rt_fetch(si.fact->relid, root)->relid));
 		/* 0: the backend's CPU driver; 1 + GpudDeviceKind: pg_warp_gpud */
-		cp->custom_private = lappend(cp->custom_private,
-									 makeInteger(on_daemon ? 1 + daemon_kind : 0));
-		/* 7: the fact table is a heap table */
-		cp->custom_private = lappend(cp->custom_private, makeInteger(si.heap ? 1 : 0));
-		cp->custom_private = lappend(cp->custom_private, makeInteger(si.distinct_key));
-		cp->custom_private = lappend(cp->custom_private, makeInteger(si.distinct_agg));
+		cp->custom_private = star_private(root, &si, &sc, joins, input_rel->relids,
+										  on_daemon ? 1 + daemon_kind : 0, false);
 	}
 	cp->methods = &warp_preagg_path_methods;
 
@@ -1924,19 +1943,7 @@ try_join_rows(PlannerInfo *root, RelOptInfo *joinrel)
 
 	cp = star_path(joinrel, joinrel->reltarget, &si, rows, startup, startup + run);
 	cp->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cp->custom_private = list_make5(list_make2(makeInteger(si.fact->relid),
-											   makeInteger(bms_next_member(joinrel->relids, -1))),
-									si.quals,
-									sc.fact_attrs,
-									joins,
-									list_make3(si.key_info, NIL, si.outmap));
-	cp->custom_private = lappend(cp->custom_private,
-								 list_make1_oid(planner_rt_fetch(si.fact->relid, root)->relid));
-	cp->custom_private = lappend(cp->custom_private, makeInteger(0));	/* 6: this backend */
-	cp->custom_private = lappend(cp->custom_private, makeInteger(0));	/* 7: Arrow */
-	cp->custom_private = lappend(cp->custom_private, makeInteger(-1));	/* 8, 9: no */
-	cp->custom_private = lappend(cp->custom_private, makeInteger(-1));	/* DISTINCT */
-	cp->custom_private = lappend(cp->custom_private, makeInteger(1));	/* 10: rows */
+	cp->custom_private = star_private(root, &si, &sc, joins, joinrel->relids, 0, true);
 	cp->methods = &warp_join_path_methods;
 
 	/*
@@ -1999,11 +2006,7 @@ warp_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	if (parse->commandType != CMD_SELECT)
 		return;
 	/* once per relation: this hook runs for every way of splitting it */
-	foreach(lc, joinrel->pathlist)
-		if (IsA(lfirst(lc), CustomPath) &&
-			((CustomPath *) lfirst(lc))->methods == &warp_join_path_methods)
-			return;
-	foreach(lc, joinrel->partial_pathlist)
+	foreach(lc, list_concat_copy(joinrel->pathlist, joinrel->partial_pathlist))
 		if (IsA(lfirst(lc), CustomPath) &&
 			((CustomPath *) lfirst(lc))->methods == &warp_join_path_methods)
 			return;
