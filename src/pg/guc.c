@@ -15,6 +15,7 @@
 bool		pgwarp_enabled = true;
 bool		pgwarp_enable_preagg = true;
 bool		pgwarp_enable_join = true;
+bool		pgwarp_enable_scan = true;
 bool		pgwarp_enable_scan_filter = true;
 int			pgwarp_heap_min_rows = 100000;
 int			pgwarp_inner_hash_mem = 256 * 1024;	/* kB */
@@ -94,6 +95,17 @@ pgwarp_define_gucs(void)
 							 "The engine filters the fact table, probes every "
 							 "dimension and returns the joined rows.",
 							 &pgwarp_enable_join,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pg_warp.enable_scan",
+							 "Enables pg_warp's scan plans for single-table queries "
+							 "without aggregation (WarpScan).",
+							 "The engine filters an Arrow table's rows on its "
+							 "threads and returns the columns the query needs.",
+							 &pgwarp_enable_scan,
 							 true,
 							 PGC_USERSET,
 							 0,

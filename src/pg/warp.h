@@ -17,6 +17,7 @@
 /* GUCs (guc.c) */
 extern bool pgwarp_enable_preagg;
 extern bool pgwarp_enable_join;
+extern bool pgwarp_enable_scan;
 extern int	pgwarp_heap_min_rows;
 extern int	pgwarp_inner_hash_mem;	/* kB */
 extern int	pgwarp_cpu_threads;		/* -1 = max_parallel_workers_per_gather + 1 */
@@ -46,6 +47,7 @@ extern void pgwarp_merge_init(void);
 /* warp_exec.c */
 extern CustomScanMethods warp_preagg_scan_methods;
 extern CustomScanMethods warp_join_scan_methods;	/* row mode: WarpJoin */
+extern CustomScanMethods warp_scan_scan_methods;	/* row mode, one table: WarpScan */
 extern void pgwarp_exec_init(void);
 
 /* arrow_fdw.c: planner facts about an arrow_fdw base relation */

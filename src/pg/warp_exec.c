@@ -197,6 +197,7 @@ typedef struct WarpScanState
 	int			row_nunits;
 	int			row_next_unit;
 	MemoryContext round_cxt;
+	WarpCpuPool *row_failed_pool;	/* this round's rows end in its error */
 
 	/* EXPLAIN ANALYZE */
 	WarpCpuCounters counters;
@@ -1091,15 +1092,14 @@ pool_create(WarpScanState *ws, WarpJoinTable **tables, MemoryContext cxt)
 }
 
 /*
- * Run the pool's units (pool->batches) on its threads; raise the error of
- * the earliest failing unit, if any.  False: the float sums must be re-run
- * in row order (pool->order_risk), nothing raised.
+ * Run the pool's units (pool->batches) on its threads, leaving any error in
+ * pool->error (pool_raise raises it).  False: the float sums must be re-run
+ * in row order (pool->order_risk).
  */
 static bool
-pool_run(WarpScanState *ws, WarpCpuPool *pool)
+pool_execute(WarpScanState *ws, WarpCpuPool *pool)
 {
 	ArrowScanState *ss = &ws->scan;
-	int			i;
 
 	/* the threads read through the files' own sources (pread), the pool
 	 * counting bytes: the scan's counting wrapper is not for threads */
@@ -1112,6 +1112,16 @@ pool_run(WarpScanState *ws, WarpCpuPool *pool)
 		return false;
 	pg_atomic_fetch_add_u64(&ss->shared->batches_read, pool->batches_read);
 	pg_atomic_fetch_add_u64(&ss->shared->bytes_read, pool->bytes_read);
+	return true;
+}
+
+/* Raise the error of the pool's earliest failing unit, if any. */
+static void
+pool_raise(WarpScanState *ws, WarpCpuPool *pool)
+{
+	ArrowScanState *ss = &ws->scan;
+	int			i;
+
 	switch (pool->error)
 	{
 		case WARP_POOL_OK:
@@ -1131,7 +1141,7 @@ pool_run(WarpScanState *ws, WarpCpuPool *pool)
 			report_status(WARP_ERR_OUT_OF_MEMORY);
 			break;
 		case WARP_POOL_INTERRUPTED:
-			/* CHECK_FOR_INTERRUPTS above raises it in every case seen */
+			/* CHECK_FOR_INTERRUPTS in pool_execute raises it in every case seen */
 			ereport(ERROR,
 					(errcode(ERRCODE_QUERY_CANCELED),
 					 errmsg("canceling statement due to user request")));
@@ -1141,6 +1151,19 @@ pool_run(WarpScanState *ws, WarpCpuPool *pool)
 	for (i = 0; i < ss->nfiles; i++)
 		if (!ss->files[i].empty && ss->files[i].opened)
 			arrow_scan_check_file(&ss->files[i]);
+}
+
+/*
+ * Run the pool's units and raise the error of the earliest failing one, if
+ * any.  False: the float sums must be re-run in row order
+ * (pool->order_risk), nothing raised.
+ */
+static bool
+pool_run(WarpScanState *ws, WarpCpuPool *pool)
+{
+	if (!pool_execute(ws, pool))
+		return false;
+	pool_raise(ws, pool);
 	return true;
 }
 
@@ -2091,9 +2114,11 @@ rows_start(WarpScanState *ws)
 
 /*
  * Row mode on threads: the next round of units through a new pool, its
- * drivers' rows numbered for emitting; false when no unit is left.  An
- * error of the round is raised at once (as from a parallel worker: the
- * rows of its other units are not returned first).
+ * drivers' rows numbered for emitting; false when no unit is left.  When a
+ * unit fails, the round runs again on one thread, in scan order: its rows
+ * up to the failing one go up first and the error after them
+ * (row_failed_pool), as from PostgreSQL's own scan and the serial plan, so
+ * a LIMIT met before the failing row stops the query without the error.
  */
 static bool
 rows_next_round(WarpScanState *ws)
@@ -2111,6 +2136,7 @@ rows_next_round(WarpScanState *ws)
 		n++;
 	}
 	ws->pool = NULL;
+	ws->row_failed_pool = NULL;
 	ws->groups = 0;
 	ws->next_group = 0;
 	MemoryContextReset(ws->round_cxt);	/* frees the last round's pool */
@@ -2119,9 +2145,22 @@ rows_next_round(WarpScanState *ws)
 	pool = pool_create(ws, ws->row_tables, ws->round_cxt);
 	pool->batches = ws->row_units + ws->row_next_unit;
 	pool->nbatches = n;
+	(void) pool_execute(ws, pool);	/* no float sums in row mode: no re-run */
+	if (pool->error == WARP_POOL_STATUS || pool->error == WARP_POOL_LOAD ||
+		pool->error == WARP_POOL_ARROW)
+	{
+		warp_cpu_pool_free(pool);
+		pool = pool_create(ws, ws->row_tables, ws->round_cxt);
+		pool->batches = ws->row_units + ws->row_next_unit;
+		pool->nbatches = n;
+		pool->nthreads = 1;
+		(void) pool_execute(ws, pool);
+		ws->row_failed_pool = pool;
+	}
+	else
+		pool_raise(ws, pool);
 	ws->row_next_unit += n;
 	ws->pool = pool;
-	(void) pool_run(ws, pool);	/* no float sums in row mode: no re-run */
 	ws->counters.rows_in += pool->counters.rows_in;
 	ws->counters.rows_filtered += pool->counters.rows_filtered;
 	ws->counters.rows_joined += pool->counters.rows_joined;
@@ -2196,6 +2235,8 @@ rows_next(WarpScanState *ws, TupleTableSlot *slot)
 			ws->rows_out++;
 			return ExecStoreVirtualTuple(slot);
 		}
+		if (ws->row_failed_pool)
+			pool_raise(ws, ws->row_failed_pool);
 		if (ws->rows_status != WARP_OK)
 			report_status(ws->rows_status);
 		if (ws->rows_load != WARP_LOAD_OK)
@@ -2389,6 +2430,7 @@ warp_rescan(CustomScanState *node)
 	ws->rows_load = WARP_LOAD_OK;
 	ws->rows_out = 0;
 	ws->round_cxt = NULL;		/* was engine_cxt's child */
+	ws->row_failed_pool = NULL;
 	ws->out_cols = NULL;
 	ws->row_tables = NULL;
 	ws->row_units = NULL;
@@ -2420,7 +2462,9 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Engine", "pg_warp_gpud", es);
 	else
 		ExplainPropertyText("Engine", ws->daemon_gpu ? "GPU (pg_warp_gpud)" : "CPU (pg_warp_gpud)", es);
-	ExplainPropertyText("Fact Table", RelationGetRelationName(ws->fact_rel), es);
+	/* (WarpScan's node line names its table) */
+	if (((CustomScan *) node->ss.ps.plan)->scan.scanrelid == 0)
+		ExplainPropertyText("Fact Table", RelationGetRelationName(ws->fact_rel), es);
 	if (ws->quals)
 	{
 		Node	   *q = (Node *) make_ands_explicit(ws->quals);
@@ -2794,6 +2838,12 @@ CustomScanMethods warp_join_scan_methods = {
 	.CreateCustomScanState = warp_create_state,
 };
 
+/* ... and for one table without joins (scanrelid its relation) */
+CustomScanMethods warp_scan_scan_methods = {
+	.CustomName = "WarpScan",
+	.CreateCustomScanState = warp_create_state,
+};
+
 void
 pgwarp_exec_init(void)
 {
@@ -2810,4 +2860,5 @@ pgwarp_exec_init(void)
 	warp_preagg_exec_methods.ShutdownCustomScan = warp_shutdown;
 	RegisterCustomScanMethods(&warp_preagg_scan_methods);
 	RegisterCustomScanMethods(&warp_join_scan_methods);
+	RegisterCustomScanMethods(&warp_scan_scan_methods);
 }

@@ -76,9 +76,11 @@
 
 static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
+static set_rel_pathlist_hook_type prev_rel_pathlist_hook = NULL;
 
 static CustomPathMethods warp_preagg_path_methods;
 static CustomPathMethods warp_join_path_methods;
+static CustomPathMethods warp_scan_path_methods;
 
 /* Everything a star query needs, gathered while checking it. */
 typedef struct StarInfo
@@ -1568,8 +1570,8 @@ star_path(RelOptInfo *parent, PathTarget *target, StarInfo *si, double rows,
 	return cp;
 }
 
-/* whether a path has WarpJoin under it (through the upper paths PostgreSQL
- * puts over a join relation's paths) */
+/* whether a path has WarpJoin or WarpScan under it (through the upper
+ * paths PostgreSQL puts over a scan/join relation's paths) */
 static bool
 has_row_join(Path *p)
 {
@@ -1580,7 +1582,8 @@ has_row_join(Path *p)
 	switch (nodeTag(p))
 	{
 		case T_CustomPath:
-			if (((CustomPath *) p)->methods == &warp_join_path_methods)
+			if (((CustomPath *) p)->methods == &warp_join_path_methods ||
+				((CustomPath *) p)->methods == &warp_scan_path_methods)
 				return true;
 			foreach(lc, ((CustomPath *) p)->custom_paths)
 				if (has_row_join(lfirst(lc)))
@@ -1612,7 +1615,7 @@ has_row_join(Path *p)
 
 /*
  * WarpPreAgg takes the query: drop the paths PostgreSQL built by
- * aggregating WarpJoin's rows.  The cost model can rank them close (both
+ * aggregating WarpJoin's (or WarpScan's) rows.  The cost model can rank them close (both
  * scan the fact table on the engine), but the engine aggregating is always
  * the faster of the two: it never makes a row of every joined fact row.
  */
@@ -1878,9 +1881,13 @@ warp_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
  * a batch's rows go up before the next batch is read, so LIMIT stops the
  * scan and memory stays one batch's rows.  The CPU driver in the backend,
  * serial, or one participant of a Gather each; never pg_warp_gpud.
+ *
+ * The same for the one Arrow table of a query without joins (WarpScan,
+ * rel a base relation): a star without dimensions, whose engine filters
+ * the rows on its threads and returns the columns PostgreSQL needs.
  */
 static void
-try_join_rows(PlannerInfo *root, RelOptInfo *joinrel)
+try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 {
 	StarInfo	si;
 	PathTarget *scratch = create_empty_pathtarget();
@@ -1888,14 +1895,14 @@ try_join_rows(PlannerInfo *root, RelOptInfo *joinrel)
 	StarCost	sc;
 	CustomPath *cp;
 	List	   *joins;
-	double		rows = joinrel->rows;
+	double		rows = rel->rows;
 	Cost		startup,
 				run;
 	int			d;
 
 	memset(&si, 0, sizeof(si));
 	si.distinct_key = si.distinct_agg = -1;
-	if (!find_star(root, joinrel, &si))
+	if (!find_star(root, rel, &si))
 		return;
 	if (si.heap)
 	{
@@ -1913,13 +1920,13 @@ try_join_rows(PlannerInfo *root, RelOptInfo *joinrel)
 	for (d = 0; d < list_length(si.dims); d++)
 		si.payload = lappend(si.payload, NIL);
 	/* every column the plan above needs is one output "key" */
-	foreach(lc, joinrel->reltarget->exprs)
+	foreach(lc, rel->reltarget->exprs)
 	{
 		Var		   *v = lfirst(lc);
 
 		if (!IsA(v, Var) || v->varattno <= 0 || v->varlevelsup != 0)
 		{
-			not_offloaded("a join output that is not a user column (whole row, system column)");
+			not_offloaded("an output that is not a user column (whole row, system column)");
 			return;
 		}
 		if (!add_group_key_as(&si, scratch, (Expr *) v, 0, true))
@@ -1941,10 +1948,11 @@ try_join_rows(PlannerInfo *root, RelOptInfo *joinrel)
 	startup = WARP_STARTUP_COST + sc.dims_cost;
 	run = sc.fact_cost / pgwarp_cpu_thread_count() + rows * cpu_tuple_cost;
 
-	cp = star_path(joinrel, joinrel->reltarget, &si, rows, startup, startup + run);
+	cp = star_path(rel, rel->reltarget, &si, rows, startup, startup + run);
 	cp->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cp->custom_private = star_private(root, &si, &sc, joins, joinrel->relids, 0, true);
-	cp->methods = &warp_join_path_methods;
+	cp->custom_private = star_private(root, &si, &sc, joins, rel->relids, 0, true);
+	cp->methods = rel->reloptkind == RELOPT_BASEREL ?
+		&warp_scan_path_methods : &warp_join_path_methods;
 
 	/*
 	 * The partial path: each participant claims fact batches and returns
@@ -1952,7 +1960,7 @@ try_join_rows(PlannerInfo *root, RelOptInfo *joinrel)
 	 * builds the dimension tables itself, as for WarpPreAgg).  Made before
 	 * add_path(cp), which frees cp if another path dominates it.
 	 */
-	if (joinrel->consider_parallel && si.fact->consider_parallel &&
+	if (rel->consider_parallel && si.fact->consider_parallel &&
 		max_parallel_workers_per_gather > 0 && sc.dims_safe)
 	{
 		int			workers;
@@ -1984,10 +1992,10 @@ try_join_rows(PlannerInfo *root, RelOptInfo *joinrel)
 			pp->path.startup_cost = WARP_STARTUP_COST + sc.par_dims_cost;
 			pp->path.total_cost = pp->path.startup_cost + sc.fact_cost / divisor +
 				pp->path.rows * cpu_tuple_cost;
-			add_partial_path(joinrel, &pp->path);
+			add_partial_path(rel, &pp->path);
 		}
 	}
-	add_path(joinrel, &cp->path);
+	add_path(rel, &cp->path);
 }
 
 static void
@@ -2028,6 +2036,36 @@ warp_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		try_join_rows(root, joinrel);
 }
 
+/*
+ * set_rel_pathlist_hook: WarpScan for the one Arrow table of a query
+ * without joins.  Joins are WarpJoin's (warp_join_paths); an Arrow table
+ * scanned below one of PostgreSQL's joins keeps arrow_fdw's scan, with the
+ * engine as its row prefilter (warp_scan_filter.c).
+ */
+static void
+warp_rel_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+{
+	if (prev_rel_pathlist_hook)
+		prev_rel_pathlist_hook(root, rel, rti, rte);
+	if (!pgwarp_enabled || !pgwarp_enable_scan || rel->reloptkind != RELOPT_BASEREL ||
+		!bms_equal(rel->relids, root->all_baserels) ||
+		root->parse->commandType != CMD_SELECT || !arrow_fdw_is_arrow_rel(rel) ||
+		pgwarp_mode == PGWARP_MODE_GPU)
+		return;
+	if (root->parse->hasAggs || root->parse->groupClause != NIL ||
+		root->parse->groupingSets != NIL)
+	{
+		/* as for WarpJoin: WarpPreAgg's reason, if any, is the one to give */
+		char		saved[sizeof(last_reason)];
+
+		strlcpy(saved, last_reason, sizeof(saved));
+		try_join_rows(root, rel);
+		strlcpy(last_reason, saved, sizeof(saved));
+	}
+	else
+		try_join_rows(root, rel);
+}
+
 /* ---------------------------------------------------------------- plan */
 
 static Plan *
@@ -2039,7 +2077,10 @@ warp_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cs->scan.plan.targetlist = tlist;
 	cs->scan.plan.qual = NIL;
 	cs->scan.scanrelid = 0;
-	if (best_path->methods == &warp_join_path_methods)
+	if (best_path->methods == &warp_scan_path_methods)
+		cs->scan.scanrelid = rel->relid;	/* EXPLAIN: "on <table>" */
+	if (best_path->methods == &warp_join_path_methods ||
+		best_path->methods == &warp_scan_path_methods)
 	{
 		/*
 		 * WarpJoin projects (CUSTOMPATH_SUPPORT_PROJECTION): the scan tuple
@@ -2057,8 +2098,12 @@ warp_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cs->custom_exprs = NIL;
 	cs->custom_private = best_path->custom_private;
 	cs->flags = best_path->flags;
-	cs->methods = best_path->methods == &warp_join_path_methods ?
-		&warp_join_scan_methods : &warp_preagg_scan_methods;
+	if (best_path->methods == &warp_join_path_methods)
+		cs->methods = &warp_join_scan_methods;
+	else if (best_path->methods == &warp_scan_path_methods)
+		cs->methods = &warp_scan_scan_methods;
+	else
+		cs->methods = &warp_preagg_scan_methods;
 	return &cs->scan.plan;
 }
 
@@ -2069,10 +2114,14 @@ pgwarp_planner_init(void)
 	warp_preagg_path_methods.PlanCustomPath = warp_plan_custom_path;
 	warp_join_path_methods.CustomName = "WarpJoin";
 	warp_join_path_methods.PlanCustomPath = warp_plan_custom_path;
+	warp_scan_path_methods.CustomName = "WarpScan";
+	warp_scan_path_methods.PlanCustomPath = warp_plan_custom_path;
 	prev_upper_paths_hook = create_upper_paths_hook;
 	create_upper_paths_hook = warp_upper_paths;
 	prev_join_pathlist_hook = set_join_pathlist_hook;
 	set_join_pathlist_hook = warp_join_paths;
+	prev_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = warp_rel_paths;
 	prev_explain_hook = ExplainOneQuery_hook;
 	ExplainOneQuery_hook = warp_explain_one_query;
 }

@@ -632,7 +632,8 @@ class Gen:
         )()
 
     def row_query(self, from_, dim_quals, visible, depth):
-        """a join without aggregation (WarpJoin): fact columns, expressions
+        """a join (WarpJoin) or a scan of the fact table alone (WarpScan)
+        without aggregation: fact columns, expressions
         over them (PostgreSQL's projection above the engine) and the
         visible dimensions' columns; sometimes ORDER BY every output column
         and a LIMIT"""
@@ -701,7 +702,8 @@ class Gen:
                 if q:
                     dim_quals.append(q)
                 visible.append(dname)
-        if dims and self.chance(0.15):
+        # without aggregation: WarpJoin with dimensions, WarpScan without
+        if self.chance(0.15 if dims else 0.1):
             return self.row_query(from_, dim_quals, visible, depth)
         keys = []
         for _ in range(rng.choice([0, 1, 1, 2, 2, 3])):
@@ -910,20 +912,22 @@ def run_chunk(star, mode, chunk, gen):
             if alt is not None:
                 want = alt
         n += 1
-        warp = "WarpPreAgg" in plan or "WarpJoin" in plan
+        rows_node = "WarpJoin" in plan or "WarpScan" in plan
+        warp = "WarpPreAgg" in plan or rows_node
         if "WarpPreAgg" in plan and mode == "gpu":
             assert "(pg_warp_gpud)" in plan, plan
         offloaded += warp
-        row_joins += "WarpJoin" in plan
+        row_joins += rows_node
         oracle_ok += want[0] == "ok"
         both_failed += got[0] == want[0] == "error"
         why = same_result(got, want, ordered)
         if why:
             alt = diagnose(conn, star.w, sql)
             pg_sums = not warp and same_result(got, alt, ordered) is None
-            # PostgreSQL's own aggregation over WarpJoin's rows: they reach
-            # its Sort or hash table in another order than a hash join's
-            pg_sums = pg_sums or ("WarpJoin" in plan and "WarpPreAgg" not in plan)
+            # PostgreSQL's own aggregation over WarpJoin's (WarpScan's)
+            # rows: they reach its Sort or hash table in another order than
+            # a hash join's
+            pg_sums = pg_sums or (rows_node and "WarpPreAgg" not in plan)
             if pg_sums and (float4_overflow_order(sql, got, want) or float_order_only(got, want)):
                 # PostgreSQL's own plan over the Arrow tables (pg_warp on and
                 # off agree) against its plan over the heap copies: whether a
@@ -938,7 +942,7 @@ def run_chunk(star, mode, chunk, gen):
     conn.execute("RESET pg_warp.mode")
     conn.execute("RESET pg_warp.cpu_threads")
     conn.execute("RESET pg_warp.heap_min_rows")
-    print("seed %d chunk %d: %d queries, %d offloaded (%d as WarpJoin), %d succeeded "
+    print("seed %d chunk %d: %d queries, %d offloaded (%d as WarpJoin or WarpScan), %d succeeded "
           "on the oracle, %d failed on both, %d mismatches, %d float sums of PostgreSQL's own plans "
           "differing by row order"
           % (SEED, chunk, n, offloaded, row_joins, oracle_ok, both_failed, len(failures),
@@ -948,6 +952,6 @@ def run_chunk(star, mode, chunk, gen):
     assert not failures, "PGWARP_DIFF_SEED=%d: %d of %d queries differ:\n%s" % (
         SEED, len(failures), n, "\n".join(failures))
     assert offloaded >= (MIN_OFFLOADED_HEAP if mode == "heap" else MIN_OFFLOADED) * n, \
-        "seed %d: only %d of %d queries got a WarpPreAgg or WarpJoin plan" % (SEED, offloaded, n)
+        "seed %d: only %d of %d queries got a WarpPreAgg, WarpJoin or WarpScan plan" % (SEED, offloaded, n)
     assert oracle_ok >= MIN_ORACLE_OK * n, \
         "seed %d: only %d of %d queries succeeded on the oracle" % (SEED, oracle_ok, n)

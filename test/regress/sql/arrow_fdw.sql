@@ -6,6 +6,7 @@ CREATE EXTENSION pg_warp;
 -- this file tests the FDW on PostgreSQL's executor; the engine's plans are
 -- tested in warp_engine.sql
 SET pg_warp.enable_preagg = off;
+SET pg_warp.enable_scan = off;
 \getenv dir PGWARP_TEST_DIR
 SELECT set_config('regress.dir', :'dir', false) IS NOT NULL AS dir_set;
 

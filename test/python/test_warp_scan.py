@@ -1,0 +1,248 @@
+"""Single-table queries without aggregation (Custom Scan (WarpScan))
+against PostgreSQL itself: the engine filters one Arrow table's rows and
+returns the columns the query needs (src/pg/warp_plan.c warp_rel_paths and
+try_join_rows, the row mode of the executor shared with WarpJoin).
+
+Every query runs on arrow_fdw tables with pg_warp on (the plan must contain
+WarpScan where the query is meant to be offloaded) and on the oracle, heap
+copies loaded by COPY from CSV that pyarrow wrote, with pg_warp off; the
+rows must be equal (as multisets unless the query orders them totally), or
+both sides must fail with the same SQLSTATE.  The helpers are those of
+test_engine_targeted.py, whose session settings make the engine's plans
+win on these small tables.
+"""
+import datetime
+import decimal
+
+import pytest
+
+# the fixtures base (the small star of test_engine_targeted.py), conn and mk
+from test_engine_targeted import (TS, Star, base, check, conn, mk, plan_of, run,  # noqa: F401
+                                  set_side)
+
+PARALLEL = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
+            "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0",
+            "parallel_leader_participation = off"]
+
+
+def check_scan(star, sql, offload=True, ordered=False, expect=None, parallel=False):
+    """check() for WarpScan: offload True, the plan must have it (parallel:
+    under a Gather); False, it must not"""
+    conn = star.conn
+    if offload is False or parallel:
+        set_side(conn, star.w, True)
+        plan = plan_of(conn, sql)
+        assert offload is not False or "WarpScan" not in plan, "%s\noffloaded:\n%s" % (sql, plan)
+        assert not parallel or "Parallel Custom Scan (WarpScan)" in plan, \
+            "%s\nno parallel WarpScan:\n%s" % (sql, plan)
+    return check(star, sql, offload=bool(offload), ordered=ordered, expect=expect, node="WarpScan")
+
+
+def nonempty(rows):
+    return len(rows) > 0
+
+
+# the small star's fact table alone (with a qual: without one arrow_fdw's
+# own scan costs about the same and may win): every fact type (NaN, -0,
+# infinities, extreme dates and integers, NULLs), quals of every kind the engine
+# compiles, PostgreSQL's steps above (projection, DISTINCT, window
+# functions, ORDER BY ... LIMIT, an aggregate WarpPreAgg does not compute)
+BASE_QUERIES = [
+    ("SELECT * FROM f WHERE id <> 0", nonempty),
+    ("SELECT f.id, f.r, f.x, f.dt, f.ts, f.fl, f.big, f.s FROM f WHERE f.x IS NOT NULL", nonempty),
+    ("SELECT id, a, b FROM f WHERE a > 0 OR b IS NULL", nonempty),
+    ("SELECT id FROM f WHERE id BETWEEN SYMMETRIC 9 AND 2 AND x IS DISTINCT FROM 1.0", nonempty),
+    ("SELECT id, k FROM f WHERE k IN (1, 3, NULL) AND NOT fl", nonempty),
+    ("SELECT id, CASE WHEN g = 0 THEN 'zero' ELSE 'other' END FROM f WHERE COALESCE(g, -1) <> 5",
+     nonempty),
+    ("SELECT id, dt FROM f WHERE dt >= date '2020-01-02' AND ts < timestamp '2030-01-01'", nonempty),
+    ("SELECT a + 1, r * 2, upper(id::text) FROM f WHERE a < 1000", nonempty),
+    ("SELECT DISTINCT k FROM f WHERE id <> 0", nonempty),
+    ("SELECT id, g, row_number() OVER (PARTITION BY g ORDER BY id) FROM f WHERE id > 1", nonempty),
+    ("SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY a) FROM f WHERE a IS NOT NULL", nonempty),
+    ("SELECT 1 FROM f WHERE s <> 7", nonempty),
+    ("SELECT id FROM f WHERE id > 1000", lambda r: r == []),
+]
+
+
+@pytest.mark.parametrize("threads", ["1", "4"])
+def test_scan_rows(base, threads):
+    base.conn.execute("SET pg_warp.cpu_threads = " + threads)
+    try:
+        for q, expect in BASE_QUERIES:
+            check_scan(base, q, expect=expect)
+        check_scan(base, "SELECT id, x FROM f WHERE id <> 0 ORDER BY x DESC NULLS LAST, id LIMIT 4", ordered=True,
+                   expect=nonempty)
+    finally:
+        base.conn.execute("RESET pg_warp.cpu_threads")
+
+
+def test_scan_rows_errors(base):
+    # the quals' errors, where PostgreSQL's scan raises them
+    check_scan(base, "SELECT id FROM f WHERE 10 / g > 1", expect="error:22012")
+    check_scan(base, "SELECT id FROM f WHERE a + b > 0", expect="error:22003")
+    # in PostgreSQL's projection above the engine
+    check_scan(base, "SELECT a * 2 FROM f WHERE id <> 0", expect="error:22003")
+
+
+def test_scan_not_offloaded(base):
+    conn = base.conn
+    # a whole-row reference, a system column, FOR UPDATE is refused by
+    # arrow_fdw itself
+    check_scan(base, "SELECT f FROM f", offload=False)
+    check_scan(base, "SELECT id, tableoid::regclass::text FROM f WHERE id < 3", offload=False)
+    # aggregation stays WarpPreAgg's (no Agg over WarpScan)
+    set_side(conn, base.w, True)
+    plan = plan_of(conn, "SELECT k, count(*) FROM f GROUP BY 1")
+    assert "WarpPreAgg" in plan and "WarpScan" not in plan, plan
+    # a heap table (through the table AM: not for this node)
+    set_side(conn, base.h, True)
+    plan = plan_of(conn, "SELECT id FROM f WHERE a > 0")
+    assert "WarpScan" not in plan, plan
+    # a join: WarpJoin's, or PostgreSQL's over arrow_fdw scans
+    set_side(conn, base.w, True)
+    plan = plan_of(conn, "SELECT f.id FROM f FULL JOIN d ON f.k = d.dk")
+    assert "WarpScan" not in plan, plan
+    # the switches, and pg_warp.mode = gpu (the daemon has no row mode)
+    # (pg_warp.enabled = off is the oracle's side in every check)
+    for setting in ("pg_warp.enable_scan = off", "pg_warp.mode = gpu"):
+        conn.execute("SET " + setting)
+        try:
+            check_scan(base, "SELECT id, a FROM f WHERE a > 0", offload=False)
+        finally:
+            conn.execute("RESET " + setting.split(" =")[0])
+
+
+def test_explain(base):
+    conn = base.conn
+    set_side(conn, base.w, True)
+    res = run(conn, "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF) "
+                    "SELECT id, a FROM f WHERE a > 0")
+    assert res[0] == "ok", res
+    plan = "\n".join(r[0] for r in res[1])
+    # the node names its table; no dimension or group lines
+    assert "Custom Scan (WarpScan) on " in plan and "Engine Filter: (f.a > 0)" in plan, plan
+    assert "Fact Table" not in plan and "Partial Aggregates" not in plan, plan
+    assert "not offloaded" not in plan, plan
+    res = run(conn, "EXPLAIN (VERBOSE, COSTS OFF) SELECT f FROM f")
+    plan = "\n".join(r[0] for r in res[1])
+    assert "pg_warp: not offloaded: an output that is not a user column" in plan, plan
+
+
+def _big_rows(n):
+    rows = []
+    for i in range(n):
+        rows.append((i, i % 97 if i % 13 else None, ["AIR", "MAIL", "SHIP", "RAIL", None][i % 5],
+                     decimal.Decimal(i % 5000) / 100, None if i % 11 == 0 else i * 0.5,
+                     TS(2020, 1, 1) + datetime.timedelta(hours=i),
+                     datetime.datetime(2021, 3, 1, tzinfo=datetime.timezone.utc) +
+                     datetime.timedelta(minutes=37 * i)))
+    return rows
+
+
+BIG_COLS = [("id", "int4"), ("k", "int4"), ("t", "text"), ("m", "numeric(8,2)"), ("x", "float8"),
+            ("ts", "timestamp"), ("tz", "timestamptz")]
+
+
+@pytest.fixture(scope="module")
+def big(conn):
+    s = Star(conn, "warpscan_big")
+    s.table("f", BIG_COLS, _big_rows(30000), batch_rows=700)
+    yield s
+    s.close()
+
+
+# the quals of arrow_fdw's prefilter test, now the engine's whole scan: text
+# LIKE and IN, numeric arithmetic, float, date/time parts, NULL handling
+BIG_QUERIES = [
+    "SELECT id, k, t, m FROM f WHERE t LIKE '%AI%' AND k * 2 > 50",
+    "SELECT id, t, x FROM f WHERE (k % 3 = 1 OR x > 9000) AND t <> 'SHIP'",
+    "SELECT id, m, tz FROM f WHERE m * 2 > 80.5 AND k IS NOT NULL",
+    "SELECT id, ts FROM f WHERE date_part('hour', ts) BETWEEN 3 AND 5",
+    "SELECT id, t FROM f WHERE COALESCE(k, -1) < 0",
+    "SELECT id, x FROM f WHERE t IN ('AIR', 'RAIL') AND NOT (x < 100)",
+    "SELECT t, m, tz FROM f WHERE k + id > 15000 AND tz > '2021-06-01 00:00+02'",
+]
+
+
+def test_scan_many_batches(big):
+    """43 batches of text (ids reset between batches), numeric, timestamp(tz)
+    and float columns: serial, on 4 threads (rounds of 8 units) and under
+    Gather"""
+    conn = big.conn
+    for q in BIG_QUERIES:
+        check_scan(big, q, expect=nonempty)
+    conn.execute("SET pg_warp.cpu_threads = 4")
+    try:
+        for q in BIG_QUERIES:
+            check_scan(big, q, expect=nonempty)
+        set_side(conn, big.w, True)
+        res = run(conn, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + BIG_QUERIES[0])
+        assert res[0] == "ok" and "CPU Threads: 4" in "\n".join(r[0] for r in res[1]), res
+    finally:
+        conn.execute("RESET pg_warp.cpu_threads")
+    for st in PARALLEL:
+        conn.execute("SET " + st)
+    try:
+        for q in BIG_QUERIES[:4]:
+            check_scan(big, q, expect=nonempty, parallel=True)
+    finally:
+        for st in PARALLEL:
+            conn.execute("RESET " + st.split(" =")[0])
+        conn.execute("SET max_parallel_workers_per_gather = 0")
+
+
+@pytest.mark.parametrize("threads", ["1", "4"])
+def test_error_after_limit(big, threads):
+    """An error in a later row than a LIMIT needs is never raised, as in
+    PostgreSQL's own scan: serially the rows before the failing one go up
+    first; on threads a round that fails runs again on one thread, in scan
+    order, its error after its rows.  Past the LIMIT, the error."""
+    conn = big.conn
+    conn.execute("SET pg_warp.cpu_threads = " + threads)
+    try:
+        # id 2500 is in the 4th batch of 700 rows: one round on 4 threads
+        for lim, expect in ((1, lambda r: len(r) == 1), (2400, lambda r: len(r) == 2400),
+                            (2600, "error:22012")):
+            check_scan(big, "SELECT id FROM f WHERE 10 / (id - 2500) >= 0 LIMIT %d" % lim,
+                       expect=expect)
+        # the same a round later (id 20000: batch 28)
+        check_scan(big, "SELECT count(*) FROM (SELECT id FROM f WHERE 10 / (id - 20000) >= 0 "
+                        "LIMIT 19000) s", expect=lambda r: r[0][0] == 19000)
+        check_scan(big, "SELECT id FROM f WHERE 10 / (id - 20000) >= 0", expect="error:22012")
+    finally:
+        conn.execute("RESET pg_warp.cpu_threads")
+
+
+def test_rescan_and_cursor(big):
+    """WarpScan as the inner side of a nested loop without Materialize (run
+    again for every outer row), and a cursor fetched in pieces"""
+    conn = big.conn
+    settings = ["enable_material = off", "enable_hashjoin = off", "enable_mergejoin = off",
+                "pg_warp.cpu_threads = 4", "pg_warp.enable_join = off"]
+    for st in settings:
+        conn.execute("SET " + st)
+    try:
+        q = ("SELECT v.i, s.id FROM (VALUES (1), (3), (5)) v(i), "
+             "(SELECT id, k FROM f WHERE t = 'MAIL' OFFSET 0) s WHERE s.k = v.i")
+        want = check(big, q, expect=nonempty, node="WarpScan")
+        assert len({r[0] for r in want[1]}) == 3
+        set_side(conn, big.w, True)
+        assert "Nested Loop" in plan_of(conn, q)
+    finally:
+        for st in settings:
+            conn.execute("RESET " + st.split(" =")[0])
+    set_side(conn, big.h, False)
+    want = run(conn, "SELECT id, t FROM f WHERE k < 40 ORDER BY id")
+    set_side(conn, big.w, True)
+    assert "WarpScan" in plan_of(conn, "SELECT id, t FROM f WHERE k < 40")
+    got = []
+    with conn.get().transaction():
+        conn.execute("DECLARE c NO SCROLL CURSOR FOR SELECT id, t FROM f WHERE k < 40")
+        while True:
+            part = conn.execute("FETCH 997 FROM c").fetchall()
+            if not part:
+                break
+            got.extend(part)
+        conn.execute("CLOSE c")
+    assert sorted(got) == [tuple(r) for r in want[1]]
