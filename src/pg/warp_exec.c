@@ -56,6 +56,7 @@
 #include "warp_group_merge.h"
 #include "warp_cpu_pool.h"
 #include "warp_dimcache.h"
+#include "warp_topn.h"
 
 /* One dimension: its plan, key column, group columns and built table. */
 typedef struct WarpDim
@@ -198,6 +199,15 @@ typedef struct WarpScanState
 	int			row_next_unit;
 	MemoryContext round_cxt;
 	WarpCpuPool *row_failed_pool;	/* this round's rows end in its error */
+	/* ... ORDER BY ... LIMIT kept in the node (custom_private item 11) */
+	WarpTopN   *topn;
+	WarpTopNKey *topn_keys;
+	int			topn_nkeys;
+	List	   *topn_desc;		/* per key: 1 for DESC (EXPLAIN) */
+	int64		topn_bound;
+	bool		topn_done;
+	TupleTableSlot *topn_slot;	/* a candidate row, built */
+	int64		topn_offered;	/* rows built and offered (EXPLAIN ANALYZE) */
 
 	/* EXPLAIN ANALYZE */
 	WarpCpuCounters counters;
@@ -1997,59 +2007,64 @@ out_columns(WarpScanState *ws)
 }
 
 /*
- * Group (in row mode: row) g into the scan slot.  A group of this
- * process's drivers is read from its driver directly; merged groups and
- * the daemon's through group_key.
+ * Output column i of group (in row mode: row) g.  A group of this
+ * process's drivers is read from its driver directly (cpu, lg: g in its
+ * own numbering); merged groups and the daemon's (cpu NULL) through
+ * group_key.
  */
+static Datum
+group_datum(WarpScanState *ws, WarpCpu *cpu, int64 lg, int64 g, int i, bool *isnull)
+{
+	const OutCol *c = &ws->out_cols[i];
+	int64		v;
+
+	if (c->kind == OC_AGG)
+		return agg_state_datum(ws, c->key, g, isnull);
+	v = cpu ? warp_cpu_group_key(cpu, lg, c->key, isnull) : group_key(ws, g, c->key, isnull);
+	if (c->kind == OC_DIM)
+	{
+		WarpDim    *d = c->dim;
+
+		if (v == d->npayloads && d->kind == WARP_JOIN_LEFT)
+		{
+			/* a left join's row without a match */
+			*isnull = true;
+			return (Datum) 0;
+		}
+		if (v < 0 || v >= d->npayloads)
+			elog(ERROR, "pg_warp: group key names no dimension row");
+		*isnull = d->pnulls[v * d->npay + c->col];
+		return d->pvalues[v * d->npay + c->col];
+	}
+	if (*isnull)
+		return (Datum) 0;
+	if (c->kind == OC_TEXT)
+		return group_key_text(ws, g, c->key, v);
+	if (c->kind == OC_NUMERIC)
+		return NumericGetDatum(int64_div_fast_to_numeric(v, c->scale));
+	return engine_value_datum(v, c->type);
+}
+
+/* the driver holding group g, and g in its numbering */
+static WarpCpu *
+group_driver(WarpScanState *ws, int64 *lg)
+{
+	if (ws->merged || ws->gres)
+		return NULL;
+	return ws->pool ? pool_group(ws, lg) : ws->cpu;
+}
+
+/* group (row) g into the slot's values */
 static void
 store_group(WarpScanState *ws, TupleTableSlot *slot, int64 g)
 {
-	WarpCpu    *cpu = NULL;
-	int64		lg = g;			/* g in cpu's own numbering */
+	int64		lg = g;
+	WarpCpu    *cpu = group_driver(ws, &lg);
 	int			n = list_length(ws->outmap);
 	int			i;
 
-	if (!ws->merged && !ws->gres)
-		cpu = ws->pool ? pool_group(ws, &lg) : ws->cpu;
 	for (i = 0; i < n; i++)
-	{
-		const OutCol *c = &ws->out_cols[i];
-		bool		isnull;
-		int64		v;
-
-		if (c->kind == OC_AGG)
-		{
-			slot->tts_values[i] = agg_state_datum(ws, c->key, g, &slot->tts_isnull[i]);
-			continue;
-		}
-		v = cpu ? warp_cpu_group_key(cpu, lg, c->key, &isnull) : group_key(ws, g, c->key, &isnull);
-		if (c->kind == OC_DIM)
-		{
-			WarpDim    *d = c->dim;
-
-			if (v == d->npayloads && d->kind == WARP_JOIN_LEFT)
-			{
-				/* a left join's row without a match */
-				slot->tts_isnull[i] = true;
-				slot->tts_values[i] = (Datum) 0;
-				continue;
-			}
-			if (v < 0 || v >= d->npayloads)
-				elog(ERROR, "pg_warp: group key names no dimension row");
-			slot->tts_isnull[i] = d->pnulls[v * d->npay + c->col];
-			slot->tts_values[i] = d->pvalues[v * d->npay + c->col];
-			continue;
-		}
-		slot->tts_isnull[i] = isnull;
-		if (isnull)
-			slot->tts_values[i] = (Datum) 0;
-		else if (c->kind == OC_TEXT)
-			slot->tts_values[i] = group_key_text(ws, g, c->key, v);
-		else if (c->kind == OC_NUMERIC)
-			slot->tts_values[i] = NumericGetDatum(int64_div_fast_to_numeric(v, c->scale));
-		else
-			slot->tts_values[i] = engine_value_datum(v, c->type);
-	}
+		slot->tts_values[i] = group_datum(ws, cpu, lg, g, i, &slot->tts_isnull[i]);
 }
 
 /* under Gather: this participant's counts, for the leader's EXPLAIN */
@@ -2211,12 +2226,96 @@ rows_next_batch(WarpScanState *ws)
 	return more;
 }
 
+/*
+ * Row mode with ORDER BY ... LIMIT in the node: every batch (round) is
+ * consumed into the top-N set before the first row goes up, as PostgreSQL's
+ * Sort consumes its input (so every error is raised, as there).  A row is
+ * built only when its ORDER BY columns alone say it would be kept.
+ */
+static void
+topn_fill(WarpScanState *ws)
+{
+	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+	int			nk = ws->topn_nkeys;
+	Datum	   *keys = palloc(sizeof(Datum) * nk);
+	bool	   *nulls = palloc(sizeof(bool) * nk);
+	MemoryContext old;
+
+	for (;;)
+	{
+		int64		g;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!rows_next_batch(ws))
+			break;
+		for (g = 0; g < ws->groups; g++)
+		{
+			int64		lg = g;
+			WarpCpu    *cpu = group_driver(ws, &lg);
+			int			k;
+
+			if ((g & 1023) == 0)
+			{
+				ResetExprContext(econtext);
+				CHECK_FOR_INTERRUPTS();
+			}
+			/* text keys are built in the per-tuple memory */
+			old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+			for (k = 0; k < nk; k++)
+				keys[k] = group_datum(ws, cpu, lg, g, ws->topn_keys[k].col, &nulls[k]);
+			if (warp_topn_wanted(ws->topn, keys, nulls))
+			{
+				ExecClearTuple(ws->topn_slot);
+				store_group(ws, ws->topn_slot, g);
+				ExecStoreVirtualTuple(ws->topn_slot);
+				warp_topn_add(ws->topn, ws->topn_slot);
+				ws->topn_offered++;
+			}
+			MemoryContextSwitchTo(old);
+		}
+		ws->rows_out += ws->groups;
+		/* the rows before a failing one are in: now its error */
+		if (ws->row_failed_pool)
+			pool_raise(ws, ws->row_failed_pool);
+		if (ws->rows_status != WARP_OK)
+			report_status(ws->rows_status);
+		if (ws->rows_load != WARP_LOAD_OK)
+			report_load_error(ws, ws->rows_load, ws->rows_bad_col, ws->rows_bad_row,
+							  ws->scan.files[ws->rows_bad_file].path);
+	}
+	ResetExprContext(econtext);
+	ws->rows_done = true;
+	ws->groups = ws->rows_out;	/* for EXPLAIN and the leader */
+	ws->next_group = ws->groups;
+	share_counters(ws);
+	warp_topn_sort(ws->topn);
+}
+
+static TupleTableSlot *
+topn_next(WarpScanState *ws, TupleTableSlot *slot)
+{
+	if (!ws->executed)
+	{
+		rows_start(ws);
+		ws->executed = true;
+	}
+	if (!ws->topn_done)
+	{
+		topn_fill(ws);
+		ws->topn_done = true;
+	}
+	warp_topn_next(ws->topn, slot);
+	return slot;
+}
+
 /* Row mode: the next joined row, or an empty slot at the end. */
 static TupleTableSlot *
 rows_next(WarpScanState *ws, TupleTableSlot *slot)
 {
 	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
 
+	if (ws->topn)
+		return topn_next(ws, slot);
 	if (!ws->executed)
 	{
 		rows_start(ws);
@@ -2381,6 +2480,35 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 	ws->scan.parts_per_batch = WARP_SCAN_PARTS;
 	ws->emit_rows = list_length(cs->custom_private) > 10 &&
 		intVal(list_nth(cs->custom_private, 10)) != 0;
+	if (list_length(cs->custom_private) > 11)
+	{
+		/* (columns, operators, collations, NULLS FIRST, (DESC, (bound))) */
+		List	   *order = list_nth(cs->custom_private, 11);
+		List	   *cols = linitial(order);
+		ListCell   *oc,
+				   *cc,
+				   *nc;
+		int			k = 0;
+
+		ws->topn_nkeys = list_length(cols);
+		ws->topn_keys = palloc(sizeof(WarpTopNKey) * ws->topn_nkeys);
+		ws->topn_desc = linitial(list_nth(order, 4));
+		ws->topn_bound = linitial_int((List *) lsecond(list_nth(order, 4)));
+		forfour(cc, cols, oc, (List *) lsecond(order), nc, (List *) lfourth(order),
+				pc, (List *) lthird(order))
+		{
+			ws->topn_keys[k].col = lfirst_int(cc);
+			ws->topn_keys[k].sortop = lfirst_oid(oc);
+			ws->topn_keys[k].nulls_first = lfirst_int(nc) != 0;
+			ws->topn_keys[k].collation = lfirst_oid(pc);
+			k++;
+		}
+		ws->topn_slot = MakeSingleTupleTableSlot(node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
+												 &TTSOpsVirtual);
+		ws->topn = warp_topn_create(node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
+									ws->topn_nkeys, ws->topn_keys, ws->topn_bound,
+									estate->es_query_cxt);
+	}
 	/* under Gather each participant is one thread; else pg_warp.cpu_threads */
 	ws->nthreads = node->ss.ps.plan->parallel_aware ? 1 : pgwarp_cpu_thread_count();
 }
@@ -2399,6 +2527,8 @@ warp_end(CustomScanState *node)
 
 	foreach(lc, node->custom_ps)
 		ExecEndNode(lfirst(lc));
+	if (ws->topn_slot)
+		ExecDropSingleTupleTableSlot(ws->topn_slot);
 	arrow_scan_end(&ws->scan);
 	if (ws->fact_rel)
 		table_close(ws->fact_rel, AccessShareLock);
@@ -2431,6 +2561,10 @@ warp_rescan(CustomScanState *node)
 	ws->rows_out = 0;
 	ws->round_cxt = NULL;		/* was engine_cxt's child */
 	ws->row_failed_pool = NULL;
+	if (ws->topn)
+		warp_topn_reset(ws->topn);
+	ws->topn_done = false;
+	ws->topn_offered = 0;
 	ws->out_cols = NULL;
 	ws->row_tables = NULL;
 	ws->row_units = NULL;
@@ -2470,6 +2604,29 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		Node	   *q = (Node *) make_ands_explicit(ws->quals);
 
 		ExplainPropertyText("Engine Filter", deparse(ws, context, q), es);
+	}
+	if (ws->topn)
+	{
+		/* ORDER BY ... LIMIT kept here: "Top-N: 100 by a DESC, b" */
+		List	   *tl = ((CustomScan *) node->ss.ps.plan)->custom_scan_tlist;
+		StringInfoData tn;
+
+		initStringInfo(&tn);
+		appendStringInfo(&tn, INT64_FORMAT " by ", ws->topn_bound);
+		for (j = 0; j < ws->topn_nkeys; j++)
+		{
+			TargetEntry *te = list_nth(tl, ws->topn_keys[j].col);
+			bool		desc = list_nth_int(ws->topn_desc, j) != 0;
+
+			appendStringInfo(&tn, "%s%s%s%s", j ? ", " : "",
+							 deparse_expression((Node *) te->expr, context, true, false),
+							 desc ? " DESC" : "",
+							 ws->topn_keys[j].nulls_first != desc ?
+							 (desc ? " NULLS LAST" : " NULLS FIRST") : "");
+		}
+		ExplainPropertyText("Top-N", tn.data, es);
+		if (es->analyze && ws->executed)
+			ExplainPropertyInteger("Top-N Rows Built", NULL, ws->topn_offered, es);
 	}
 	initStringInfo(&buf);
 	for (j = 0; j < ws->ndims; j++)

@@ -1640,7 +1640,8 @@ drop_row_join_paths(RelOptInfo *rel)
  *   5  (fact table OID)                    6  0: this backend; 1 +
  *      GpudDeviceKind: pg_warp_gpud        7  1: a heap fact table
  *   8, 9  count(DISTINCT) counted here: its key and aggregate, or -1
- *   10 1: row mode (WarpJoin)
+ *   10 1: row mode (WarpJoin, WarpScan)
+ *   11 (row mode, optional) ORDER BY ... LIMIT kept in the node (topn_order)
  */
 static List *
 star_private(PlannerInfo *root, StarInfo *si, StarCost *sc, List *joins, Relids relids,
@@ -1870,6 +1871,106 @@ warp_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 /* ------------------------------------------------------ joins, no aggregates */
 
 /*
+ * Top-N inside the node: largest LIMIT (plus OFFSET) whose rows the node
+ * keeps itself (warp_topn.c); a bigger one is PostgreSQL's sort.
+ */
+#define WARP_TOPN_MAX_ROWS	100000
+
+/*
+ * ORDER BY ... LIMIT of a query whose rows are rel's, as custom_private item
+ * 11 (warp_exec.c reads it): (output columns, ordering operators,
+ * collations, NULLS FIRST flags, DESC flags, (bound)), or NIL when the
+ * node cannot return its rows in that order itself: every ORDER BY item
+ * must be one of rel's output columns, every output a column or a
+ * constant, and nothing may come between the scan/join and the LIMIT (no
+ * aggregation, window, DISTINCT, set-returning function or row locking).  The ordering is the
+ * operator's own (sort support), so it is PostgreSQL's for every type and
+ * collation.
+ */
+static List *
+topn_order(PlannerInfo *root, RelOptInfo *rel)
+{
+	Query	   *parse = root->parse;
+	List	   *cols = NIL,
+			   *ops = NIL,
+			   *colls = NIL,
+			   *nulls_first = NIL,
+			   *desc = NIL;
+	ListCell   *lc;
+
+	if (parse->sortClause == NIL || root->limit_tuples < 1 ||
+		root->limit_tuples > WARP_TOPN_MAX_ROWS || parse->hasAggs ||
+		parse->groupClause != NIL || parse->groupingSets != NIL || parse->hasWindowFuncs ||
+		parse->distinctClause != NIL || parse->hasTargetSRFs || parse->setOperations != NULL ||
+		parse->rowMarks != NIL || parse->limitOption == LIMIT_OPTION_WITH_TIES ||
+		root->query_pathkeys == NIL ||
+		compare_pathkeys(root->query_pathkeys, root->sort_pathkeys) != PATHKEYS_EQUAL)
+		return NIL;
+
+	/*
+	 * PostgreSQL computes the output expressions of every row before its
+	 * sort, so an error there (a + 1 overflowing in a row that is not
+	 * among the first N) is raised; kept in the node, the projection would
+	 * see the first N rows only.  Plain columns and constants only.
+	 */
+	foreach(lc, root->processed_tlist)
+	{
+		Expr	   *e = ((TargetEntry *) lfirst(lc))->expr;
+
+		while (e && IsA(e, RelabelType))
+			e = ((RelabelType *) e)->arg;
+		if (e == NULL || !(IsA(e, Var) || IsA(e, Const) || IsA(e, Param)))
+			return NIL;
+	}
+	foreach(lc, root->query_pathkeys)
+	{
+		PathKey    *pk = lfirst(lc);
+		EquivalenceClass *ec = pk->pk_eclass;
+		ListCell   *mc;
+		int			col = -1;
+		Oid			type = InvalidOid,
+					op;
+
+		if (ec->ec_has_volatile)
+			return NIL;
+		foreach(mc, ec->ec_members)
+		{
+			EquivalenceMember *em = lfirst(mc);
+			Expr	   *e = em->em_expr;
+			ListCell   *tc;
+
+			if (em->em_is_child)
+				continue;
+			while (e && IsA(e, RelabelType))
+				e = ((RelabelType *) e)->arg;
+			foreach(tc, rel->reltarget->exprs)
+			{
+				if (equal(lfirst(tc), e))
+				{
+					col = foreach_current_index(tc);
+					type = em->em_datatype;
+					break;
+				}
+			}
+			if (col >= 0)
+				break;
+		}
+		if (col < 0)
+			return NIL;
+		op = get_opfamily_member(pk->pk_opfamily, type, type, pk->pk_strategy);
+		if (!OidIsValid(op))
+			return NIL;
+		cols = lappend_int(cols, col);
+		ops = lappend_oid(ops, op);
+		colls = lappend_oid(colls, ec->ec_collation);
+		nulls_first = lappend_int(nulls_first, pk->pk_nulls_first ? 1 : 0);
+		desc = lappend_int(desc, pk->pk_strategy == BTGreaterStrategyNumber ? 1 : 0);
+	}
+	return list_make5(cols, ops, colls, nulls_first,
+					  list_make2(desc, list_make1_int((int) root->limit_tuples)));
+}
+
+/*
  * A star join whose rows PostgreSQL needs: a path for the relation of the
  * whole FROM list (WarpJoin) whose engine filters the fact table, probes
  * every dimension and returns each joined row, its columns taken as "group
@@ -1953,6 +2054,33 @@ try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 	cp->custom_private = star_private(root, &si, &sc, joins, rel->relids, 0, true);
 	cp->methods = rel->reloptkind == RELOPT_BASEREL ?
 		&warp_scan_path_methods : &warp_join_path_methods;
+
+	/*
+	 * ORDER BY ... LIMIT: a path that keeps the best rows itself and returns
+	 * them in order (pathkeys), so PostgreSQL puts only the Limit above; the
+	 * same scan, a comparison per row instead of a tuple per row.  Serial
+	 * only.  Made before add_path(cp) like the partial path.
+	 */
+	{
+		List	   *order = topn_order(root, rel);
+
+		if (order != NIL)
+		{
+			CustomPath *tp = makeNode(CustomPath);
+			double		bound = root->limit_tuples;
+
+			memcpy(tp, cp, sizeof(CustomPath));
+			tp->custom_private = lappend(list_copy(cp->custom_private), order);
+			tp->path.pathkeys = root->query_pathkeys;
+			tp->path.rows = Min(rows, bound);
+			tp->path.total_cost = startup + sc.fact_cost / pgwarp_cpu_thread_count() +
+				rows * cpu_operator_cost * list_length(root->query_pathkeys) +
+				tp->path.rows * cpu_tuple_cost;
+			/* nothing comes out before the whole scan */
+			tp->path.startup_cost = tp->path.total_cost;
+			add_path(rel, &tp->path);
+		}
+	}
 
 	/*
 	 * The partial path: each participant claims fact batches and returns

@@ -349,3 +349,24 @@ def test_explain_verbose_reason(big):
     finally:
         conn.execute("RESET pg_warp.heap_min_rows")
         set_side(conn, big.w, True)
+
+
+def test_join_topn(big):
+    """ORDER BY ... LIMIT in WarpJoin: fact and dimension columns as keys
+    (the dimension's text and int8 through their sort support), serial and
+    on 4 threads"""
+    conn = big.conn
+    queries = ["SELECT f.id, dim.grp, dim.w FROM f JOIN dim ON f.k = dim.id "
+               "ORDER BY dim.grp NULLS FIRST, dim.w DESC, f.id LIMIT 30",
+               "SELECT f.id, f.tz, dt.month FROM f JOIN dt ON f.d = dt.dk WHERE f.x <> 0 "
+               "ORDER BY dt.month DESC, f.tz, f.id LIMIT 15"]
+    for threads in ("1", "4"):
+        conn.execute("SET pg_warp.cpu_threads = " + threads)
+        try:
+            for q in queries:
+                set_side(conn, big.w, True)
+                plan = plan_of(conn, q)
+                assert "Top-N: " in plan and "Sort" not in plan, "%s\n%s" % (q, plan)
+                check(big, q, ordered=True, expect=nonempty, node="WarpJoin")
+        finally:
+            conn.execute("RESET pg_warp.cpu_threads")

@@ -246,3 +246,74 @@ def test_rescan_and_cursor(big):
             got.extend(part)
         conn.execute("CLOSE c")
     assert sorted(got) == [tuple(r) for r in want[1]]
+
+
+def check_topn(star, sql, expect=None, node="WarpScan"):
+    """ORDER BY ... LIMIT kept in the node: the plan has no Sort, the node
+    says Top-N, the rows come in PostgreSQL's order"""
+    conn = star.conn
+    set_side(conn, star.w, True)
+    plan = plan_of(conn, sql)
+    assert "Top-N: " in plan and "Sort" not in plan, "%s\n%s" % (sql, plan)
+    return check(star, sql, ordered=True, expect=expect, node=node)
+
+
+# every type's ordering, NULLS FIRST/LAST, DESC, NaN after every float, -0
+# equal to 0, OFFSET, a LIMIT beyond the rows; ties broken by id so the
+# order is total
+TOPN_QUERIES = [
+    "SELECT id, x FROM f WHERE id <> 0 ORDER BY x, id LIMIT 5",
+    "SELECT id, x FROM f WHERE id <> 0 ORDER BY x DESC, id LIMIT 5",
+    "SELECT id, x FROM f WHERE id <> 0 ORDER BY x NULLS FIRST, id DESC LIMIT 7",
+    "SELECT id, r FROM f WHERE id <> 0 ORDER BY r DESC NULLS LAST, id LIMIT 6",
+    "SELECT id, big, s FROM f WHERE id <> 0 ORDER BY big, s DESC, id LIMIT 4",
+    "SELECT id, dt, ts FROM f WHERE id <> 0 ORDER BY dt DESC, ts, id LIMIT 5 OFFSET 2",
+    "SELECT id, fl FROM f WHERE id <> 0 ORDER BY fl NULLS FIRST, id LIMIT 3",
+    "SELECT id, a FROM f WHERE id <> 0 ORDER BY a, id LIMIT 1000",
+    "SELECT id, 'c', a FROM f WHERE id <> 0 ORDER BY id DESC LIMIT 3",
+]
+
+
+@pytest.mark.parametrize("threads", ["1", "4"])
+def test_topn(base, threads):
+    base.conn.execute("SET pg_warp.cpu_threads = " + threads)
+    try:
+        for q in TOPN_QUERIES:
+            check_topn(base, q, expect=nonempty)
+    finally:
+        base.conn.execute("RESET pg_warp.cpu_threads")
+
+
+def test_topn_big(big):
+    """43 batches: text under the database's collation, numeric,
+    timestamptz; serial and on 4 threads (rounds), errors raised as under
+    PostgreSQL's Sort (which reads every row first, LIMIT 1 or not)"""
+    conn = big.conn
+    queries = ["SELECT t, id FROM f WHERE k < 50 ORDER BY t DESC NULLS FIRST, id LIMIT 25",
+               "SELECT m, tz, id FROM f WHERE t LIKE '%A%' ORDER BY m DESC, tz, id LIMIT 40",
+               "SELECT x, id FROM f WHERE k IS NOT NULL ORDER BY x NULLS FIRST, id DESC LIMIT 12",
+               "SELECT id, t FROM f WHERE m > 10 ORDER BY tz DESC, id LIMIT 3000"]
+    for threads in ("1", "4"):
+        conn.execute("SET pg_warp.cpu_threads = " + threads)
+        try:
+            for q in queries:
+                check_topn(big, q, expect=nonempty)
+            check_topn(big, "SELECT id FROM f WHERE 10 / (id - 25000) >= 0 ORDER BY id LIMIT 1",
+                       expect="error:22012")
+        finally:
+            conn.execute("RESET pg_warp.cpu_threads")
+    # not in the node: an expression as ORDER BY item, a window, a LIMIT
+    # past pg_warp's bound, WITH TIES; an output expression, which
+    # PostgreSQL computes for every row before its sort (its error is
+    # raised though the row is not among the first N)
+    check(big, "SELECT k * 100000000 AS e, id FROM f WHERE id <> -1 ORDER BY id LIMIT 3", ordered=True,
+          expect="error:22003", node="WarpScan")
+    set_side(conn, big.w, True)
+    for q in ("SELECT id, k FROM f WHERE k < 5 ORDER BY k * 2, id LIMIT 5",
+              "SELECT k * 100000000 AS e, id FROM f WHERE id <> -1 ORDER BY id LIMIT 3",
+              "SELECT id, rank() OVER (ORDER BY k) FROM f WHERE k < 5 ORDER BY id LIMIT 5",
+              "SELECT id FROM f WHERE k < 50 ORDER BY id LIMIT 200000",
+              "SELECT id FROM f WHERE k < 50 ORDER BY k FETCH FIRST 3 ROWS WITH TIES"):
+        plan = plan_of(conn, q)
+        assert "Top-N" not in plan, "%s\n%s" % (q, plan)
+        check(big, q, ordered="ORDER BY id" in q and "OVER" not in q, node="WarpScan")
