@@ -137,6 +137,16 @@ struct WarpCpu
 	 * additions decides whether it overflows (warp_cpu_set_order_check) */
 	bool		order_check;
 	bool		order_risk;
+
+	/* row mode under ORDER BY ... LIMIT (WarpProgram.topn_limit): rows
+	 * whose first ORDER BY key sorts after topn_val are dropped */
+	bool		topn_have;
+	bool		topn_float;
+	warp_int64	topn_val;		/* (float bits for floats) */
+	warp_uint8	topn_null;
+	warp_int64	topn_compact_at;	/* rows at which to compact next */
+	warp_int32 *topn_idx;		/* compaction scratch */
+	warp_int64	topn_idx_cap;
 };
 
 static void *
@@ -274,6 +284,8 @@ join_hit_rate(const WarpJoinTable *t, int kind)
 		return (double) t->nrows / ((double) (t->max - t->min) + 1.0);
 	return t->nrows == 0 ? 0.0 : 1.0;
 }
+
+static warp_int64 topn_compact_floor(const WarpProgram *p);
 
 WarpCpu *
 warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const WarpAlloc *alloc)
@@ -459,6 +471,11 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 	}
 	if (!groups_reserve(x, 64))
 		return NULL;
+	if (prog->topn_limit > 0)
+	{
+		x->topn_float = IS_FLOAT_NODE(x, prog->keys[prog->topn_key].node);
+		x->topn_compact_at = topn_compact_floor(prog);
+	}
 	return x;
 }
 
@@ -2086,6 +2103,154 @@ rehash_groups(WarpCpu *x)
 }
 
 /* the key in kbuf/knull as a new group (row mode: every row); -1 on no memory */
+/* ------------------------------------------------------ row-mode top-N */
+
+/* compact when the table holds twice the limit, and not for tiny ones */
+static warp_int64
+topn_compact_floor(const WarpProgram *p)
+{
+	return p->topn_limit * 2 > 4096 ? p->topn_limit * 2 : 4096;
+}
+
+/*
+ * PostgreSQL's order of two values of the first ORDER BY key (int64 or
+ * float bits, NULL flags): < 0 when a comes first.  NULLs where the ORDER
+ * BY item puts them; float NaN after every other value and equal to NaN,
+ * -0 equal to 0 (float8_cmp_internal); DESC reverses the values' order.
+ */
+static inline int
+topn_cmp(const WarpCpu *x, warp_int64 a, warp_uint8 an, warp_int64 b, warp_uint8 bn)
+{
+	int			c;
+
+	if (an || bn)
+	{
+		if (an && bn)
+			return 0;
+		c = an ? 1 : -1;
+		return x->p->topn_nulls_first ? -c : c;
+	}
+	if (x->topn_float)
+	{
+		double		fa,
+					fb;
+
+		memcpy(&fa, &a, sizeof(fa));
+		memcpy(&fb, &b, sizeof(fb));
+		if (isnan(fa) || isnan(fb))
+			c = isnan(fa) ? (isnan(fb) ? 0 : 1) : -1;
+		else
+			c = fa < fb ? -1 : (fa > fb ? 1 : 0);
+	}
+	else
+		c = a < b ? -1 : (a > b ? 1 : 0);
+	return x->p->topn_desc ? -c : c;
+}
+
+static inline int
+topn_cmp_rows(const WarpCpu *x, warp_int64 g, warp_int64 h)
+{
+	int			nk = x->p->nkeys,
+				k = x->p->topn_key;
+
+	return topn_cmp(x, x->gkey[g * nk + k], x->gnull[g * nk + k],
+					x->gkey[h * nk + k], x->gnull[h * nk + k]);
+}
+
+/*
+ * Rearrange idx[0..n) so idx[kth] holds the row of rank kth by the first
+ * ORDER BY key (three-way partitions: many equal keys cost nothing extra).
+ */
+static void
+topn_select(const WarpCpu *x, warp_int32 *idx, warp_int64 n, warp_int64 kth)
+{
+	warp_int64	lo = 0,
+				hi = n - 1;
+
+	while (lo < hi)
+	{
+		warp_int32	pivot = idx[lo + (hi - lo) / 2];
+		warp_int64	lt = lo,
+					i = lo,
+					gt = hi;
+
+		while (i <= gt)
+		{
+			int			c = topn_cmp_rows(x, idx[i], pivot);
+			warp_int32	t;
+
+			if (c < 0)
+			{
+				t = idx[lt];
+				idx[lt++] = idx[i];
+				idx[i++] = t;
+			}
+			else if (c > 0)
+			{
+				t = idx[gt];
+				idx[gt--] = idx[i];
+				idx[i] = t;
+			}
+			else
+				i++;
+		}
+		if (kth < lt)
+			hi = lt - 1;
+		else if (kth > gt)
+			lo = gt + 1;
+		else
+			return;
+	}
+}
+
+/*
+ * The table holds topn_compact_at rows: find the topn_limit-th best first
+ * ORDER BY key among them, make it the threshold, and drop the rows that
+ * sort after it (those equal to it stay: later keys decide between them).
+ * false on no memory.
+ */
+static bool
+topn_compact(WarpCpu *x)
+{
+	const WarpProgram *p = x->p;
+	int			nk = p->nkeys;
+	warp_int64	n = x->ngroups,
+				g,
+				w = 0,
+				thr;
+
+	if (n > x->topn_idx_cap)
+	{
+		x->topn_idx = xalloc(x, sizeof(warp_int32) * n);
+		if (x->topn_idx == NULL)
+			return false;
+		x->topn_idx_cap = n;
+	}
+	for (g = 0; g < n; g++)
+		x->topn_idx[g] = (warp_int32) g;
+	topn_select(x, x->topn_idx, n, p->topn_limit - 1);
+	thr = x->topn_idx[p->topn_limit - 1];
+	x->topn_val = x->gkey[thr * nk + p->topn_key];
+	x->topn_null = x->gnull[thr * nk + p->topn_key];
+	x->topn_have = true;
+	for (g = 0; g < n; g++)
+	{
+		if (topn_cmp(x, x->gkey[g * nk + p->topn_key], x->gnull[g * nk + p->topn_key],
+					 x->topn_val, x->topn_null) > 0)
+			continue;
+		if (w != g)
+		{
+			memcpy(x->gkey + w * nk, x->gkey + g * nk, sizeof(warp_int64) * nk);
+			memcpy(x->gnull + w * nk, x->gnull + g * nk, nk);
+		}
+		w++;
+	}
+	x->ngroups = w;
+	/* many rows equal to the threshold: compact again only at twice them */
+	x->topn_compact_at = w * 2 > topn_compact_floor(p) ? w * 2 : topn_compact_floor(p);
+	return true;
+}
+
 static warp_int64
 append_row(WarpCpu *x)
 {
@@ -2736,13 +2901,21 @@ run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 					x->kbuf[k] = x->iv[gk->node][i];
 			}
 		}
+		if (p->topn_limit > 0 && x->topn_have &&
+			topn_cmp(x, x->kbuf[p->topn_key], x->knull[p->topn_key],
+					 x->topn_val, x->topn_null) > 0)
+			continue;			/* at least topn_limit rows come first */
 		g = p->emit_rows ? append_row(x) : find_group(x, code);
 		if (g < 0)
 			return WARP_ERR_OUT_OF_MEMORY;
 		x->egroup[e] = g;
 	}
 	if (p->emit_rows)
+	{
+		if (p->topn_limit > 0 && x->ngroups >= x->topn_compact_at && !topn_compact(x))
+			return WARP_ERR_OUT_OF_MEMORY;
 		return WARP_OK;			/* no aggregates */
+	}
 
 	/*
 	 * Float sums and averages can fail in their transitions (overflow).  On
@@ -2920,6 +3093,9 @@ warp_cpu_reset_groups(WarpCpu *x)
 	if (!x->p->emit_rows)
 		return;
 	x->ngroups = 0;
+	/* the top-N threshold stays: the rows it was taken from went up */
+	if (x->p->topn_limit > 0)
+		x->topn_compact_at = topn_compact_floor(x->p);
 	/* the text keys' strings were those of the rows emitted */
 	for (c = 0; c < x->p->ncols; c++)
 	{

@@ -122,6 +122,17 @@ warp_program_validate(const WarpProgram *p)
 		return "too many group keys";
 	if (p->emit_rows != 0 && (p->emit_rows != 1 || p->naggs != 0))
 		return "row mode with aggregates";
+	if (p->topn_limit < 0 ||
+		(p->topn_limit > 0 &&
+		 (!p->emit_rows || p->topn_key < 0 || p->topn_key >= p->nkeys ||
+		  p->keys[p->topn_key].kind != WG_FACT || p->keys[p->topn_key].node < 0 ||
+		  p->keys[p->topn_key].node >= p->nnodes)))
+		return "top-N on a key that is not a fact key of a row-mode program";
+	if (p->topn_limit > 0 && p->nodes[p->keys[p->topn_key].node].op == WN_COL &&
+		p->nodes[p->keys[p->topn_key].node].a >= 0 &&
+		p->nodes[p->keys[p->topn_key].node].a < p->ncols &&
+		p->cols[p->nodes[p->keys[p->topn_key].node].a].text == WARP_TEXT_KEY)
+		return "top-N on a text key (its values are ids, not in the text's order)";
 	for (i = 0; i < p->ncols; i++)
 		if (p->cols[i].type > WT_NUMERIC || p->cols[i].precision > 38 ||
 			(p->cols[i].decimal && p->cols[i].scale > 38))

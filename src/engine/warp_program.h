@@ -39,7 +39,7 @@
 #include "warp_ops_tz.h"
 
 /* version of this format; bump when a struct or an enum changes */
-#define WARP_PROGRAM_VERSION 7
+#define WARP_PROGRAM_VERSION 8
 
 typedef enum WarpType
 {
@@ -423,6 +423,20 @@ typedef struct WarpProgram
 	 * the table between batches.
 	 */
 	warp_int32	emit_rows;
+
+	/*
+	 * Row mode under ORDER BY ... LIMIT (0: off): the caller keeps the best
+	 * topn_limit rows by PostgreSQL's ordering; the driver drops a row
+	 * whose first ORDER BY column, group key topn_key (a fact key, not
+	 * text), sorts after the topn_limit-th best value among the rows it has
+	 * kept, since at least topn_limit rows come before it.  topn_desc and
+	 * topn_nulls_first as in the ORDER BY item; floats order NaN last,
+	 * -0 = 0, as PostgreSQL's float comparisons.
+	 */
+	warp_int64	topn_limit;
+	warp_int32	topn_key;
+	warp_int32	topn_desc;
+	warp_int32	topn_nulls_first;
 } WarpProgram;
 
 /*

@@ -47,6 +47,7 @@
 #include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
+#include "utils/typcache.h"
 
 #include "arrow_scan.h"
 #include "gpud_client.h"
@@ -608,6 +609,58 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	}
 }
 
+/*
+ * What each output column of the node is, worked out once per execution
+ * (at the end of build_program: text keys are known by their program
+ * columns) rather than per value: a join returns millions of rows.
+ */
+typedef enum OutColKind
+{
+	OC_AGG,						/* a partial aggregate's state */
+	OC_DIM,						/* a dimension column: payload value */
+	OC_TEXT,					/* a fact text key: interned string */
+	OC_NUMERIC,					/* a numeric column or extract(): unscaled */
+	OC_VALUE					/* any other fact key: engine value */
+} OutColKind;
+
+typedef struct OutCol
+{
+	OutColKind	kind;
+	int			key;			/* the program's key; OC_AGG: aggregate */
+	WarpDim    *dim;			/* OC_DIM: its dimension ... */
+	int			col;			/* ... and payload column; OC_TEXT: program
+								 * column */
+	int			scale;			/* OC_NUMERIC */
+	Oid			type;			/* OC_VALUE */
+} OutCol;
+
+/*
+ * ORDER BY ... LIMIT in the node: let the driver drop rows by the first
+ * ORDER BY item too (WarpProgram.topn_limit), where that is a fact column
+ * whose engine values order as PostgreSQL's operator does: integers, bool,
+ * date, timestamp(tz), floats (NaN last, -0 = 0) and numeric (scaled
+ * integers of one scale) under the type's default ordering.  Text (ids)
+ * and dimension columns (payload ids) are left to warp_topn.c.
+ */
+static void
+set_topn_prefilter(WarpScanState *ws, WarpProgram *p)
+{
+	const WarpTopNKey *k = &ws->topn_keys[0];
+	const OutCol *c = &ws->out_cols[k->col];
+	Oid			type = c->kind == OC_NUMERIC ? NUMERICOID : c->type;
+	TypeCacheEntry *tc;
+
+	if (c->kind != OC_VALUE && c->kind != OC_NUMERIC)
+		return;
+	tc = lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+	if (k->sortop != tc->lt_opr && k->sortop != tc->gt_opr)
+		return;
+	p->topn_limit = ws->topn_bound;
+	p->topn_key = c->key;
+	p->topn_desc = k->sortop == tc->gt_opr ? 1 : 0;
+	p->topn_nulls_first = k->nulls_first ? 1 : 0;
+}
+
 /* --------------------------------------------------------------- program */
 
 static void
@@ -767,10 +820,12 @@ build_program(WarpScanState *ws)
 	for (i = 0; i < p->ncols; i++)
 		if (p->cols[i].text)
 			p->cols[i].native = 0;
+	ws->out_cols = out_columns(ws);
+	if (ws->topn)
+		set_topn_prefilter(ws, p);
 	bad = warp_program_validate(p);
 	if (bad)
 		elog(ERROR, "pg_warp: invalid program: %s", bad);
-	ws->out_cols = out_columns(ws);
 }
 
 /* ------------------------------------------------------------- execution */
@@ -1935,31 +1990,6 @@ agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
 	return (Datum) 0;
 }
 
-/*
- * What each output column of the node is, worked out once per execution
- * (at the end of build_program: text keys are known by their program
- * columns) rather than per value: a join returns millions of rows.
- */
-typedef enum OutColKind
-{
-	OC_AGG,						/* a partial aggregate's state */
-	OC_DIM,						/* a dimension column: payload value */
-	OC_TEXT,					/* a fact text key: interned string */
-	OC_NUMERIC,					/* a numeric column or extract(): unscaled */
-	OC_VALUE					/* any other fact key: engine value */
-} OutColKind;
-
-typedef struct OutCol
-{
-	OutColKind	kind;
-	int			key;			/* the program's key; OC_AGG: aggregate */
-	WarpDim    *dim;			/* OC_DIM: its dimension ... */
-	int			col;			/* ... and payload column; OC_TEXT: program
-								 * column */
-	int			scale;			/* OC_NUMERIC */
-	Oid			type;			/* OC_VALUE */
-} OutCol;
-
 static struct OutCol *
 out_columns(WarpScanState *ws)
 {
@@ -2626,7 +2656,12 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		}
 		ExplainPropertyText("Top-N", tn.data, es);
 		if (es->analyze && ws->executed)
+		{
+			/* rows the engine returned (fewer than joined where it drops
+			 * rows by the first key), and those built as tuples */
+			ExplainPropertyInteger("Top-N Rows Offered", NULL, ws->rows_out, es);
 			ExplainPropertyInteger("Top-N Rows Built", NULL, ws->topn_offered, es);
+		}
 	}
 	initStringInfo(&buf);
 	for (j = 0; j < ws->ndims; j++)

@@ -317,3 +317,59 @@ def test_topn_big(big):
         plan = plan_of(conn, q)
         assert "Top-N" not in plan, "%s\n%s" % (q, plan)
         check(big, q, ordered="ORDER BY id" in q and "OVER" not in q, node="WarpScan")
+
+
+def _many_rows(n):
+    nan, inf = float("nan"), float("inf")
+    specials = [nan, inf, -inf, -0.0, 0.0, None, 1e308, -1e308]
+    rows = []
+    for i in range(n):
+        x = specials[i % 8] if i % 5 == 0 else ((i * 7919) % 1000) / 8.0 - 60
+        rows.append((i, x, (i * 31) % 7 if i % 9 else None, decimal.Decimal((i * 13) % 20000) / 100,
+                     TS(2000, 1, 1) + datetime.timedelta(seconds=(i * 104729) % 9000000)
+                     if i % 17 else None, None if i % 23 == 0 else ((i * 37) % 500) / 4.0))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def many(conn):
+    s = Star(conn, "warpscan_many")
+    # one batch: the driver holds every row of it, so it compacts on its
+    # own first ORDER BY key (WarpProgram.topn_limit) while scanning
+    s.table("f", [("id", "int4"), ("x", "float8"), ("k", "int4"), ("m", "numeric(10,2)"),
+                  ("ts", "timestamp"), ("r", "float4")], _many_rows(20000), batch_rows=20000)
+    yield s
+    s.close()
+
+
+def test_topn_engine_prefilter(many):
+    """The driver drops rows whose first ORDER BY key sorts after the
+    limit-th best it has kept: floats with NaN (last), infinities, -0 and
+    0 (equal), NULLs first or last, ascending and descending, a key with
+    few values (ties across the threshold), numeric and timestamp keys;
+    one batch serially and on 4 threads (parts of the batch)"""
+    conn = many.conn
+    orders = ["x, id", "x DESC, id", "x NULLS FIRST, id DESC", "x DESC NULLS LAST, id",
+              "k DESC, id", "k NULLS FIRST, x, id", "m DESC, id", "ts DESC NULLS LAST, id",
+              "r, id", "r DESC NULLS FIRST, id"]
+    for threads in ("1", "4"):
+        conn.execute("SET pg_warp.cpu_threads = " + threads)
+        try:
+            for o in orders:
+                cols = [c.split()[0] for c in o.split(", ")]
+                for lim in (1, 10, 3000):
+                    check_topn(many, "SELECT %s FROM f WHERE id <> -1 ORDER BY %s LIMIT %d"
+                               % (", ".join(dict.fromkeys(cols)), o, lim), expect=nonempty)
+        finally:
+            conn.execute("RESET pg_warp.cpu_threads")
+    # the prefilter did the work: of 20000 rows, few were built
+    set_side(conn, many.w, True)
+    conn.execute("SET pg_warp.cpu_threads = 1")
+    try:
+        res = run(conn, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "
+                        "SELECT x, id FROM f WHERE id <> -1 ORDER BY x DESC, id LIMIT 10")
+    finally:
+        conn.execute("RESET pg_warp.cpu_threads")
+    offered = [int(r[0].split(":")[1]) for r in res[1] if "Top-N Rows Offered" in r[0]]
+    joined = [int(r[0].split(":")[1]) for r in res[1] if "Rows After Joins" in r[0]]
+    assert joined == [20000] and offered and offered[0] < 10000, res
