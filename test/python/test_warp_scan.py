@@ -13,6 +13,7 @@ win on these small tables.
 """
 import datetime
 import decimal
+import os
 
 import pytest
 
@@ -373,3 +374,50 @@ def test_topn_engine_prefilter(many):
     offered = [int(r[0].split(":")[1]) for r in res[1] if "Top-N Rows Offered" in r[0]]
     joined = [int(r[0].split(":")[1]) for r in res[1] if "Rows After Joins" in r[0]]
     assert joined == [20000] and offered and offered[0] < 10000, res
+
+
+def test_corrupt_batch(mk):
+    """A batch whose string offsets point past its data: WarpScan (one
+    thread, threads, Top-N) and WarpPreAgg raise arrow_fdw's error (same
+    SQLSTATE, the file named), never crash; a LIMIT met in the batches
+    before it returns rows without the error, as arrow_fdw's scan does"""
+    import struct
+
+    from pwhelpers import IpcLayout, patch
+    s = mk()
+    rows = [(i, "s%d" % (i % 50)) for i in range(8000)]
+    s.table("f", [("id", "int4"), ("t", "text")], rows, batch_rows=1000)
+    data = open(s.files["f"], "rb").read()
+    layout = IpcLayout(data)
+    batch = layout.batch_messages()[5]
+    # buffers: id (validity, values), t (validity, offsets, data)
+    off = batch["body_offset"] + batch["buffers"][3][0]
+    assert struct.unpack_from("<i", data, off) == (0,)
+    path = s.files["f"].replace("f.arrow", "bad.arrow")
+    with open(path, "wb") as out:
+        out.write(patch(data, off + 4 * 1000, "<i", 1 << 30))
+    os.chmod(path, 0o644)
+    conn = s.conn
+    conn.execute("CREATE FOREIGN TABLE %s.bad (id int4, t text) SERVER arrow_fdw "
+                 "OPTIONS (file '%s')" % (s.w, path))
+    queries = ["SELECT id, t FROM bad WHERE id >= 0",
+               "SELECT t, count(*) FROM bad WHERE id >= 0 GROUP BY t",
+               "SELECT id, t FROM bad WHERE id >= 0 ORDER BY id DESC LIMIT 5"]
+    set_side(conn, s.w, False)
+    want = [run(conn, q) for q in queries]
+    for w in want:
+        assert w[0] == "error" and os.path.basename(path) in w[2], w
+    for threads in ("1", "4"):
+        set_side(conn, s.w, True)
+        conn.execute("SET pg_warp.cpu_threads = " + threads)
+        try:
+            for q, w, node in zip(queries, want, ("WarpScan", "WarpPreAgg", "Top-N")):
+                assert node in plan_of(conn, q), (q, plan_of(conn, q))
+                got = run(conn, q)
+                assert got[0] == "error" and got[1] == w[1] and os.path.basename(path) in got[2], \
+                    (q, threads, got, w)
+            got = run(conn, "SELECT id, t FROM bad WHERE id >= 0 LIMIT 5")
+            assert got[0] == "ok" and len(got[1]) == 5, got
+        finally:
+            conn.execute("RESET pg_warp.cpu_threads")
+    assert run(conn, "SELECT 1")[1] == [(1,)]
