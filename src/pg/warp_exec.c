@@ -2257,6 +2257,22 @@ rows_next_batch(WarpScanState *ws)
 }
 
 /*
+ * Row mode: the error kept until the rows before the failing row went up
+ * (a round's, on threads, or the serial driver's), if any.
+ */
+static void
+rows_raise_pending(WarpScanState *ws)
+{
+	if (ws->row_failed_pool)
+		pool_raise(ws, ws->row_failed_pool);
+	if (ws->rows_status != WARP_OK)
+		report_status(ws->rows_status);
+	if (ws->rows_load != WARP_LOAD_OK)
+		report_load_error(ws, ws->rows_load, ws->rows_bad_col, ws->rows_bad_row,
+						  ws->scan.files[ws->rows_bad_file].path);
+}
+
+/*
  * Row mode with ORDER BY ... LIMIT in the node: every batch (round) is
  * consumed into the top-N set before the first row goes up, as PostgreSQL's
  * Sort consumes its input (so every error is raised, as there).  A row is
@@ -2305,13 +2321,7 @@ topn_fill(WarpScanState *ws)
 		}
 		ws->rows_out += ws->groups;
 		/* the rows before a failing one are in: now its error */
-		if (ws->row_failed_pool)
-			pool_raise(ws, ws->row_failed_pool);
-		if (ws->rows_status != WARP_OK)
-			report_status(ws->rows_status);
-		if (ws->rows_load != WARP_LOAD_OK)
-			report_load_error(ws, ws->rows_load, ws->rows_bad_col, ws->rows_bad_row,
-							  ws->scan.files[ws->rows_bad_file].path);
+		rows_raise_pending(ws);
 	}
 	ResetExprContext(econtext);
 	ws->rows_done = true;
@@ -2364,13 +2374,7 @@ rows_next(WarpScanState *ws, TupleTableSlot *slot)
 			ws->rows_out++;
 			return ExecStoreVirtualTuple(slot);
 		}
-		if (ws->row_failed_pool)
-			pool_raise(ws, ws->row_failed_pool);
-		if (ws->rows_status != WARP_OK)
-			report_status(ws->rows_status);
-		if (ws->rows_load != WARP_LOAD_OK)
-			report_load_error(ws, ws->rows_load, ws->rows_bad_col, ws->rows_bad_row,
-							  ws->scan.files[ws->rows_bad_file].path);
+		rows_raise_pending(ws);
 		if (ws->rows_done)
 			return slot;
 		CHECK_FOR_INTERRUPTS();

@@ -1996,6 +1996,7 @@ try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 	StarCost	sc;
 	CustomPath *cp;
 	List	   *joins;
+	List	   *order;
 	double		rows = rel->rows;
 	Cost		startup,
 				run;
@@ -2058,28 +2059,24 @@ try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 	/*
 	 * ORDER BY ... LIMIT: a path that keeps the best rows itself and returns
 	 * them in order (pathkeys), so PostgreSQL puts only the Limit above; the
-	 * same scan, a comparison per row instead of a tuple per row.  Serial
-	 * only.  Made before add_path(cp) like the partial path.
+	 * same scan, a comparison per row instead of a tuple per row.  Made
+	 * before add_path(cp) like the partial paths.
 	 */
+	order = topn_order(root, rel);
+	if (order != NIL)
 	{
-		List	   *order = topn_order(root, rel);
+		CustomPath *tp = makeNode(CustomPath);
 
-		if (order != NIL)
-		{
-			CustomPath *tp = makeNode(CustomPath);
-			double		bound = root->limit_tuples;
-
-			memcpy(tp, cp, sizeof(CustomPath));
-			tp->custom_private = lappend(list_copy(cp->custom_private), order);
-			tp->path.pathkeys = root->query_pathkeys;
-			tp->path.rows = Min(rows, bound);
-			tp->path.total_cost = startup + sc.fact_cost / pgwarp_cpu_thread_count() +
-				rows * cpu_operator_cost * list_length(root->query_pathkeys) +
-				tp->path.rows * cpu_tuple_cost;
-			/* nothing comes out before the whole scan */
-			tp->path.startup_cost = tp->path.total_cost;
-			add_path(rel, &tp->path);
-		}
+		memcpy(tp, cp, sizeof(CustomPath));
+		tp->custom_private = lappend(list_copy(cp->custom_private), order);
+		tp->path.pathkeys = root->query_pathkeys;
+		tp->path.rows = Min(rows, root->limit_tuples);
+		tp->path.total_cost = startup + sc.fact_cost / pgwarp_cpu_thread_count() +
+			rows * cpu_operator_cost * list_length(root->query_pathkeys) +
+			tp->path.rows * cpu_tuple_cost;
+		/* nothing comes out before the whole scan */
+		tp->path.startup_cost = tp->path.total_cost;
+		add_path(rel, &tp->path);
 	}
 
 	/*
@@ -2120,10 +2117,49 @@ try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 			pp->path.startup_cost = WARP_STARTUP_COST + sc.par_dims_cost;
 			pp->path.total_cost = pp->path.startup_cost + sc.fact_cost / divisor +
 				pp->path.rows * cpu_tuple_cost;
+			if (order != NIL)
+			{
+				/* each participant's first rows, in order: a Gather Merge
+				 * above merges them (made before add_partial_path(pp)) */
+				CustomPath *tpp = makeNode(CustomPath);
+
+				memcpy(tpp, pp, sizeof(CustomPath));
+				tpp->custom_private = lappend(list_copy(pp->custom_private), order);
+				tpp->path.pathkeys = root->query_pathkeys;
+				tpp->path.rows = Min(pp->path.rows, root->limit_tuples);
+				tpp->path.total_cost = pp->path.startup_cost + sc.fact_cost / divisor +
+					pp->path.rows * cpu_operator_cost * list_length(root->query_pathkeys) +
+					tpp->path.rows * cpu_tuple_cost;
+				tpp->path.startup_cost = tpp->path.total_cost;
+				add_partial_path(rel, &tpp->path);
+			}
 			add_partial_path(rel, &pp->path);
 		}
 	}
 	add_path(rel, &cp->path);
+}
+
+/*
+ * try_join_rows for a hook.  With aggregation, why WarpPreAgg did not take
+ * the query is the reason EXPLAIN VERBOSE gives, not why the rows could not
+ * come from the engine (a heap fact table, pg_warp.mode = gpu: WarpPreAgg
+ * may well take those).
+ */
+static void
+try_rows(PlannerInfo *root, RelOptInfo *rel)
+{
+	Query	   *parse = root->parse;
+
+	if (parse->hasAggs || parse->groupClause != NIL || parse->groupingSets != NIL)
+	{
+		char		saved[sizeof(last_reason)];
+
+		strlcpy(saved, last_reason, sizeof(saved));
+		try_join_rows(root, rel);
+		strlcpy(last_reason, saved, sizeof(saved));
+	}
+	else
+		try_join_rows(root, rel);
 }
 
 static void
@@ -2146,22 +2182,7 @@ warp_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		if (IsA(lfirst(lc), CustomPath) &&
 			((CustomPath *) lfirst(lc))->methods == &warp_join_path_methods)
 			return;
-	if (parse->hasAggs || parse->groupClause != NIL || parse->groupingSets != NIL)
-	{
-		/*
-		 * With aggregation, why WarpPreAgg did not take the query is the
-		 * reason EXPLAIN VERBOSE gives, not why the rows could not come
-		 * from WarpJoin (a heap fact table, pg_warp.mode = gpu: WarpPreAgg
-		 * may well take those)
-		 */
-		char		saved[sizeof(last_reason)];
-
-		strlcpy(saved, last_reason, sizeof(saved));
-		try_join_rows(root, joinrel);
-		strlcpy(last_reason, saved, sizeof(last_reason));
-	}
-	else
-		try_join_rows(root, joinrel);
+	try_rows(root, joinrel);
 }
 
 /*
@@ -2180,18 +2201,7 @@ warp_rel_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte
 		root->parse->commandType != CMD_SELECT || !arrow_fdw_is_arrow_rel(rel) ||
 		pgwarp_mode == PGWARP_MODE_GPU)
 		return;
-	if (root->parse->hasAggs || root->parse->groupClause != NIL ||
-		root->parse->groupingSets != NIL)
-	{
-		/* as for WarpJoin: WarpPreAgg's reason, if any, is the one to give */
-		char		saved[sizeof(last_reason)];
-
-		strlcpy(saved, last_reason, sizeof(saved));
-		try_join_rows(root, rel);
-		strlcpy(last_reason, saved, sizeof(saved));
-	}
-	else
-		try_join_rows(root, rel);
+	try_rows(root, rel);
 }
 
 /* ---------------------------------------------------------------- plan */

@@ -863,12 +863,12 @@ def _top_level(sql, word, start=0):
             i = sql.index("'", i + 1)
             while sql.startswith("''", i):
                 i = sql.index("'", i + 2)
+        elif depth == 0 and sql.startswith(word, i):
+            return i
         elif c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
-        elif depth == 0 and sql.startswith(word, i):
-            return i
         i += 1
     return -1
 
@@ -899,10 +899,14 @@ def float_sums_within_bound(conn, star, sql, got, want):
     items = _split_top(sql[len("SELECT "):frm])
     bounds = {}
     for col, item in enumerate(items):
-        m = re.match(r"(sum|avg)\((DISTINCT )?(.*)\)( FILTER \(WHERE .*\))? AS \w+$", item)
-        if not m:
+        if not item.startswith(("sum(", "avg(")):
             continue
-        arg = m.group(3)
+        close = _top_level(item, ")", 4)      # the aggregate's own parenthesis
+        arg = item[4:close]
+        if arg.startswith("DISTINCT "):
+            arg = arg[len("DISTINCT "):]
+        if not re.match(r"( FILTER \(WHERE .*\))? AS \w+$", item[close + 1:]):
+            continue
         set_side(conn, star.h, False)
         res = run(conn, "SELECT count(*), sum(abs((%s)::float8)), pg_typeof(sum(%s))::text %s"
                   % (arg, arg, sql[frm:end]))

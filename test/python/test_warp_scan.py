@@ -1,15 +1,9 @@
-"""Single-table queries without aggregation (Custom Scan (WarpScan))
-against PostgreSQL itself: the engine filters one Arrow table's rows and
-returns the columns the query needs (src/pg/warp_plan.c warp_rel_paths and
-try_join_rows, the row mode of the executor shared with WarpJoin).
-
-Every query runs on arrow_fdw tables with pg_warp on (the plan must contain
-WarpScan where the query is meant to be offloaded) and on the oracle, heap
-copies loaded by COPY from CSV that pyarrow wrote, with pg_warp off; the
-rows must be equal (as multisets unless the query orders them totally), or
-both sides must fail with the same SQLSTATE.  The helpers are those of
-test_engine_targeted.py, whose session settings make the engine's plans
-win on these small tables.
+"""Single-table queries without aggregation (Custom Scan (WarpScan): the
+row mode of test_warp_join.py without dimensions, src/pg/warp_plan.c
+warp_rel_paths) and ORDER BY ... LIMIT kept in the node (Top-N:
+src/pg/warp_topn.c and the driver's WarpProgram.topn_limit), compared with
+PostgreSQL itself as test_warp_join.py does: arrow_fdw tables with pg_warp
+on against heap copies loaded by COPY, pg_warp off.
 """
 import datetime
 import decimal
@@ -20,10 +14,7 @@ import pytest
 # the fixtures base (the small star of test_engine_targeted.py), conn and mk
 from test_engine_targeted import (TS, Star, base, check, conn, mk, plan_of, run,  # noqa: F401
                                   set_side)
-
-PARALLEL = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
-            "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0",
-            "parallel_leader_participation = off"]
+from test_warp_join import PARALLEL
 
 
 def check_scan(star, sql, offload=True, ordered=False, expect=None, parallel=False):
@@ -421,3 +412,24 @@ def test_corrupt_batch(mk):
         finally:
             conn.execute("RESET pg_warp.cpu_threads")
     assert run(conn, "SELECT 1")[1] == [(1,)]
+
+
+def test_topn_under_gather(big):
+    """With parallel workers (pg_warp.cpu_threads = 1) each participant
+    keeps its own first rows in order and a Gather Merge merges them"""
+    conn = big.conn
+    settings = PARALLEL + ["pg_warp.cpu_threads = 1"]
+    for st in settings:
+        conn.execute("SET " + st)
+    try:
+        for q in ("SELECT t, id FROM f WHERE k < 50 ORDER BY t DESC NULLS FIRST, id LIMIT 25",
+                  "SELECT x, tz, id FROM f WHERE k IS NOT NULL ORDER BY x NULLS FIRST, tz, id LIMIT 700"):
+            set_side(conn, big.w, True)
+            plan = plan_of(conn, q)
+            assert "Gather Merge" in plan and "Parallel Custom Scan (WarpScan)" in plan and \
+                "Top-N" in plan and "Sort" not in plan, "%s\n%s" % (q, plan)
+            check(big, q, ordered=True, expect=nonempty, node="WarpScan")
+    finally:
+        for st in settings:
+            conn.execute("RESET " + st.split(" =")[0])
+        conn.execute("SET max_parallel_workers_per_gather = 0")
