@@ -320,6 +320,22 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 	}
 	if (si->fact == NULL)
 		return false;			/* no Arrow table, no big table: not ours, say nothing */
+	if (!bms_equal(input_rel->relids, root->all_baserels))
+	{
+		/*
+		 * Part of the query's joins (WarpJoin grows the star a depth at a
+		 * time): only around the query's own fact table
+		 */
+		rti = -1;
+		while ((rti = bms_next_member(root->all_baserels, rti)) >= 0)
+		{
+			RelOptInfo *rel = root->simple_rel_array[rti];
+
+			if (rel != NULL && rel->reloptkind == RELOPT_BASEREL &&
+				arrow_fdw_is_arrow_rel(rel) && rel->tuples > si->fact->tuples)
+				return false;
+		}
+	}
 
 	if (root->hasPseudoConstantQuals)
 		return not_offloaded("the query has constant quals");
@@ -328,7 +344,13 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 	{
 		SpecialJoinInfo *sj = lfirst(lc);
 		int			dimrti;
+		Relids		sjrels = bms_union(sj->min_lefthand, sj->min_righthand);
 
+		/* a join above this part of the query: PostgreSQL's */
+		if (!bms_overlap(sjrels, input_rel->relids))
+			continue;
+		if (!bms_is_subset(sjrels, input_rel->relids))
+			return not_offloaded("an outer, semi or anti join reaching outside the relations joined");
 		switch (sj->jointype)
 		{
 			case JOIN_LEFT:
@@ -415,7 +437,8 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 			EquivalenceMember *em = lfirst(mc);
 			Var		   *v;
 
-			if (em->em_is_child)
+			/* (members outside are joined above, through the class) */
+			if (em->em_is_child || !bms_is_subset(em->em_relids, input_rel->relids))
 				continue;
 			nmembers++;
 			v = plain_var(em->em_expr);
@@ -456,6 +479,9 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 				   *dv;
 		ListCell   *mc;
 
+		/* a clause reaching a relation outside: evaluated above */
+		if (!bms_is_subset(ri->required_relids, input_rel->relids))
+			continue;
 		if (!bms_is_member(si->fact->relid, ri->clause_relids) &&
 			bms_membership(ri->clause_relids) == BMS_MULTIPLE)
 		{
@@ -1606,6 +1632,12 @@ has_row_join(Path *p)
 			return has_row_join(((GatherMergePath *) p)->subpath);
 		case T_MaterialPath:
 			return has_row_join(((MaterialPath *) p)->subpath);
+		case T_NestPath:
+		case T_MergePath:
+		case T_HashPath:
+			/* WarpJoin for part of the joins, PostgreSQL's above */
+			return has_row_join(((JoinPath *) p)->outerjoinpath) ||
+				has_row_join(((JoinPath *) p)->innerjoinpath);
 		case T_UpperUniquePath:
 			return has_row_join(((UpperUniquePath *) p)->subpath);
 		default:
@@ -1898,7 +1930,8 @@ topn_order(PlannerInfo *root, RelOptInfo *rel)
 			   *desc = NIL;
 	ListCell   *lc;
 
-	if (parse->sortClause == NIL || root->limit_tuples < 1 ||
+	if (!bms_equal(rel->relids, root->all_baserels) ||
+		parse->sortClause == NIL || root->limit_tuples < 1 ||
 		root->limit_tuples > WARP_TOPN_MAX_ROWS || parse->hasAggs ||
 		parse->groupClause != NIL || parse->groupingSets != NIL || parse->hasWindowFuncs ||
 		parse->distinctClause != NIL || parse->hasTargetSRFs || parse->setOperations != NULL ||
@@ -2171,8 +2204,7 @@ warp_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 
 	if (prev_join_pathlist_hook)
 		prev_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
-	if (!pgwarp_enabled || !pgwarp_enable_join ||
-		!bms_equal(joinrel->relids, root->all_baserels))
+	if (!pgwarp_enabled || !pgwarp_enable_join)
 		return;
 	/* aggregation too: WarpPreAgg, if it takes the query, drops these paths */
 	if (parse->commandType != CMD_SELECT)
@@ -2182,7 +2214,24 @@ warp_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		if (IsA(lfirst(lc), CustomPath) &&
 			((CustomPath *) lfirst(lc))->methods == &warp_join_path_methods)
 			return;
-	try_rows(root, joinrel);
+	if (bms_equal(joinrel->relids, root->all_baserels))
+		try_rows(root, joinrel);
+	else
+	{
+		/*
+		 * Part of the FROM list: the star grows a depth at a time, so a
+		 * query whose other joins the engine cannot do (a table that is no
+		 * dimension, a full join, a condition across tables) still has the
+		 * fact table and its dimensions joined by the engine, PostgreSQL
+		 * joining the rest above.  Why a part was refused is not the
+		 * query's reason for EXPLAIN VERBOSE.
+		 */
+		char		saved[sizeof(last_reason)];
+
+		strlcpy(saved, last_reason, sizeof(saved));
+		try_join_rows(root, joinrel);
+		strlcpy(last_reason, saved, sizeof(last_reason));
+	}
 }
 
 /*

@@ -433,3 +433,25 @@ def test_topn_under_gather(big):
         for st in settings:
             conn.execute("RESET " + st.split(" =")[0])
         conn.execute("SET max_parallel_workers_per_gather = 0")
+
+
+def test_topn_rescan(big):
+    """Top-N as the inner side of a nested loop without Materialize: the
+    kept rows are forgotten and the scan runs again for every outer row"""
+    conn = big.conn
+    settings = ["enable_material = off", "enable_hashjoin = off", "enable_mergejoin = off",
+                "pg_warp.enable_join = off"]
+    for st in settings:
+        conn.execute("SET " + st)
+    try:
+        q = ("SELECT v.i, s.id, s.t FROM (VALUES (1), (2), (3)) v(i), "
+             "(SELECT id, t FROM f WHERE k < 40 ORDER BY t DESC, id LIMIT 7) s WHERE s.id % 3 = v.i - 1")
+        for threads in ("1", "4"):
+            conn.execute("SET pg_warp.cpu_threads = " + threads)
+            want = check(big, q, expect=nonempty, node="Top-N")
+            assert len({r[0] for r in want[1]}) > 1
+            set_side(conn, big.w, True)
+            assert "Nested Loop" in plan_of(conn, q)
+    finally:
+        for st in settings + ["pg_warp.cpu_threads = 1"]:
+            conn.execute("RESET " + st.split(" =")[0])

@@ -37,6 +37,7 @@ make_program(WarpProgram *p, WarpColumnSpec *cols, WarpNode *nodes, warp_int32 *
 	nodes[3].type = WT_INT8;
 	nodes[3].a = 1;
 	quals[0] = 2;
+	memset(joins, 0, sizeof(WarpJoinSpec));	/* kind WARP_JOIN_INNER */
 	joins[0].key_node = 3;
 	joins[0].table = 0;
 	memset(keys, 0, sizeof(WarpGroupKey));
