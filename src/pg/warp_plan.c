@@ -346,8 +346,12 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 		int			dimrti;
 		Relids		sjrels = bms_union(sj->min_lefthand, sj->min_righthand);
 
-		/* a join above this part of the query: PostgreSQL's */
-		if (!bms_overlap(sjrels, input_rel->relids))
+		/*
+		 * A join above this part of the query (it holds relations of one
+		 * side at most): PostgreSQL's
+		 */
+		if (!bms_overlap(sj->min_lefthand, input_rel->relids) ||
+			!bms_overlap(sj->min_righthand, input_rel->relids))
 			continue;
 		if (!bms_is_subset(sjrels, input_rel->relids))
 			return not_offloaded("an outer, semi or anti join reaching outside the relations joined");

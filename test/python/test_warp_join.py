@@ -370,3 +370,63 @@ def test_join_topn(big):
                 check(big, q, ordered=True, expect=nonempty, node="WarpJoin")
         finally:
             conn.execute("RESET pg_warp.cpu_threads")
+
+
+# the engine joins the fact table and some dimensions, PostgreSQL the rest:
+# a full join, a condition across the fact table and a dimension, a left
+# join with a fact-only condition in ON, an aggregate over such a join
+PART_QUERIES = [
+    "SELECT f.id, d.name, d2.sname FROM (f JOIN d ON f.k = d.dk) FULL JOIN d2 ON f.s = d2.sk",
+    "SELECT f.id, d.name, d2.sname FROM f JOIN d ON f.k = d.dk JOIN d2 ON f.s = d2.sk "
+    "WHERE f.a > d2.sk * 3",
+    "SELECT f.id, d.name, d2.sname FROM f JOIN d ON f.k = d.dk LEFT JOIN d2 ON f.s = d2.sk "
+    "AND f.a > 0",
+    "SELECT d.name, count(*), sum(f.a), min(d2.sname) FROM f JOIN d ON f.k = d.dk "
+    "JOIN d2 ON f.s = d2.sk AND f.b <> d2.sk GROUP BY 1",
+    "SELECT f.id, d8.label, d.name FROM f JOIN d8 ON f.k8 = d8.ak JOIN d ON f.k = d.dk "
+    "WHERE d.grp IS DISTINCT FROM f.g",
+]
+
+
+@pytest.mark.parametrize("threads", ["1", "4"])
+def test_join_part(base, threads):
+    """WarpJoin for part of the FROM list (the star grown a depth at a
+    time), PostgreSQL's joins above it"""
+    conn = base.conn
+    conn.execute("SET pg_warp.cpu_threads = " + threads)
+    try:
+        for q in PART_QUERIES:
+            set_side(conn, base.w, True)
+            plan = plan_of(conn, q)
+            assert re.search(r"(Hash|Nested Loop|Merge)( Full| Left| Right)?( Join)?", plan) and \
+                "WarpJoin" in plan and "WarpPreAgg" not in plan, "%s\n%s" % (q, plan)
+            check_join(base, q, expect=nonempty)
+    finally:
+        conn.execute("RESET pg_warp.cpu_threads")
+    conn.execute("SET pg_warp.enable_join = off")
+    try:
+        check_join(base, PART_QUERIES[0], offload=False)
+    finally:
+        conn.execute("RESET pg_warp.enable_join")
+
+
+def test_join_part_many_batches(big):
+    """A part of the star over 43 batches: on 4 threads and under Gather
+    (each participant the engine's part, PostgreSQL's join above)"""
+    conn = big.conn
+    q = ("SELECT f.id, dim.grp, dt.month FROM f JOIN dim ON f.k = dim.id JOIN dt ON f.d = dt.dk "
+         "WHERE f.m * 1000 > dim.w")
+    conn.execute("SET pg_warp.cpu_threads = 4")
+    try:
+        check_join(big, q, expect=nonempty)
+    finally:
+        conn.execute("RESET pg_warp.cpu_threads")
+    settings = PARALLEL + ["pg_warp.cpu_threads = 1"]
+    for st in settings:
+        conn.execute("SET " + st)
+    try:
+        check_join(big, q, expect=nonempty, parallel=True)
+    finally:
+        for st in settings:
+            conn.execute("RESET " + st.split(" =")[0])
+        conn.execute("SET max_parallel_workers_per_gather = 0")
