@@ -26,17 +26,22 @@ PARALLEL = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
             "parallel_leader_participation = off"]
 
 
-def check_join(star, sql, offload=True, ordered=False, expect=None, parallel=False):
-    """check() for WarpJoin: offload True, the plan must have it (parallel:
-    under a Gather); False, it must not; None, either"""
+def check_rows(star, sql, node, offload=True, ordered=False, expect=None, parallel=False):
+    """check() for a row-mode node (WarpJoin, WarpScan): offload True, the
+    plan must have it (parallel: under a Gather); False, it must not; None,
+    either"""
     conn = star.conn
     if offload is False or parallel:
         set_side(conn, star.w, True)
         plan = plan_of(conn, sql)
-        assert offload is not False or "WarpJoin" not in plan, "%s\noffloaded:\n%s" % (sql, plan)
-        assert not parallel or "Parallel Custom Scan (WarpJoin)" in plan, \
-            "%s\nno parallel WarpJoin:\n%s" % (sql, plan)
-    return check(star, sql, offload=bool(offload), ordered=ordered, expect=expect, node="WarpJoin")
+        assert offload is not False or node not in plan, "%s\noffloaded:\n%s" % (sql, plan)
+        assert not parallel or "Parallel Custom Scan (%s)" % node in plan, \
+            "%s\nno parallel %s:\n%s" % (sql, node, plan)
+    return check(star, sql, offload=bool(offload), ordered=ordered, expect=expect, node=node)
+
+
+def check_join(star, sql, **kw):
+    return check_rows(star, sql, "WarpJoin", **kw)
 
 
 def nonempty(rows):

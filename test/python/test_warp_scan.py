@@ -14,24 +14,11 @@ import pytest
 # the fixtures base (the small star of test_engine_targeted.py), conn and mk
 from test_engine_targeted import (TS, Star, base, check, conn, mk, plan_of, run,  # noqa: F401
                                   set_side)
-from test_warp_join import PARALLEL
+from test_warp_join import PARALLEL, check_rows, nonempty
 
 
-def check_scan(star, sql, offload=True, ordered=False, expect=None, parallel=False):
-    """check() for WarpScan: offload True, the plan must have it (parallel:
-    under a Gather); False, it must not"""
-    conn = star.conn
-    if offload is False or parallel:
-        set_side(conn, star.w, True)
-        plan = plan_of(conn, sql)
-        assert offload is not False or "WarpScan" not in plan, "%s\noffloaded:\n%s" % (sql, plan)
-        assert not parallel or "Parallel Custom Scan (WarpScan)" in plan, \
-            "%s\nno parallel WarpScan:\n%s" % (sql, plan)
-    return check(star, sql, offload=bool(offload), ordered=ordered, expect=expect, node="WarpScan")
-
-
-def nonempty(rows):
-    return len(rows) > 0
+def check_scan(star, sql, **kw):
+    return check_rows(star, sql, "WarpScan", **kw)
 
 
 # the small star's fact table alone (with a qual: without one arrow_fdw's
