@@ -492,6 +492,15 @@ bool		arrow_column_range_loadable(const ArrowFile *file,
 #define ARROW_PART_MIN_ROWS 16384
 #define ARROW_PART_MIN_BODY (1024 * 1024)
 
+/*
+ * Whether a batch's null counts (its metadata, read) show that no row can
+ * pass `field IS NULL` (is_null true) or `field IS NOT NULL` (false).  The
+ * Null type has no validity buffer: every value is null.  A reader treats
+ * a null count of 0 as "no nulls", so this agrees with the values.
+ */
+bool		arrow_batch_excludes_nulltest(const ArrowFile *file, const ArrowBatchMeta *meta,
+										  int field, bool is_null);
+
 /* Whether part `part` of batch can have rows at all (from the footer). */
 bool		arrow_part_may_have_rows(const ArrowFile *file, int batch, int part);
 

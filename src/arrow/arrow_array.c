@@ -1010,6 +1010,23 @@ arrow_column_range_loadable(const ArrowFile *file, const ArrowBatchMeta *meta, i
 }
 
 bool
+arrow_batch_excludes_nulltest(const ArrowFile *file, const ArrowBatchMeta *meta, int field,
+							  bool is_null)
+{
+	const ArrowField *f;
+	const ArrowFieldNode *node;
+
+	if (field < 0 || field >= file->schema.n_fields)
+		return false;
+	f = &file->schema.fields[field];
+	node = &meta->nodes[f->node_index];
+	if (is_null)
+		return f->type.id != ARROW_TYPE_NULL && node->null_count == 0;
+	return f->type.id == ARROW_TYPE_NULL ||
+		(node->length > 0 && node->null_count == node->length);
+}
+
+bool
 arrow_part_may_have_rows(const ArrowFile *file, int batch, int part)
 {
 	return part == 0 || file->batches[batch].body_len >= ARROW_PART_MIN_BODY;

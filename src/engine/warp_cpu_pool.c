@@ -145,6 +145,16 @@ run_unit(WarpPoolThread *t, uint64_t u)
 		arrow_arena_free_all(&arena);
 		return;
 	}
+	for (c = 0; c < pf->nnull; c++)
+	{
+		if (arrow_batch_excludes_nulltest(file, &meta, pf->null_fields[c], pf->null_is_null[c]))
+		{
+			if (part == 0)
+				__atomic_fetch_add(&pool->batches_skipped, 1, __ATOMIC_RELAXED);
+			arrow_arena_free_all(&arena);
+			return;
+		}
+	}
 	if (!arrow_batch_part(file, pb->batch, &meta, pf->fields, pool->prog->ncols, part, parts,
 						  &first, &n, &split))
 	{
@@ -215,6 +225,7 @@ warp_cpu_pool_run(WarpCpuPool *pool)
 	pool->order_risk = false;
 	pool->ncpus = 0;
 	pool->batches_read = 0;
+	pool->batches_skipped = 0;
 	pool->bytes_read = 0;
 	memset(&pool->counters, 0, sizeof(pool->counters));
 	pool->next_unit = 0;

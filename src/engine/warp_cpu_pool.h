@@ -37,6 +37,11 @@ typedef struct WarpPoolFile
 	ArrowFile  *file;			/* open and shared by the threads, or NULL for
 								 * a file no batch of the list is in */
 	const int  *fields;			/* per program column: field of the file */
+	/* IS [NOT] NULL clauses a batch's null counts decide (a batch they
+	 * exclude is skipped, counted in batches_skipped): fields, kinds */
+	int			nnull;
+	const int  *null_fields;
+	const bool *null_is_null;
 	/* the pool's: */
 	pthread_mutex_t dict_lock;
 	int			(*inner_read) (void *ctx, void *dst, size_t len, uint64_t off);
@@ -87,6 +92,7 @@ typedef struct WarpCpuPool
 	int			bad_batch;
 	ArrowError	arrow_err;
 	uint64_t	batches_read;
+	uint64_t	batches_skipped;	/* by null counts (WarpPoolFile.nnull) */
 	uint64_t	bytes_read;
 	WarpCpuCounters counters;	/* summed over the drivers */
 	bool		order_risk;		/* a float sum saw a value whose overflow

@@ -642,26 +642,30 @@ arrow_skip_batch_nulls(ArrowSkipQuals *sq, const ArrowFile *file,
 	if (sq == NULL)
 		return false;
 	for (i = 0; i < sq->nnull; i++)
-	{
-		int			f = field_of_attr[sq->nq[i].attno];
-		const ArrowField *field;
-		const ArrowFieldNode *node;
-
-		if (f < 0)
-			continue;
-		field = &file->schema.fields[f];
-		node = &meta->nodes[field->node_index];
-		if (sq->nq[i].is_null)
-		{
-			/* the Null type has no validity buffer: every value is null */
-			if (field->type.id != ARROW_TYPE_NULL && node->null_count == 0)
-				return true;
-		}
-		else if (field->type.id == ARROW_TYPE_NULL ||
-				 (node->length > 0 && node->null_count == node->length))
+		if (arrow_batch_excludes_nulltest(file, meta, field_of_attr[sq->nq[i].attno],
+										  sq->nq[i].is_null))
 			return true;
-	}
 	return false;
+}
+
+/* The IS [NOT] NULL clauses: their attribute numbers - 1 and kinds. */
+int
+arrow_skip_null_quals(const ArrowSkipQuals *sq, int **attnos, bool **is_null)
+{
+	int			i;
+
+	*attnos = NULL;
+	*is_null = NULL;
+	if (sq == NULL || sq->nnull == 0)
+		return 0;
+	*attnos = palloc(sizeof(int) * sq->nnull);
+	*is_null = palloc(sizeof(bool) * sq->nnull);
+	for (i = 0; i < sq->nnull; i++)
+	{
+		(*attnos)[i] = sq->nq[i].attno;
+		(*is_null)[i] = sq->nq[i].is_null;
+	}
+	return sq->nnull;
 }
 
 /* ------------------------------------------------------- row filtering */

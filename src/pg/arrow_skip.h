@@ -39,6 +39,9 @@ extern bool arrow_skip_batch(ArrowSkipQuals *sq, ArrowSkipStats *st, int batch,
 extern bool arrow_skip_batch_nulls(ArrowSkipQuals *sq, const ArrowFile *file,
 								   const ArrowBatchMeta *meta, const int *field_of_attr);
 
+/* its IS [NOT] NULL clauses (palloc'd arrays): attribute numbers - 1, kinds */
+extern int	arrow_skip_null_quals(const ArrowSkipQuals *sq, int **attnos, bool **is_null);
+
 /* Rows of a loaded batch that can pass the clauses (keep[] per row). */
 extern int64 arrow_skip_filter_rows(ArrowSkipQuals *sq, const int *field_of_attr,
 									const ArrowArray *cols, int64 nrows, bool *keep,

@@ -1125,8 +1125,12 @@ pool_create(WarpScanState *ws, WarpJoinTable **tables, MemoryContext cxt)
 	WarpCpuPool *pool;
 	MemoryContextCallback *cb;
 	int			i,
-				c;
+				c,
+				nnull;
+	int		   *null_attnos;
+	bool	   *null_is_null;
 
+	nnull = arrow_skip_null_quals(ss->skip, &null_attnos, &null_is_null);
 	pool = palloc0(sizeof(WarpCpuPool));
 	pool->prog = &ws->prog;
 	pool->tables = tables;
@@ -1144,6 +1148,16 @@ pool_create(WarpScanState *ws, WarpJoinTable **tables, MemoryContext cxt)
 			fields[c] = sf->field_of_attr[ws->col_attno[c] - 1];
 		pool->files[i].file = &sf->file;
 		pool->files[i].fields = fields;
+		if (nnull > 0)
+		{
+			int		   *nf = palloc(sizeof(int) * nnull);
+
+			for (c = 0; c < nnull; c++)
+				nf[c] = sf->field_of_attr[null_attnos[c]];
+			pool->files[i].nnull = nnull;
+			pool->files[i].null_fields = nf;
+			pool->files[i].null_is_null = null_is_null;
+		}
 	}
 	pool->nthreads = ws->nthreads;
 	pool->parts = WARP_SCAN_PARTS;
@@ -1176,6 +1190,7 @@ pool_execute(WarpScanState *ws, WarpCpuPool *pool)
 	if (pool->order_risk)
 		return false;
 	pg_atomic_fetch_add_u64(&ss->shared->batches_read, pool->batches_read);
+	pg_atomic_fetch_add_u64(&ss->shared->batches_skipped, pool->batches_skipped);
 	pg_atomic_fetch_add_u64(&ss->shared->bytes_read, pool->bytes_read);
 	return true;
 }

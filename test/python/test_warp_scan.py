@@ -442,3 +442,28 @@ def test_topn_rescan(big):
     finally:
         for st in settings + ["pg_warp.cpu_threads = 1"]:
             conn.execute("RESET " + st.split(" =")[0])
+
+
+def test_null_count_skipping_on_threads(mk):
+    """IS [NOT] NULL quals skip batches by their null counts on the engine's
+    threads too (each thread reads a batch's header before its columns):
+    WarpScan and WarpPreAgg, answers equal to the heap's"""
+    s = mk()
+    # b is NULL in batch 0 only; c is NULL in every row of batch 7
+    rows = [(i, None if i < 1000 and i % 3 == 0 else i % 2 == 0, None if i >= 7000 else i % 5)
+            for i in range(8000)]
+    s.table("f", [("id", "int4"), ("b", "bool"), ("c", "int4")], rows, batch_rows=1000)
+    conn = s.conn
+    conn.execute("SET pg_warp.cpu_threads = 4")
+    try:
+        for q, node, skipped in (("SELECT id, c FROM f WHERE b IS NULL AND id >= 0", "WarpScan", 7),
+                                 ("SELECT id FROM f WHERE c IS NOT NULL AND b IS NOT NULL "
+                                  "AND id >= 0", "WarpScan", 1),
+                                 ("SELECT count(*), sum(c) FROM f WHERE b IS NULL", "WarpPreAgg", 7)):
+            check(s, q, expect=nonempty, node=node)
+            set_side(conn, s.w, True)
+            res = run(conn, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + q)
+            lines = [r[0].strip() for r in res[1]]
+            assert "Batches Skipped: %d" % skipped in lines and "CPU Threads: 4" in lines, lines
+    finally:
+        conn.execute("RESET pg_warp.cpu_threads")
