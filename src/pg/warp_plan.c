@@ -2231,7 +2231,15 @@ warp_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		 * query's reason for EXPLAIN VERBOSE.
 		 */
 		char		saved[sizeof(last_reason)];
+		int			rti = -1;
 
+		/* (rows of a heap fact table are PostgreSQL's: no Arrow, nothing) */
+		while ((rti = bms_next_member(joinrel->relids, rti)) >= 0)
+			if (root->simple_rel_array[rti] != NULL &&
+				arrow_fdw_is_arrow_rel(root->simple_rel_array[rti]))
+				break;
+		if (rti < 0)
+			return;
 		strlcpy(saved, last_reason, sizeof(saved));
 		try_join_rows(root, joinrel);
 		strlcpy(last_reason, saved, sizeof(last_reason));
