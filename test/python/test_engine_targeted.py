@@ -1803,7 +1803,8 @@ def test_big_batches_in_parts(mk):
 
 
 def test_threads_cancel(mk):
-    """A statement timeout stops the CPU driver's threads: the query fails
+    """A statement timeout stops the CPU driver's threads (WarpPreAgg,
+    WarpScan, a Top-N): the query fails
     with 57014, and the next query in the session runs normally (the threads
     were joined and their memory freed)."""
     n = 2_000_000
@@ -1812,27 +1813,32 @@ def test_threads_cancel(mk):
     s = mk()
     s.table("f", [("a", "int4"), ("b", "int4")], arrow_table=tab, batch_rows=n)
     conn = s.conn
-    set_side(conn, s.w, True)
-    conn.execute("SET pg_warp.cpu_threads = 2")
-    sql = "SELECT a, count(*), sum(b) FROM f WHERE a * 3 + b > 10 GROUP BY a"
-    try:
-        assert "WarpPreAgg" in plan_of(conn, sql)
-        want = check(s, sql, expect=nonempty)
+    # WarpPreAgg; WarpScan's rows; WarpScan's Top-N (the whole scan before
+    # the first row)
+    for sql, node, ordered in (
+            ("SELECT a, count(*), sum(b) FROM f WHERE a * 3 + b > 10 GROUP BY a", "WarpPreAgg", False),
+            ("SELECT a, b FROM f WHERE a * 3 + b > 10 AND b > 4990", "WarpScan", False),
+            ("SELECT a, b FROM f WHERE a * 3 + b > 10 ORDER BY b DESC, a LIMIT 5", "Top-N", True)):
         set_side(conn, s.w, True)
         conn.execute("SET pg_warp.cpu_threads = 2")
-        conn.execute("SET statement_timeout = 1")
         try:
-            conn.execute(sql).fetchall()
-            cancelled = None
-        except psycopg.Error as e:
-            cancelled = e.sqlstate
-        conn.execute("RESET statement_timeout")
-        assert cancelled == "57014", cancelled
-        got = run(conn, sql)
-        assert got[0] == "ok" and same_result(got, want, False) is None, (got[:2], want[:2])
-    finally:
-        conn.execute("RESET statement_timeout")
-        conn.execute("RESET pg_warp.cpu_threads")
+            assert node in plan_of(conn, sql), plan_of(conn, sql)
+            want = check(s, sql, ordered=ordered, expect=nonempty, node=node)
+            set_side(conn, s.w, True)
+            conn.execute("SET pg_warp.cpu_threads = 2")
+            conn.execute("SET statement_timeout = 1")
+            try:
+                conn.execute(sql).fetchall()
+                cancelled = None
+            except psycopg.Error as e:
+                cancelled = e.sqlstate
+            conn.execute("RESET statement_timeout")
+            assert cancelled == "57014", (sql, cancelled)
+            got = run(conn, sql)
+            assert got[0] == "ok" and same_result(got, want, ordered) is None, (got[:2], want[:2])
+        finally:
+            conn.execute("RESET statement_timeout")
+            conn.execute("RESET pg_warp.cpu_threads")
 
 
 def test_numeric_aggregates(mk):
