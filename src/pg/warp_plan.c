@@ -1924,9 +1924,11 @@ warp_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
  * collation.
  */
 static List *
-topn_order(PlannerInfo *root, RelOptInfo *rel)
+topn_order(PlannerInfo *root, RelOptInfo *rel, PathTarget **target)
 {
 	Query	   *parse = root->parse;
+	List	   *outputs = rel->reltarget->exprs;
+	bool		exprs = false;
 	List	   *cols = NIL,
 			   *ops = NIL,
 			   *colls = NIL,
@@ -1947,17 +1949,45 @@ topn_order(PlannerInfo *root, RelOptInfo *rel)
 	/*
 	 * PostgreSQL computes the output expressions of every row before its
 	 * sort, so an error there (a + 1 overflowing in a row that is not
-	 * among the first N) is raised; kept in the node, the projection would
-	 * see the first N rows only.  Plain columns and constants only.
+	 * among the first N) is raised: kept in the node after the first N
+	 * rows, a projection would not see it.  So output expressions become
+	 * the node's own columns, computed by the engine for every row (those
+	 * it cannot compute refuse the path).  Expensive ones PostgreSQL
+	 * computes after the LIMIT (make_sort_input_target): not offered.
 	 */
+	*target = NULL;
 	foreach(lc, root->processed_tlist)
 	{
-		Expr	   *e = ((TargetEntry *) lfirst(lc))->expr;
+		TargetEntry *te = lfirst(lc);
+		Expr	   *e = te->expr;
+		QualCost	qc;
 
 		while (e && IsA(e, RelabelType))
 			e = ((RelabelType *) e)->arg;
-		if (e == NULL || !(IsA(e, Var) || IsA(e, Const) || IsA(e, Param)))
+		if (e == NULL)
 			return NIL;
+		if (IsA(e, Var) || IsA(e, Const) || IsA(e, Param))
+			continue;
+		if (contain_volatile_functions((Node *) e) || expression_returns_set((Node *) e))
+			return NIL;
+		cost_qual_eval_node(&qc, (Node *) e, root);
+		if (te->ressortgroupref == 0 && qc.per_tuple > 10 * cpu_operator_cost)
+			return NIL;
+		exprs = true;
+	}
+	if (exprs)
+	{
+		*target = create_empty_pathtarget();
+		foreach(lc, root->processed_tlist)
+		{
+			Expr	   *e = ((TargetEntry *) lfirst(lc))->expr;
+
+			if (IsA(e, Const) || IsA(e, Param) || list_member((*target)->exprs, e))
+				continue;
+			add_column_to_pathtarget(*target, e, 0);
+		}
+		set_pathtarget_cost_width(root, *target);
+		outputs = (*target)->exprs;
 	}
 	foreach(lc, root->query_pathkeys)
 	{
@@ -1974,15 +2004,16 @@ topn_order(PlannerInfo *root, RelOptInfo *rel)
 		{
 			EquivalenceMember *em = lfirst(mc);
 			Expr	   *e = em->em_expr;
+			Expr	   *bare = e;
 			ListCell   *tc;
 
 			if (em->em_is_child)
 				continue;
-			while (e && IsA(e, RelabelType))
-				e = ((RelabelType *) e)->arg;
-			foreach(tc, rel->reltarget->exprs)
+			while (bare && IsA(bare, RelabelType))
+				bare = ((RelabelType *) bare)->arg;
+			foreach(tc, outputs)
 			{
-				if (equal(lfirst(tc), e))
+				if (equal(lfirst(tc), e) || equal(lfirst(tc), bare))
 				{
 					col = foreach_current_index(tc);
 					type = em->em_datatype;
@@ -2024,88 +2055,127 @@ topn_order(PlannerInfo *root, RelOptInfo *rel)
  * rel a base relation): a star without dimensions, whose engine filters
  * the rows on its threads and returns the columns PostgreSQL needs.
  */
-static void
-try_join_rows(PlannerInfo *root, RelOptInfo *rel)
+/*
+ * The serial row-mode path of rel whose output columns are `outputs` (its
+ * pathtarget `target`): plain columns, or for a Top-N target also fact
+ * expressions the engine computes; NULL (reason noted) if refused.  si and
+ * sc describe it for the caller.
+ */
+static CustomPath *
+rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, StarCost *sc)
 {
-	StarInfo	si;
 	PathTarget *scratch = create_empty_pathtarget();
 	ListCell   *lc;
-	StarCost	sc;
 	CustomPath *cp;
 	List	   *joins;
-	List	   *order;
-	double		rows = rel->rows;
 	Cost		startup,
 				run;
 	int			d;
 
-	memset(&si, 0, sizeof(si));
-	si.distinct_key = si.distinct_agg = -1;
-	if (!find_star(root, rel, &si))
-		return;
-	if (si.heap)
+	memset(si, 0, sizeof(*si));
+	si->distinct_key = si->distinct_agg = -1;
+	if (!find_star(root, rel, si))
+		return NULL;
+	if (si->heap)
 	{
 		not_offloaded("joins without aggregation over a heap fact table stay PostgreSQL's");
-		return;
+		return NULL;
 	}
 	if (pgwarp_mode == PGWARP_MODE_GPU)
 	{
 		not_offloaded("pg_warp.mode = gpu, and joins without aggregation run on the CPU engine only");
-		return;
+		return NULL;
 	}
-	if (!star_fact_quals(root, &si))
-		return;
-	si.payload = NIL;
-	for (d = 0; d < list_length(si.dims); d++)
-		si.payload = lappend(si.payload, NIL);
+	if (!star_fact_quals(root, si))
+		return NULL;
+	si->payload = NIL;
+	for (d = 0; d < list_length(si->dims); d++)
+		si->payload = lappend(si->payload, NIL);
 	/* every column the plan above needs is one output "key" */
-	foreach(lc, rel->reltarget->exprs)
+	foreach(lc, target->exprs)
 	{
 		Var		   *v = lfirst(lc);
 
-		if (!IsA(v, Var) || v->varattno <= 0 || v->varlevelsup != 0)
+		if (IsA(v, Var) && (v->varattno <= 0 || v->varlevelsup != 0))
 		{
 			not_offloaded("an output that is not a user column (whole row, system column)");
-			return;
+			return NULL;
 		}
-		if (!add_group_key_as(&si, scratch, (Expr *) v, 0, true))
-			return;
+		if (!add_group_key_as(si, scratch, (Expr *) v, 0, true))
+			return NULL;
 	}
-	if (list_length(si.key_info) > 64)
+	if (list_length(si->key_info) > 64)
 	{
 		not_offloaded("more than 64 output columns");
-		return;
+		return NULL;
 	}
-	if (!star_dims_fit(&si))
-		return;
-	star_costs(&si, &sc);
-	if (!star_joins(&si, &joins))
-		return;
+	if (!star_dims_fit(si))
+		return NULL;
+	star_costs(si, sc);
+	if (!star_joins(si, &joins))
+		return NULL;
 
 	/* the dimensions before the first row; then the fact scan streams, on
 	 * pg_warp.cpu_threads threads */
-	startup = WARP_STARTUP_COST + sc.dims_cost;
-	run = sc.fact_cost / pgwarp_cpu_thread_count() + rows * cpu_tuple_cost;
+	startup = WARP_STARTUP_COST + sc->dims_cost;
+	run = sc->fact_cost / pgwarp_cpu_thread_count() + rel->rows * cpu_tuple_cost;
 
-	cp = star_path(rel, rel->reltarget, &si, rows, startup, startup + run);
+	cp = star_path(rel, target, si, rel->rows, startup, startup + run);
 	cp->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cp->custom_private = star_private(root, &si, &sc, joins, rel->relids, 0, true);
+	cp->custom_private = star_private(root, si, sc, joins, rel->relids, 0, true);
 	cp->methods = rel->reloptkind == RELOPT_BASEREL ?
 		&warp_scan_path_methods : &warp_join_path_methods;
+	return cp;
+}
+
+static void
+try_join_rows(PlannerInfo *root, RelOptInfo *rel)
+{
+	StarInfo	si;
+	StarCost	sc;
+	CustomPath *cp,
+			   *tp = NULL;
+	List	   *order;
+	PathTarget *topn_target = NULL;
+	double		rows = rel->rows;
+	Cost		startup;
+
+	if ((cp = rows_path(root, rel, rel->reltarget, &si, &sc)) == NULL)
+		return;
+	startup = cp->path.startup_cost;
 
 	/*
 	 * ORDER BY ... LIMIT: a path that keeps the best rows itself and returns
 	 * them in order (pathkeys), so PostgreSQL puts only the Limit above; the
-	 * same scan, a comparison per row instead of a tuple per row.  Made
+	 * same scan, a comparison per row instead of a tuple per row.  Where
+	 * the query's outputs or ORDER BY items are fact expressions, its
+	 * target is those: the engine computes them for every row, as
+	 * PostgreSQL does before its sort (and raises their errors so).  Made
 	 * before add_path(cp) like the partial paths.
 	 */
-	order = topn_order(root, rel);
+	order = topn_order(root, rel, &topn_target);
 	if (order != NIL)
 	{
-		CustomPath *tp = makeNode(CustomPath);
+		if (topn_target == NULL)
+		{
+			tp = makeNode(CustomPath);
+			memcpy(tp, cp, sizeof(CustomPath));
+		}
+		else
+		{
+			/* a refusal here is not the query's reason for EXPLAIN */
+			char		saved[sizeof(last_reason)];
+			StarInfo	si2;
+			StarCost	sc2;
 
-		memcpy(tp, cp, sizeof(CustomPath));
-		tp->custom_private = lappend(list_copy(cp->custom_private), order);
+			strlcpy(saved, last_reason, sizeof(saved));
+			tp = rows_path(root, rel, topn_target, &si2, &sc2);
+			strlcpy(last_reason, saved, sizeof(last_reason));
+		}
+	}
+	if (tp != NULL)
+	{
+		tp->custom_private = lappend(list_copy(tp->custom_private), order);
 		tp->path.pathkeys = root->query_pathkeys;
 		tp->path.rows = Min(rows, root->limit_tuples);
 		tp->path.total_cost = startup + sc.fact_cost / pgwarp_cpu_thread_count() +
@@ -2113,7 +2183,6 @@ try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 			tp->path.rows * cpu_tuple_cost;
 		/* nothing comes out before the whole scan */
 		tp->path.startup_cost = tp->path.total_cost;
-		add_path(rel, &tp->path);
 	}
 
 	/*
@@ -2154,14 +2223,15 @@ try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 			pp->path.startup_cost = WARP_STARTUP_COST + sc.par_dims_cost;
 			pp->path.total_cost = pp->path.startup_cost + sc.fact_cost / divisor +
 				pp->path.rows * cpu_tuple_cost;
-			if (order != NIL)
+			if (tp != NULL)
 			{
 				/* each participant's first rows, in order: a Gather Merge
 				 * above merges them (made before add_partial_path(pp)) */
 				CustomPath *tpp = makeNode(CustomPath);
 
 				memcpy(tpp, pp, sizeof(CustomPath));
-				tpp->custom_private = lappend(list_copy(pp->custom_private), order);
+				tpp->path.pathtarget = tp->path.pathtarget;
+				tpp->custom_private = tp->custom_private;
 				tpp->path.pathkeys = root->query_pathkeys;
 				tpp->path.rows = Min(pp->path.rows, root->limit_tuples);
 				tpp->path.total_cost = pp->path.startup_cost + sc.fact_cost / divisor +
@@ -2173,6 +2243,8 @@ try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 			add_partial_path(rel, &pp->path);
 		}
 	}
+	if (tp != NULL)
+		add_path(rel, &tp->path);
 	add_path(rel, &cp->path);
 }
 

@@ -809,7 +809,10 @@ def test_division_by_zero(mk):
         # the row with a zero divisor has no dimension row
         chk("SELECT d.n, sum(f.%s / f.%s) FROM f JOIN d ON f.k = d.k GROUP BY d.n" % (num, den),
               expect=nonempty)
-        chk("SELECT max(%s / %s) FROM f WHERE k = 2" % (num, den), expect="error:22012")
+        # PostgreSQL's min/max rewrite (ORDER BY ... LIMIT 1) takes a Top-N
+        # WarpScan where it costs less than WarpPreAgg: either is the engine
+        chk("SELECT max(%s / %s) FROM f WHERE k = 2" % (num, den), expect="error:22012",
+            node="Custom Scan (Warp")
         chk("SELECT %s / %s AS q, count(*) FROM f GROUP BY 1" % (num, den), expect="error:22012")
     for num, den in (("a", "b"), ("s", "z"), ("big", "zz")):
         check(s, "SELECT count(*) FROM f WHERE %s %% %s = 1" % (num, den), expect="error:22012")

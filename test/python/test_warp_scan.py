@@ -281,15 +281,18 @@ def test_topn_big(big):
                        expect="error:22012")
         finally:
             conn.execute("RESET pg_warp.cpu_threads")
-    # not in the node: an expression as ORDER BY item, a window, a LIMIT
-    # past pg_warp's bound, WITH TIES; an output expression, which
-    # PostgreSQL computes for every row before its sort (its error is
-    # raised though the row is not among the first N)
-    check(big, "SELECT k * 100000000 AS e, id FROM f WHERE id <> -1 ORDER BY id LIMIT 3", ordered=True,
-          expect="error:22003", node="WarpScan")
+    # output and ORDER BY expressions the engine computes are the node's own
+    # columns, computed for every row as PostgreSQL does before its sort:
+    # an overflow in a row past the LIMIT is raised there too
+    check_topn(big, "SELECT id, k FROM f WHERE k < 5 ORDER BY k * 2, id LIMIT 5", expect=nonempty)
+    check_topn(big, "SELECT x * 2 + 1 AS y, m, k % 7, id FROM f WHERE k < 50 "
+                    "ORDER BY x * 2 + 1 DESC NULLS LAST, id LIMIT 9", expect=nonempty)
+    check_topn(big, "SELECT k * 100000000 AS e, id FROM f WHERE id <> -1 ORDER BY id LIMIT 3",
+               expect="error:22003")
+    # not in the node: an output the engine does not compute (upper()), a
+    # window, a LIMIT past pg_warp's bound, WITH TIES
     set_side(conn, big.w, True)
-    for q in ("SELECT id, k FROM f WHERE k < 5 ORDER BY k * 2, id LIMIT 5",
-              "SELECT k * 100000000 AS e, id FROM f WHERE id <> -1 ORDER BY id LIMIT 3",
+    for q in ("SELECT upper(t), id FROM f WHERE k < 5 ORDER BY id LIMIT 5",
               "SELECT id, rank() OVER (ORDER BY k) FROM f WHERE k < 5 ORDER BY id LIMIT 5",
               "SELECT id FROM f WHERE k < 50 ORDER BY id LIMIT 200000",
               "SELECT id FROM f WHERE k < 50 ORDER BY k FETCH FIRST 3 ROWS WITH TIES"):
