@@ -204,11 +204,10 @@ typedef struct WarpScanState
 	WarpTopN   *topn;
 	WarpTopNKey *topn_keys;
 	int			topn_nkeys;
-	List	   *topn_desc;		/* per key: 1 for DESC (EXPLAIN) */
 	int64		topn_bound;
 	bool		topn_done;
 	TupleTableSlot *topn_slot;	/* a candidate row, built */
-	int64		topn_offered;	/* rows built and offered (EXPLAIN ANALYZE) */
+	int64		topn_built;		/* rows built as tuples for it (EXPLAIN) */
 
 	/* EXPLAIN ANALYZE */
 	WarpCpuCounters counters;
@@ -2330,7 +2329,7 @@ topn_fill(WarpScanState *ws)
 				store_group(ws, ws->topn_slot, g);
 				ExecStoreVirtualTuple(ws->topn_slot);
 				warp_topn_add(ws->topn, ws->topn_slot);
-				ws->topn_offered++;
+				ws->topn_built++;
 			}
 			MemoryContextSwitchTo(old);
 		}
@@ -2531,7 +2530,7 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 		intVal(list_nth(cs->custom_private, 10)) != 0;
 	if (list_length(cs->custom_private) > 11)
 	{
-		/* (columns, operators, collations, NULLS FIRST, (DESC, (bound))) */
+		/* (columns, operators, collations, NULLS FIRST, (bound)) */
 		List	   *order = list_nth(cs->custom_private, 11);
 		List	   *cols = linitial(order);
 		ListCell   *oc,
@@ -2541,8 +2540,7 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 
 		ws->topn_nkeys = list_length(cols);
 		ws->topn_keys = palloc(sizeof(WarpTopNKey) * ws->topn_nkeys);
-		ws->topn_desc = linitial(list_nth(order, 4));
-		ws->topn_bound = linitial_int((List *) lsecond(list_nth(order, 4)));
+		ws->topn_bound = linitial_int((List *) list_nth(order, 4));
 		forfour(cc, cols, oc, (List *) lsecond(order), nc, (List *) lfourth(order),
 				pc, (List *) lthird(order))
 		{
@@ -2613,7 +2611,7 @@ warp_rescan(CustomScanState *node)
 	if (ws->topn)
 		warp_topn_reset(ws->topn);
 	ws->topn_done = false;
-	ws->topn_offered = 0;
+	ws->topn_built = 0;
 	ws->out_cols = NULL;
 	ws->row_tables = NULL;
 	ws->row_units = NULL;
@@ -2665,7 +2663,13 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		for (j = 0; j < ws->topn_nkeys; j++)
 		{
 			TargetEntry *te = list_nth(tl, ws->topn_keys[j].col);
-			bool		desc = list_nth_int(ws->topn_desc, j) != 0;
+			Oid			opfamily,
+						opcintype;
+			int16		strategy;
+			bool		desc;
+
+			desc = get_ordering_op_properties(ws->topn_keys[j].sortop, &opfamily, &opcintype,
+											  &strategy) && strategy == BTGreaterStrategyNumber;
 
 			appendStringInfo(&tn, "%s%s%s%s", j ? ", " : "",
 							 deparse_expression((Node *) te->expr, context, true, false),
@@ -2679,7 +2683,7 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 			/* rows the engine returned (fewer than joined where it drops
 			 * rows by the first key), and those built as tuples */
 			ExplainPropertyInteger("Top-N Rows Offered", NULL, ws->rows_out, es);
-			ExplainPropertyInteger("Top-N Rows Built", NULL, ws->topn_offered, es);
+			ExplainPropertyInteger("Top-N Rows Built", NULL, ws->topn_built, es);
 		}
 	}
 	initStringInfo(&buf);

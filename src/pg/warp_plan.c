@@ -1915,7 +1915,7 @@ warp_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 /*
  * ORDER BY ... LIMIT of a query whose rows are rel's, as custom_private item
  * 11 (warp_exec.c reads it): (output columns, ordering operators,
- * collations, NULLS FIRST flags, DESC flags, (bound)), or NIL when the
+ * collations, NULLS FIRST flags, (bound)), or NIL when the
  * node cannot return its rows in that order itself: every ORDER BY item
  * must be one of rel's output columns, every output a column or a
  * constant, and nothing may come between the scan/join and the LIMIT (no
@@ -1932,8 +1932,7 @@ topn_order(PlannerInfo *root, RelOptInfo *rel, PathTarget **target)
 	List	   *cols = NIL,
 			   *ops = NIL,
 			   *colls = NIL,
-			   *nulls_first = NIL,
-			   *desc = NIL;
+			   *nulls_first = NIL;
 	ListCell   *lc;
 
 	if (!bms_equal(rel->relids, root->all_baserels) ||
@@ -2032,10 +2031,8 @@ topn_order(PlannerInfo *root, RelOptInfo *rel, PathTarget **target)
 		ops = lappend_oid(ops, op);
 		colls = lappend_oid(colls, ec->ec_collation);
 		nulls_first = lappend_int(nulls_first, pk->pk_nulls_first ? 1 : 0);
-		desc = lappend_int(desc, pk->pk_strategy == BTGreaterStrategyNumber ? 1 : 0);
 	}
-	return list_make5(cols, ops, colls, nulls_first,
-					  list_make2(desc, list_make1_int((int) root->limit_tuples)));
+	return list_make5(cols, ops, colls, nulls_first, list_make1_int((int) root->limit_tuples));
 }
 
 /*

@@ -231,12 +231,6 @@ warp_topn_next(WarpTopN *t, TupleTableSlot *slot)
 	return true;
 }
 
-int64
-warp_topn_count(WarpTopN *t)
-{
-	return t->n;
-}
-
 void
 warp_topn_reset(WarpTopN *t)
 {

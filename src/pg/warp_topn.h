@@ -36,8 +36,6 @@ extern void warp_topn_add(WarpTopN *t, TupleTableSlot *slot);
 extern void warp_topn_sort(WarpTopN *t);
 extern bool warp_topn_next(WarpTopN *t, TupleTableSlot *slot);
 
-extern int64 warp_topn_count(WarpTopN *t);
-
 /* Forget every row (a rescan). */
 extern void warp_topn_reset(WarpTopN *t);
 
