@@ -892,8 +892,11 @@ eq_strings_intern(WarpCpu *x, int c)
 /*
  * A text column's value for bytes [p, p + len): which of its strings they
  * equal, or -1 (WARP_TEXT_EQ); whether they match its LIKE pattern
- * (WARP_TEXT_LIKE, whose pattern the program's validation checked).
+ * (WARP_TEXT_LIKE), or TEXT_LIKE_ESCAPE where the match reached an
+ * unpaired escape character at the pattern's end (PostgreSQL's error).
  */
+#define TEXT_LIKE_ESCAPE (-3)
+
 static inline warp_int64
 text_match(WarpCpu *x, const WarpColumnSpec *cs, const warp_uint8 *p, warp_int64 len)
 {
@@ -905,7 +908,7 @@ text_match(WarpCpu *x, const WarpColumnSpec *cs, const warp_uint8 *p, warp_int64
 		bool		m = false;
 
 		if (warp_text_like(p, (warp_int32) len, x->p->strbytes + s->off, s->len, &m) != WARP_OK)
-			m = false;			/* unreachable: warp_like_pattern_ok */
+			return TEXT_LIKE_ESCAPE;
 		return m ? 1 : 0;
 	}
 	if (cs->text == WARP_TEXT_KEY)
@@ -1006,6 +1009,11 @@ load_text_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 			if (nul[i])
 				continue;
 			m = map[arrow_get_dict_index(a, row)];
+			if (m == TEXT_LIKE_ESCAPE)
+			{
+				*bad = i;
+				return WARP_LOAD_LIKE_ESCAPE;
+			}
 			nul[i] = m == -2;
 			out[i] = m;
 		}
@@ -1030,6 +1038,11 @@ load_text_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 		out[i] = text_match(x, cs, p, len);
 		if (out[i] < 0 && cs->text == WARP_TEXT_KEY)
 			return WARP_LOAD_NO_MEMORY;
+		if (out[i] == TEXT_LIKE_ESCAPE && cs->text == WARP_TEXT_LIKE)
+		{
+			*bad = i;
+			return WARP_LOAD_LIKE_ESCAPE;
+		}
 	}
 	return WARP_LOAD_OK;
 }
@@ -1788,6 +1801,12 @@ eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 				x->load_status = load_column(x, nd->a, sel, n, &bad);
 				if (x->load_status == WARP_LOAD_NO_MEMORY)
 					return WARP_ERR_OUT_OF_MEMORY;
+				if (x->load_status == WARP_LOAD_LIKE_ESCAPE)
+				{
+					/* a row's error, found in scan order like a qual's */
+					x->load_status = WARP_LOAD_OK;
+					return WARP_ERR_LIKE_ESCAPE;
+				}
 				if (x->load_status != WARP_LOAD_OK)
 				{
 					x->bad_col = nd->a;

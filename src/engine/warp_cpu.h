@@ -76,7 +76,8 @@ typedef enum WarpLoadStatus
 	WARP_LOAD_UNSUPPORTED,		/* Arrow type cannot be read as declared */
 	WARP_LOAD_RANGE,			/* value out of range of the declared type */
 	WARP_LOAD_PRECISION,		/* decimal of more digits than declared */
-	WARP_LOAD_NO_MEMORY			/* internal: reported as WARP_ERR_OUT_OF_MEMORY */
+	WARP_LOAD_NO_MEMORY,		/* internal: reported as WARP_ERR_OUT_OF_MEMORY */
+	WARP_LOAD_LIKE_ESCAPE		/* internal: reported as WARP_ERR_LIKE_ESCAPE */
 } WarpLoadStatus;
 
 /*

@@ -151,30 +151,6 @@ warp_hash_bytes(const warp_uint8 *p, warp_int32 len)
 /* ---------- LIKE ---------- */
 
 /*
- * Whether every escape character '\' of a pattern escapes something: a
- * pattern that ends in an unpaired one is the only pattern on which
- * warp_text_like can fail.
- */
-WARP_FN bool
-warp_like_pattern_ok(const warp_uint8 *p, warp_int32 plen)
-{
-	warp_int32	i = 0;
-
-	while (i < plen)
-	{
-		if (p[i] == '\\')
-		{
-			if (i + 1 >= plen)
-				return false;
-			i += 2;
-		}
-		else
-			i++;
-	}
-	return true;
-}
-
-/*
  * text LIKE pattern with the default escape '\', for a UTF-8 database and a
  * deterministic collation: the comparison is byte-wise, '_' consumes one
  * character (a lead byte and its continuation bytes), '%' any run of

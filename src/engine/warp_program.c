@@ -321,10 +321,7 @@ warp_program_validate(const WarpProgram *p)
 			return "bad text column";
 		if ((c->text == WARP_TEXT_EQ || c->text == WARP_TEXT_KEY) && c->type != WT_INT8)
 			return "bad text column";
-		if (c->text == WARP_TEXT_LIKE &&
-			(c->type != WT_BOOL || c->str_count != 1 ||
-			 !warp_like_pattern_ok(p->strbytes + p->strings[c->str_first].off,
-								   p->strings[c->str_first].len)))
+		if (c->text == WARP_TEXT_LIKE && (c->type != WT_BOOL || c->str_count != 1))
 			return "bad LIKE column";
 		if (c->text == WARP_TEXT_CMP &&
 			(c->type != WT_BOOL || c->str_count != 1 ||

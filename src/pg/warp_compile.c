@@ -14,6 +14,12 @@
  */
 #include "postgres.h"
 
+#include <locale.h>
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#endif
+
+#include "catalog/pg_collation.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
@@ -27,6 +33,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_locale.h"
+#include "utils/syscache.h"
 #include "utils/date.h"
 #include "utils/timestamp.h"
 #include "utils/numeric.h"
@@ -279,6 +286,9 @@ warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale)
  */
 static int	compile_datetime(WarpBuilder *b, FuncExpr *fe);
 static bool session_zone_ok(WarpBuilder *b);
+static Const *scan_value(WarpBuilder *b, Expr *e);
+static bool foldable(Expr *expr);
+static bool cannot_fail(Expr *expr);
 static int	compile_numeric_choice(WarpBuilder *b, Expr *expr, int *intd);
 static Expr *case_when_expr(Expr *arg, Expr *when);
 
@@ -1268,30 +1278,73 @@ compile_datetime(WarpBuilder *b, FuncExpr *fe)
 }
 
 /*
- * A comparison between a numeric(p <= 18, s) column and a numeric constant
- * (either side), decided on the column's unscaled integer X: with
- * S = constant * 10^s, X op S is X op S itself when S is an integer, and
- * otherwise (floor F < S < F + 1) X < S is X <= F, X > S is X > F, X = S is
- * false and X <> S is true (for a non-NULL X: written X <> X and X = X, so
- * that a NULL X stays NULL).  NaN or infinite constants: not offloaded;
- * constants of 19 or more digits: the general numeric comparison (128
- * bits).  Returns -2 when the expression is not of this shape (the
- * caller compiles it the usual way), -1 when refused.
+ * The column side of a numeric comparison decided on integers: a
+ * numeric(p <= 18, s) column of the fact table (its unscaled integer,
+ * scale s) or an int2/int4 column cast to numeric (scale 0).  Either way
+ * every value X has |X| < 10^18.  NULL for anything else.
+ */
+static Expr *
+numeric_cmp_column(Expr *e, bool *is_int)
+{
+	while (IsA(e, RelabelType))
+		e = ((RelabelType *) e)->arg;
+	*is_int = false;
+	if (IsA(e, Var) && ((Var *) e)->vartype == NUMERICOID && !wide_decimal(e))
+		return e;
+	if (IsA(e, FuncExpr) && list_length(((FuncExpr *) e)->args) == 1 &&
+		(((FuncExpr *) e)->funcid == F_NUMERIC_INT4 || ((FuncExpr *) e)->funcid == F_NUMERIC_INT2) &&
+		IsA(linitial(((FuncExpr *) e)->args), Var))
+	{
+		*is_int = true;
+		return linitial(((FuncExpr *) e)->args);
+	}
+	return NULL;
+}
+
+static bool
+numeric_positive(Numeric num)
+{
+	return DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(num),
+											 NumericGetDatum(int64_to_numeric(0)))) > 0;
+}
+
+/* X op' X: true (EQ) or false (NE) for every non-NULL X, NULL for NULL */
+static int
+decided_cmp(WarpBuilder *b, int x, bool holds)
+{
+	int			n = add_node(b, WN_CMP, WT_BOOL);
+
+	b->nodes[n].sub = holds ? WARP_CMP_EQ : WARP_CMP_NE;
+	b->nodes[n].a = x;
+	b->nodes[n].b = x;
+	return n;
+}
+
+/*
+ * A comparison between a numeric column side (numeric_cmp_column: X, of
+ * scale s, |X| < 10^18) and a numeric value of the whole scan (a constant,
+ * a parameter, scan_value), either way round, decided on X: with S = value
+ * * 10^s, X op S is X op S itself when S is an integer, and otherwise
+ * (floor F < S < F + 1) X < S is X <= F, X > S is X > F, X = S is false and
+ * X <> S is true (for a non-NULL X: written X <> X and X = X, so that a
+ * NULL X stays NULL).  A value beyond every X (NaN, which numeric orders
+ * above everything, +-Infinity, |F| >= 10^18) decides the comparison
+ * by its sign alone.  So every value a parameter may take at executor
+ * start compiles.  Returns -2 when the expression is not of this shape
+ * (the caller compiles it the usual way), -1 when refused.
  */
 static int
 compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 {
-	Expr	   *l,
-			   *r;
 	Const	   *c;
 	Expr	   *col;
 	int			sub,
-				op_sub,
 				scale,
 				x,
 				k,
 				n;
-	bool		swapped;
+	bool		swapped,
+				is_int;
 	Numeric		num,
 				scaled,
 				fl;
@@ -1312,21 +1365,36 @@ compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 	}
 	if (list_length(op->args) != 2)
 		return -2;
-	l = linitial(op->args);
-	r = lsecond(op->args);
-	swapped = IsA(l, Const);
-	c = (Const *) (swapped ? l : r);
-	col = swapped ? r : l;
-	if (!IsA(c, Const) || !IsA(col, Var) || wide_decimal(col))
+	swapped = false;
+	col = numeric_cmp_column(linitial(op->args), &is_int);
+	if (col == NULL)
+	{
+		swapped = true;
+		col = numeric_cmp_column(lsecond(op->args), &is_int);
+	}
+	c = col ? scan_value(b, swapped ? linitial(op->args) : lsecond(op->args)) : NULL;
+	if (c == NULL)
 		return compile_numeric_cmp_general(b, op, sub);
-	op_sub = sub;				/* for op itself, in its own argument order */
 	if (swapped)				/* c op X == X op' c */
 		sub = sub == WARP_CMP_LT ? WARP_CMP_GT : sub == WARP_CMP_LE ? WARP_CMP_GE :
 			sub == WARP_CMP_GT ? WARP_CMP_LT : sub == WARP_CMP_GE ? WARP_CMP_LE : sub;
-	if (c->constisnull)
+	if (is_int)
 	{
+		scale = 0;
+		if ((x = warp_compile_expr(b, col)) < 0)
+			return -1;
+	}
+	else
+	{
+		int			prec;
+
+		if (!pgwarp_numeric_typmod(((Var *) col)->vartypmod, &prec, &scale) || scale > 18)
+			return refuse(b, "numeric column without a declared precision and scale");
 		if ((x = warp_compile_decimal_arg(b, col, &scale)) < 0)
 			return -1;
+	}
+	if (c->constisnull)
+	{
 		k = add_node(b, WN_CONST, WT_INT8);
 		b->nodes[k].flags |= WARP_NODE_NULL;
 		n = add_node(b, WN_CMP, WT_BOOL);
@@ -1337,14 +1405,17 @@ compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 	}
 	num = DatumGetNumeric(c->constvalue);
 	if (numeric_is_nan(num) || numeric_is_inf(num))
-		return refuse(b, "comparison with a NaN or infinite numeric");
+	{
+		/* above every X (NaN, +Infinity) or below (-Infinity) */
+		bool		above = numeric_is_nan(num) || numeric_positive(num);
+
+		if (sub == WARP_CMP_EQ || sub == WARP_CMP_NE)
+			return decided_cmp(b, x, sub == WARP_CMP_NE);
+		return decided_cmp(b, x, above == (sub == WARP_CMP_LT || sub == WARP_CMP_LE));
+	}
 	{
 		int64		p10 = 1;
-		int			prec;
 
-		/* the column's scale (warp_compile_decimal_arg, below, checks it) */
-		if (!pgwarp_numeric_typmod(((Var *) col)->vartypmod, &prec, &scale) || scale > 18)
-			return refuse(b, "numeric column without a declared precision and scale");
 		for (k = 0; k < scale; k++)
 			p10 *= 10;			/* scale <= 18 */
 		scaled = numeric_mul_opt_error(num, int64_to_numeric(p10), NULL);
@@ -1352,21 +1423,19 @@ compile_numeric_cmp(WarpBuilder *b, OpExpr *op)
 	fl = DatumGetNumeric(DirectFunctionCall1(numeric_floor, NumericGetDatum(scaled)));
 	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(DirectFunctionCall1(numeric_abs, NumericGetDatum(fl))),
 										  NumericGetDatum(int64_to_numeric(INT64CONST(1000000000000000000))))) >= 0)
-		return compile_numeric_cmp_general(b, op, op_sub);	/* 128-bit constant */
-	if ((x = warp_compile_decimal_arg(b, col, &scale)) < 0)
-		return -1;
+	{
+		/* beyond every X: |X| < 10^18 <= |F| */
+		bool		above = numeric_positive(fl);
+
+		if (sub == WARP_CMP_EQ || sub == WARP_CMP_NE)
+			return decided_cmp(b, x, sub == WARP_CMP_NE);
+		return decided_cmp(b, x, above == (sub == WARP_CMP_LT || sub == WARP_CMP_LE));
+	}
 	exact = DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(scaled),
 											  NumericGetDatum(fl))) == 0;
 	f = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(fl)));
 	if (!exact && (sub == WARP_CMP_EQ || sub == WARP_CMP_NE))
-	{
-		/* never equal: X <> X is false (or NULL), X = X true (or NULL) */
-		n = add_node(b, WN_CMP, WT_BOOL);
-		b->nodes[n].sub = sub == WARP_CMP_EQ ? WARP_CMP_NE : WARP_CMP_EQ;
-		b->nodes[n].a = x;
-		b->nodes[n].b = x;
-		return n;
-	}
+		return decided_cmp(b, x, sub == WARP_CMP_NE);	/* never equal */
 	if (!exact)
 		sub = (sub == WARP_CMP_LT || sub == WARP_CMP_LE) ? WARP_CMP_LE : WARP_CMP_GT;
 	/* arguments precede their node */
@@ -1479,6 +1548,65 @@ warp_builder_finish(WarpBuilder *b, WarpProgram *p)
  * order (the C collation), over the files' UTF-8 bytes (a UTF8 database:
  * the constants are in its encoding).  false with why_not otherwise.
  */
+/*
+ * Whether a collation orders text as its bytes compare (memcmp, the
+ * shorter string first on a tie), so the engine's C comparison is
+ * PostgreSQL's: C and POSIX, and libc's C.UTF-8 in a UTF-8 database when
+ * glibc is 2.35 or later, whose C.UTF-8 collates by code point with
+ * strcmp (the code point order of UTF-8 is its byte order; older
+ * distributions' C.UTF-8 put unassigned code points last).  ICU
+ * collations never.
+ */
+static bool
+collation_orders_bytes(Oid collation)
+{
+	bool		bytes = false;
+#ifdef __GLIBC__
+	const char *v = gnu_get_libc_version();
+	int			major = 0,
+				minor = 0;
+#endif
+
+	if (!OidIsValid(collation))
+		return false;
+	if (lc_collate_is_c(collation))
+		return true;
+#ifdef __GLIBC__
+	if (GetDatabaseEncoding() != PG_UTF8 || sscanf(v, "%d.%d", &major, &minor) != 2 ||
+		major < 2 || (major == 2 && minor < 35))
+		return false;
+	if (collation == DEFAULT_COLLATION_OID)
+	{
+		const char *name;
+
+		if (pg_newlocale_from_collation(collation) != 0)
+			return false;		/* the database's ICU locale */
+		name = setlocale(LC_COLLATE, NULL);
+		bytes = name && (strcmp(name, "C.UTF-8") == 0 || strcmp(name, "C.utf8") == 0);
+	}
+	else
+	{
+		HeapTuple	tp = SearchSysCache1(COLLOID, ObjectIdGetDatum(collation));
+
+		if (HeapTupleIsValid(tp))
+		{
+			Form_pg_collation form = (Form_pg_collation) GETSTRUCT(tp);
+			bool		isnull;
+			Datum		d = SysCacheGetAttr(COLLOID, tp, Anum_pg_collation_collcollate, &isnull);
+
+			if (form->collprovider == COLLPROVIDER_LIBC && form->collisdeterministic && !isnull)
+			{
+				char	   *name = TextDatumGetCString(d);
+
+				bytes = strcmp(name, "C.UTF-8") == 0 || strcmp(name, "C.utf8") == 0;
+			}
+			ReleaseSysCache(tp);
+		}
+	}
+#endif
+	return bytes;
+}
+
 static bool
 fact_text_column(WarpBuilder *b, Var *v, Oid collation, bool order)
 {
@@ -1487,8 +1615,8 @@ fact_text_column(WarpBuilder *b, Var *v, Oid collation, bool order)
 	if (v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
 		why = "column of another relation or a system column";
 	else if (!OidIsValid(collation) ||
-			 !(order ? lc_collate_is_c(collation) : get_collation_isdeterministic(collation)))
-		why = order ? "text ordering under a collation other than C" :
+			 !(order ? collation_orders_bytes(collation) : get_collation_isdeterministic(collation)))
+		why = order ? "text ordering under a collation other than C or C.UTF-8" :
 			"text under a nondeterministic collation";
 	else if (GetDatabaseEncoding() != PG_UTF8)
 		why = "text in a database whose encoding is not UTF8";
@@ -1498,12 +1626,46 @@ fact_text_column(WarpBuilder *b, Var *v, Oid collation, bool order)
 }
 
 /*
- * A two-argument operator of a column and a constant, either way round
- * (relabelings stripped): the column, the constant and whether the
- * constant came first.  False for any other shape.
+ * A value that is one for the whole scan, as a Const: a constant; an
+ * external parameter (a prepared statement's); or a stable expression over
+ * no column that compile_expr would fold (a clock anywhere, anything else
+ * only as an operand of a qual's root operator, b->depth being that
+ * operator's).  Parameters and folded expressions are evaluated when the
+ * program is built at executor start; at plan time (no econtext) only the
+ * shape matters and the value is a NULL of the expression's type.
+ * Relabelings are stripped.  NULL for anything else.
+ */
+static Const *
+scan_value(WarpBuilder *b, Expr *e)
+{
+	Const	   *c;
+
+	while (IsA(e, RelabelType))
+		e = ((RelabelType *) e)->arg;
+	if (IsA(e, Const))
+		return (Const *) e;
+	if (!(IsA(e, Param) && ((Param *) e)->paramkind == PARAM_EXTERN) &&
+		!(foldable(e) && (cannot_fail(e) || (b->qual_root && b->depth == 1))))
+		return NULL;
+	c = makeNullConst(exprType((Node *) e), exprTypmod((Node *) e), exprCollation((Node *) e));
+	if (b->econtext)
+	{
+		ExprState  *es = ExecInitExpr(e, NULL);
+
+		c->constvalue = ExecEvalExprSwitchContext(es, b->econtext, &c->constisnull);
+		if (!c->constisnull && !c->constbyval && c->constlen == -1)
+			c->constvalue = PointerGetDatum(PG_DETOAST_DATUM(c->constvalue));
+	}
+	return c;
+}
+
+/*
+ * A two-argument operator of a column and a value of the whole scan
+ * (scan_value), either way round (relabelings stripped): the column, the
+ * value and whether the value came first.  False for any other shape.
  */
 static bool
-column_and_const(OpExpr *op, Var **v, Const **c, bool *swapped)
+column_and_value(WarpBuilder *b, OpExpr *op, Var **v, Const **c, bool *swapped)
 {
 	Expr	   *l = linitial(op->args);
 	Expr	   *r = lsecond(op->args);
@@ -1512,10 +1674,12 @@ column_and_const(OpExpr *op, Var **v, Const **c, bool *swapped)
 		l = ((RelabelType *) l)->arg;
 	while (IsA(r, RelabelType))
 		r = ((RelabelType *) r)->arg;
-	*swapped = IsA(l, Const);
-	*c = (Const *) (*swapped ? l : r);
+	*swapped = !IsA(l, Var);
 	*v = (Var *) (*swapped ? r : l);
-	return IsA(*c, Const) && IsA(*v, Var);
+	if (!IsA(*v, Var))
+		return false;
+	*c = scan_value(b, *swapped ? l : r);
+	return *c != NULL;
 }
 
 /*
@@ -1577,8 +1741,8 @@ compile_text_order(WarpBuilder *b, OpExpr *op, Oid fn)
 
 	if (list_length(op->args) != 2)
 		return -2;
-	if (!column_and_const(op, &v, &c, &swapped))
-		return refuse(b, "text ordering other than a column with a constant");
+	if (!column_and_value(b, op, &v, &c, &swapped))
+		return refuse(b, "text ordering other than a column with a constant or parameter");
 	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
 		return refuse(b, "text ordering on another type");
 	if (!fact_text_column(b, v, op->inputcollid, true))
@@ -1676,36 +1840,8 @@ compile_text_cmp(WarpBuilder *b, OpExpr *op)
 		return -2;
 	if (list_length(op->args) != 2)
 		return -2;
-	if (!column_and_const(op, &v, &c, &swapped))
-	{
-		/*
-		 * or an external parameter (a prepared statement's): its value is
-		 * taken when the program is built at executor start, as a constant's
-		 */
-		Param	   *p = (Param *) c;
-
-		if (IsA(v, Param) && IsA(c, Var))
-		{
-			/* $1 = column: = and <> are symmetric */
-			p = (Param *) v;
-			v = (Var *) c;
-		}
-		if (!IsA(v, Var) || !IsA(p, Param) || p->paramkind != PARAM_EXTERN)
-			return -2;
-		c = makeNullConst(p->paramtype, p->paramtypmod, p->paramcollid);
-		if (b->econtext)
-		{
-			ExprState  *es = ExecInitExpr((Expr *) p, NULL);
-
-			c->constvalue = ExecEvalExprSwitchContext(es, b->econtext, &c->constisnull);
-		}
-		else
-		{
-			/* at plan time only the shape matters */
-			c->constvalue = CStringGetTextDatum("");
-			c->constisnull = false;
-		}
-	}
+	if (!column_and_value(b, op, &v, &c, &swapped))
+		return -2;
 	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
 		return -2;
 	if (!fact_text_column(b, v, op->inputcollid, false))
@@ -1731,13 +1867,14 @@ compile_text_cmp(WarpBuilder *b, OpExpr *op)
 }
 
 /*
- * text LIKE constant and NOT LIKE on a text or varchar column of the fact
- * table, in a UTF-8 database under a deterministic collation (where
- * PostgreSQL's LIKE compares bytes and '_' takes one character): the
- * column is read as a boolean column of its own, whether the row matches
- * the pattern (warp_cpu.c, load_text_column, with warp_text_like).  A
- * pattern that ends in an unpaired escape character, which PostgreSQL
- * rejects only when a match gets that far, stays with PostgreSQL.
+ * text LIKE pattern and NOT LIKE on a text or varchar column of the fact
+ * table, the pattern a constant or a parameter (scan_value), in a UTF-8
+ * database under a deterministic collation (where PostgreSQL's LIKE
+ * compares bytes and '_' takes one character): the column is read as a
+ * boolean column of its own, whether the row matches the pattern
+ * (warp_cpu.c, load_text_column, with warp_text_like).  A pattern that
+ * ends in an unpaired escape character fails on the rows whose match gets
+ * that far, PostgreSQL's error (22025) for the first of them.
  * Returns -2 when the expression is not of this shape, -1 when refused.
  */
 static int
@@ -1759,12 +1896,9 @@ compile_text_like(WarpBuilder *b, OpExpr *op)
 	pat = lsecond(op->args);
 	while (IsA(col, RelabelType))
 		col = ((RelabelType *) col)->arg;
-	while (IsA(pat, RelabelType))
-		pat = ((RelabelType *) pat)->arg;
-	if (!IsA(col, Var) || !IsA(pat, Const))
-		return refuse(b, "LIKE other than a column with a constant pattern");
+	if (!IsA(col, Var) || (c = scan_value(b, pat)) == NULL)
+		return refuse(b, "LIKE other than a column with a constant or parameter pattern");
 	v = (Var *) col;
-	c = (Const *) pat;
 	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
 		return refuse(b, "LIKE on a type other than text or varchar");
 	if (!fact_text_column(b, v, op->inputcollid, false))
@@ -1778,8 +1912,6 @@ compile_text_like(WarpBuilder *b, OpExpr *op)
 	t = DatumGetTextPP(c->constvalue);
 	pb = VARDATA_ANY(t);
 	plen = VARSIZE_ANY_EXHDR(t);
-	if (!warp_like_pattern_ok((const uint8 *) pb, plen))
-		return refuse(b, "LIKE pattern ending in the escape character");
 	n = text_predicate_column(b, v->varattno, WARP_TEXT_LIKE, 0, pb, plen);
 	if (fn == F_TEXTNLIKE)
 	{
@@ -1998,11 +2130,21 @@ compile_list(WarpBuilder *b, WarpOp op, WarpType type, List *args, int flags)
 	return n;
 }
 
-/* x op ANY/ALL (constant array): an OR/AND of comparisons */
+/*
+ * x op ANY/ALL (array): an OR/AND of comparisons with its elements.  The
+ * array is a constant of at most 1000 elements, or any other value of the
+ * whole scan (scan_value: a parameter, or ARRAY[$1, 'x'], which IN ($1,
+ * 'x') becomes), of any length, known once the program is built at
+ * executor start; at plan time one comparison with a NULL element stands
+ * for its shape.  Not numeric elements from a parameter: a value the
+ * engine cannot represent (NaN, more than 38 digits) would only be found
+ * at executor start, too late to leave the comparison to PostgreSQL.
+ */
 static int
 compile_saop(WarpBuilder *b, ScalarArrayOpExpr *sa)
 {
 	Expr	   *arr = lsecond(sa->args);
+	Const	   *ac;
 	Oid			elemtype;
 	int16		typlen;
 	bool		typbyval;
@@ -2011,20 +2153,37 @@ compile_saop(WarpBuilder *b, ScalarArrayOpExpr *sa)
 	bool	   *nulls;
 	int			nvals,
 				i;
+	bool		runtime;
 	List	   *ors = NIL;
 	Node	   *tree;
 
-	if (!IsA(arr, Const) || ((Const *) arr)->constisnull)
-		return refuse(b, "IN list that is not a constant array");
-	elemtype = get_element_type(((Const *) arr)->consttype);
+	while (IsA(arr, RelabelType))
+		arr = ((RelabelType *) arr)->arg;
+	runtime = !IsA(arr, Const);
+	ac = scan_value(b, arr);
+	if (ac == NULL || (!runtime && ac->constisnull))
+		return refuse(b, "IN list that is not a constant array or a parameter");
+	elemtype = get_element_type(ac->consttype);
 	if (!OidIsValid(elemtype))
 		return refuse(b, "IN list that is not an array");
+	if (runtime && elemtype == NUMERICOID)
+		return refuse(b, "numeric IN list from a parameter");
+	if (runtime && b->econtext == NULL)
+	{
+		/* plan time: the shape of one comparison */
+		return warp_compile_expr(b, make_opclause(sa->opno, BOOLOID, false,
+												  linitial(sa->args),
+												  (Expr *) makeNullConst(elemtype, -1, InvalidOid),
+												  InvalidOid, sa->inputcollid));
+	}
+	if (ac->constisnull)
+		return const_node(b, BOOLOID, (Datum) 0, true);
 	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
-	deconstruct_array(DatumGetArrayTypeP(((Const *) arr)->constvalue), elemtype,
+	deconstruct_array(DatumGetArrayTypeP(ac->constvalue), elemtype,
 					  typlen, typbyval, typalign, &values, &nulls, &nvals);
 	if (nvals == 0)
 		return const_node(b, BOOLOID, BoolGetDatum(!sa->useOr), false);
-	if (nvals > 1000)
+	if (nvals > 1000 && !runtime)
 		return refuse(b, "IN list longer than 1000 values");
 	for (i = 0; i < nvals; i++)
 	{
@@ -2053,6 +2212,20 @@ not_foldable_walker(Node *node, void *context)
 		return true;
 	if (IsA(node, Param) && ((Param *) node)->paramkind != PARAM_EXTERN)
 		return true;
+	if (IsA(node, ArrayCoerceExpr))
+	{
+		/*
+		 * its element expression reads each element through a CaseTestExpr
+		 * of its own (ARRAY[$1, 'x']::text[] folds)
+		 */
+		ArrayCoerceExpr *ac = (ArrayCoerceExpr *) node;
+
+		return not_foldable_walker((Node *) ac->arg, context) ||
+			(!IsA(ac->elemexpr, CaseTestExpr) &&
+			 !(IsA(ac->elemexpr, RelabelType) &&
+			   IsA(((RelabelType *) ac->elemexpr)->arg, CaseTestExpr)) &&
+			 not_foldable_walker((Node *) ac->elemexpr, context));
+	}
 	return expression_tree_walker(node, not_foldable_walker, context);
 }
 
