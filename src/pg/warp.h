@@ -102,6 +102,9 @@ extern int	warp_compile_expr(WarpBuilder *b, Expr *expr);
 /* the same for a qual (a WHERE condition), whose operator's operands may
  * be stable expressions folded at executor start */
 extern int	warp_compile_qual(WarpBuilder *b, Expr *expr);
+
+/* an expression over no column that the backend evaluates once per scan */
+extern bool warp_compile_scan_constant(Expr *expr);
 /* the program's string table (text columns' constants) and, when a node
  * needs it, the session's time zone, into p */
 extern void warp_builder_finish(WarpBuilder *b, WarpProgram *p);

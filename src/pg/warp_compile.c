@@ -2244,12 +2244,45 @@ foldable(Expr *expr)
 		!expression_returns_set((Node *) expr);
 }
 
-/* the clock of the statement or transaction: evaluating it cannot fail */
+/*
+ * An expression over no column, no value of another plan node (initplan,
+ * outer query) and no volatile function: the backend may evaluate it once
+ * for the scan (a gating qual, warp_exec.c).  Constants and external
+ * parameters too.
+ */
+bool
+warp_compile_scan_constant(Expr *expr)
+{
+	return !not_foldable_walker((Node *) expr, NULL) &&
+		!contain_volatile_functions((Node *) expr) &&
+		!expression_returns_set((Node *) expr);
+}
+
+/*
+ * the clock of the statement or transaction, or an array of constants and
+ * external parameters (x IN ($1, 'a'), without coercions): evaluating it
+ * cannot fail
+ */
 static bool
 cannot_fail(Expr *expr)
 {
 	if (IsA(expr, SQLValueFunction))
 		return true;
+	if (IsA(expr, ArrayExpr) && !((ArrayExpr *) expr)->multidims)
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((ArrayExpr *) expr)->elements)
+		{
+			Node	   *e = lfirst(lc);
+
+			while (IsA(e, RelabelType))
+				e = (Node *) ((RelabelType *) e)->arg;
+			if (!IsA(e, Const) && !(IsA(e, Param) && ((Param *) e)->paramkind == PARAM_EXTERN))
+				return false;
+		}
+		return true;
+	}
 	if (IsA(expr, FuncExpr) && ((FuncExpr *) expr)->args == NIL)
 	{
 		Oid			f = ((FuncExpr *) expr)->funcid;

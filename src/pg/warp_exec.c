@@ -180,6 +180,10 @@ typedef struct WarpScanState
 									 * workers build their own */
 	bool		dims_from_leader;	/* worker: dimensions read from the DSM */
 	bool		executed;
+	/* constant quals (custom_private item 4): PostgreSQL's gating Result */
+	ExprState  *gate;
+	bool		gate_checked;
+	bool		gate_closed;	/* not true: the node returns nothing */
 	int64		next_group;
 
 	/* row mode (WarpJoin: a join without aggregation), streaming by batch */
@@ -2402,12 +2406,36 @@ rows_next(WarpScanState *ws, TupleTableSlot *slot)
 	}
 }
 
+/*
+ * The constant quals (WHERE $1 > 0), evaluated once per scan before any
+ * dimension is built or batch read, as PostgreSQL's gating Result does:
+ * false or NULL, and the node returns nothing.
+ */
+static bool
+gate_open(WarpScanState *ws)
+{
+	if (!ws->gate_checked)
+	{
+		ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+
+		ResetExprContext(econtext);
+		ws->gate_closed = !ExecQual(ws->gate, econtext);
+		ws->gate_checked = true;
+	}
+	return !ws->gate_closed;
+}
+
 static TupleTableSlot *
 warp_next(ScanState *node)
 {
 	WarpScanState *ws = (WarpScanState *) node;
 	TupleTableSlot *slot = node->ss_ScanTupleSlot;
 
+	if (!gate_open(ws))
+	{
+		ws->executed = true;
+		return ExecClearTuple(slot);
+	}
 	if (ws->emit_rows)
 		return rows_next(ws, slot);
 	if (!ws->executed)
@@ -2461,6 +2489,8 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 	ws->key_info = linitial(misc);
 	ws->agg_info = lsecond(misc);
 	ws->outmap = lthird(misc);
+	ws->gate = ExecInitQual(list_length(misc) > 3 ? (List *) lfourth(misc) : NIL, &node->ss.ps);
+	ws->gate_checked = false;
 	ws->fact_oid = linitial_oid((List *) list_nth(cs->custom_private, 5));
 	ws->on_daemon = intVal(list_nth(cs->custom_private, 6)) != 0;
 	ws->daemon_gpu = intVal(list_nth(cs->custom_private, 6)) == 1 + GPUD_DEVICE_GPU;
@@ -2598,6 +2628,7 @@ warp_rescan(CustomScanState *node)
 	ws->gres = NULL;
 	ws->merged = NULL;
 	ws->executed = false;
+	ws->gate_checked = false;
 	ws->dims_ready = false;
 	ws->build_ms = 0;
 	ws->groups = 0;
@@ -2651,6 +2682,13 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		Node	   *q = (Node *) make_ands_explicit(ws->quals);
 
 		ExplainPropertyText("Engine Filter", deparse(ws, context, q), es);
+	}
+	{
+		List	   *misc = list_nth(((CustomScan *) node->ss.ps.plan)->custom_private, 4);
+
+		if (list_length(misc) > 3 && lfourth(misc) != NIL)
+			ExplainPropertyText("One-Time Filter",
+								deparse(ws, context, (Node *) make_ands_explicit(lfourth(misc))), es);
 	}
 	if (ws->topn)
 	{
@@ -2814,6 +2852,7 @@ warp_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 	WarpScanState *ws = (WarpScanState *) node;
 	Size		bytes;
 	int			i;
+	bool		share;
 
 	/*
 	 * The leader builds the dimensions now, before the workers start, and
@@ -2821,24 +2860,28 @@ warp_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 	 * participant (on few cores the workers' builds ran one after another).
 	 * Only when no dimension plan depends on a parameter: a rescan changes
 	 * no dimension then, so the DSM copy stays right for relaunched workers.
+	 * Not when the gate is closed: nothing is built then.
 	 */
 	ws->dims_shared_bytes = 0;
 	ws->heap_pscan_off = 0;
-	for (i = 0; i < ws->ndims; i++)
+	share = gate_open(ws);
+	for (i = 0; share && i < ws->ndims; i++)
 		if (!bms_is_empty(ws->dims[i].ps->plan->extParam) ||
 			!bms_is_empty(ws->dims[i].ps->plan->allParam) ||
 			ws->dims[i].text_key)	/* its strings are not shared */
+			share = false;
+	if (!share)
+	{
+		bytes = MAXALIGN(sizeof(WarpShared));
+		if (ws->heap)
 		{
-			bytes = MAXALIGN(sizeof(WarpShared));
-			if (ws->heap)
-			{
-				/* the heap scan's shared state after the rest */
-				ws->heap_pscan_off = bytes;
-				bytes = add_size(bytes, table_parallelscan_estimate(ws->fact_rel,
-																	ws->css.ss.ps.state->es_snapshot));
-			}
-			return bytes;
+			/* the heap scan's shared state after the rest */
+			ws->heap_pscan_off = bytes;
+			bytes = add_size(bytes, table_parallelscan_estimate(ws->fact_rel,
+																ws->css.ss.ps.state->es_snapshot));
 		}
+		return bytes;
+	}
 	build_dims(ws);
 	bytes = MAXALIGN(sizeof(WarpShared)) + MAXALIGN(sizeof(WarpSharedDim) * Max(ws->ndims, 1));
 	for (i = 0; i < ws->ndims; i++)

@@ -94,6 +94,7 @@ typedef struct StarInfo
 								 * NULL (see pack_keys) */
 	List	   *key_display;	/* per dim: NIL, or List(fact Vars, dim Vars) */
 	List	   *payload;		/* per dim: List of Var (group columns) */
+	List	   *gate;			/* constant quals (no column): evaluated once */
 	List	   *key_info;		/* per group key: List(kind, expr, join, col) */
 	List	   *agg_info;		/* per aggregate: List(kind, arg, filter, type) */
 	List	   *outmap;			/* per partial target column: key k or -(a+1) */
@@ -180,6 +181,24 @@ warp_explain_one_query(Query *query, int cursorOptions, IntoClause *into,
 }
 
 /* ------------------------------------------------------------ the star */
+
+/*
+ * A pseudoconstant qual of the star (no column of any table: WHERE $1 > 0,
+ * WHERE current_date > '2020-01-01'): PostgreSQL evaluates it once, in a
+ * gating Result above the scan or join, and runs nothing below when it is
+ * not true.  Its plan for the star is the node, so the node does that
+ * itself (the gate, in custom_private item 4), before building a
+ * dimension or reading a batch.  Only expressions the backend can
+ * evaluate at executor start: not an initplan's or outer query's value.
+ */
+static bool
+star_gate(StarInfo *si, RestrictInfo *ri)
+{
+	if (!warp_compile_scan_constant((Expr *) ri->clause))
+		return not_offloaded("a constant qual over a subquery's or outer query's value");
+	si->gate = list_append_unique_ptr(si->gate, ri->clause);
+	return true;
+}
 
 static Var *
 plain_var(Expr *e)
@@ -337,8 +356,6 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 		}
 	}
 
-	if (root->hasPseudoConstantQuals)
-		return not_offloaded("the query has constant quals");
 	kind_by_rti = palloc0(sizeof(int) * root->simple_rel_array_size);
 	foreach(lc, root->join_info_list)
 	{
@@ -486,6 +503,13 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 		/* a clause reaching a relation outside: evaluated above */
 		if (!bms_is_subset(ri->required_relids, input_rel->relids))
 			continue;
+		if (ri->pseudoconstant)
+		{
+			/* WHERE $1 > 0 over a join: the node's gate */
+			if (!star_gate(si, ri))
+				return false;
+			continue;
+		}
 		if (!bms_is_member(si->fact->relid, ri->clause_relids) &&
 			bms_membership(ri->clause_relids) == BMS_MULTIPLE)
 		{
@@ -1257,15 +1281,23 @@ star_fact_quals(PlannerInfo *root, StarInfo *si)
 {
 	ListCell   *lc;
 	const char *why = NULL;
+	List	   *quals = NIL;
 
 	foreach(lc, si->fact->baserestrictinfo)
 	{
 		RestrictInfo *ri = lfirst(lc);
 
-		if (ri->pseudoconstant || !check_fact_expr_as(si, ri->clause, true, &why))
+		if (ri->pseudoconstant)
+		{
+			if (!star_gate(si, ri))
+				return false;
+			continue;
+		}
+		if (!check_fact_expr_as(si, ri->clause, true, &why))
 			return not_offloaded(psprintf("fact table qual: %s", why ? why : "constant"));
+		quals = lappend(quals, ri);
 	}
-	si->quals = ordered_quals(root, si->fact->baserestrictinfo);
+	si->quals = ordered_quals(root, quals);
 	return true;
 }
 
@@ -1672,7 +1704,8 @@ drop_row_join_paths(RelOptInfo *rel)
  * The plan's custom_private (warp_exec.c warp_begin reads it):
  *   0  (fact relid, first relid of the path's relation: setrefs' offset)
  *   1  fact quals, in evaluation order     2  fact attnos read
- *   3  per join (star_joins)               4  (key_info, agg_info, outmap)
+ *   3  per join (star_joins)               4  (key_info, agg_info, outmap,
+ *                                             gate: constant quals)
  *   5  (fact table OID)                    6  0: this backend; 1 +
  *      GpudDeviceKind: pg_warp_gpud        7  1: a heap fact table
  *   8, 9  count(DISTINCT) counted here: its key and aggregate, or -1
@@ -1690,7 +1723,7 @@ star_private(PlannerInfo *root, StarInfo *si, StarCost *sc, List *joins, Relids 
 					  si->quals,
 					  sc->fact_attrs,
 					  joins,
-					  list_make3(si->key_info, si->agg_info, si->outmap));
+					  list_make4(si->key_info, si->agg_info, si->outmap, si->gate));
 	priv = lappend(priv, list_make1_oid(planner_rt_fetch(si->fact->relid, root)->relid));
 	priv = lappend(priv, makeInteger(where));
 	priv = lappend(priv, makeInteger(si->heap ? 1 : 0));

@@ -60,7 +60,7 @@ import pytest
 
 from pwhelpers import gpud_status
 from test_engine_targeted import (D, INF, NAN, REL_TOL, TS, Session, Star, _short, diagnose,
-                                  execute_both, run, same_result, same_value, set_side)
+                                  execute_both, plan_of, run, same_result, same_value, set_side)
 
 SEED = int(os.environ.get("PGWARP_DIFF_SEED", "271828"))
 NFACT = 4000
@@ -939,7 +939,8 @@ GPU_CHUNKS = NCHUNKS if os.environ.get("PGWARP_ENGINE_MODE") == "gpu" else 3
 # (numeric, text and date/time functions stay PostgreSQL's there, hence the
 # lower share of offloaded queries)
 CASES = [("cpu", c) for c in range(NCHUNKS)] + [("gpu", c) for c in range(GPU_CHUNKS)] + \
-    [("threads", c) for c in range(3)] + [("heap", c) for c in range(3)]
+    [("threads", c) for c in range(3)] + [("heap", c) for c in range(3)] + \
+    [("params", c) for c in range(2)]
 MIN_OFFLOADED_HEAP = 0.25
 
 
@@ -947,6 +948,101 @@ MIN_OFFLOADED_HEAP = 0.25
 # expressions convert through it
 CHUNK_ZONES = ["UTC", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata", "Europe/Moscow",
                "Pacific/Chatham", "America/Sao_Paulo", "Europe/Dublin", "Pacific/Apia", "Asia/Tehran"]
+
+
+# ------------------------------------------------- prepared statements
+
+# the constants of a generated query, for parametrize(): kept as they are
+# (type modifiers, quoted identifiers, COLLATE), typed literals, casts of
+# a string, bare strings and numbers (not part of a name)
+_TOKEN = re.compile(r"""
+    (?P<keep>::\w+\([^)]*\)|"[^"]*")
+  | (?P<typed>(?<![\w.])(?:date|timestamptz|timestamp|interval)\s+'(?:[^']|'')*')
+  | (?P<cast>'(?:[^']|'')*'::(?:int2|int4|int8|float4|float8|numeric|text|date|timestamptz|timestamp
+                                |interval|bool)(?![\w(]))
+  | (?P<str>'(?:[^']|'')*')
+  | (?P<num>(?<![\w.$])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.(]))
+""", re.X)
+
+
+# what precedes a GROUP BY or ORDER BY position (GROUP BY 1, 2; ORDER BY
+# 1 DESC, 2; ROLLUP (1, 2); GROUPING SETS ((1), (2), ())): it stays
+_ORDINALS = re.compile(r"(?:GROUP BY|ORDER BY|ROLLUP \(|CUBE \(|SETS \()\s*"
+                       r"(?:\(?\d*\)?(?:\s+(?:ASC|DESC|NULLS FIRST|NULLS LAST))*\s*,\s*)*\(?$")
+
+
+def parametrize(sql):
+    """sql with its constants as parameters: (body, types, args) for
+    PREPARE name(types) AS body; EXECUTE name(args).  Each parameter's type
+    is its constant's as PostgreSQL types it (an integer literal int4, int8
+    or numeric by size, a decimal numeric, a cast or a typed literal its
+    type, a bare string unknown, resolved by its context as the literal
+    would be), so the statement means the same; the same constant twice is
+    one parameter (a GROUP BY expression must equal the select list's).
+    A string right after '(' (date_trunc's and extract's units) stays."""
+    params = {}
+    types = []
+    args = []
+
+    def sub(m):
+        kind = m.lastgroup
+        text = m.group(kind)
+        if kind == "keep":
+            return text
+        if kind == "str" and (sql[m.end():m.end() + 2] == "::" or sql[:m.start()].rstrip().endswith("(")):
+            return text
+        if kind == "num" and _ORDINALS.search(sql[:m.start()]):
+            return text
+        if kind == "typed":
+            typ, _, lit = text.partition(" ")
+            arg = lit.strip()
+        elif kind == "cast":
+            lit, _, typ = text.rpartition("::")
+            arg = lit
+        elif kind == "str":
+            typ, arg = "unknown", text
+        elif "." in text or "e" in text.lower():
+            typ, arg = "numeric", text
+        else:
+            v = int(text)
+            typ = "int4" if v <= 2147483647 else "int8" if v <= 9223372036854775807 else "numeric"
+            arg = text
+        key = (typ, arg)
+        if key not in params:
+            types.append(typ)
+            args.append(arg)
+            params[key] = len(types)
+        return "$%d" % params[key]
+
+    return _TOKEN.sub(sub, sql), types, args
+
+
+def run_prepared(conn, name, sql, explain=False):
+    """PREPARE sql with its constants as parameters and EXECUTE it: (plan
+    or None, result), or None where PREPARE fails"""
+    body, types, args = parametrize(sql)
+    run(conn, "DEALLOCATE " + name)
+    if run(conn, "PREPARE %s%s AS %s" % (name, "(%s)" % ", ".join(types) if types else "", body))[0] != "ok":
+        return None
+    execute = "EXECUTE %s%s" % (name, "(%s)" % ", ".join(args) if args else "")
+    plan = plan_of(conn, execute) if explain else None
+    return plan, run(conn, execute)
+
+
+def execute_both_prepared(conn, star_w, star_h, sql, oracle_sql=None):
+    """execute_both() through prepared statements under generic plans; the
+    constants' statement where one side cannot prepare it"""
+    conn.execute("SET plan_cache_mode = force_generic_plan")
+    try:
+        set_side(conn, star_w, True)
+        mine = run_prepared(conn, "diff_w", sql, explain=True)
+        set_side(conn, star_h, False)
+        theirs = run_prepared(conn, "diff_h", oracle_sql or sql)
+    finally:
+        conn.execute("RESET plan_cache_mode")
+    if mine is None or theirs is None:
+        return execute_both(conn, star_w, star_h, sql, oracle_sql=oracle_sql)
+    return mine[0], mine[1], theirs[1]
 
 
 @pytest.mark.parametrize("mode,chunk", CASES, ids=["%s-%d" % c for c in CASES])
@@ -965,7 +1061,7 @@ def run_chunk(star, mode, chunk, gen):
     conn = star.conn
     if mode == "gpu" and gpud_status(conn) is None:
         pytest.skip("no pg_warp_gpud serves this cluster")
-    conn.execute("SET pg_warp.mode = %s" % ("cpu" if mode in ("threads", "heap") else mode))
+    conn.execute("SET pg_warp.mode = %s" % ("cpu" if mode in ("threads", "heap", "params") else mode))
     conn.execute("SET pg_warp.cpu_threads = %d" % (4 if mode == "threads" else 1))
     conn.execute("SET pg_warp.heap_min_rows = %d" % (0 if mode == "heap" else -1))
     side = star.h if mode == "heap" else star.w
@@ -973,17 +1069,18 @@ def run_chunk(star, mode, chunk, gen):
     failures = []
     plan_dependent = []
     within_bound = []
+    both = execute_both_prepared if mode == "params" else execute_both
     for q in range(QUERIES_PER_CHUNK):
         sql, limit = gen.query()
         ordered = limit is not None
         if ordered:
             full = sql
             sql = "%s LIMIT %d" % (sql, limit)
-            plan, got, want = execute_both(conn, side, star.h, sql, oracle_sql=full)
+            plan, got, want = both(conn, side, star.h, sql, oracle_sql=full)
             if want[0] == "ok":
                 want = ("ok", want[1][:limit], want[2])
         else:
-            plan, got, want = execute_both(conn, side, star.h, sql)
+            plan, got, want = both(conn, side, star.h, sql)
         if same_result(got, want, ordered) is not None:
             alt = other_oracle(conn, star, sql, limit, got)
             if alt is not None:

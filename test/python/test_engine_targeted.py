@@ -1238,6 +1238,41 @@ def test_prepared_text_and_arrays(mk):
     run(s.conn, "SET plan_cache_mode = auto")
 
 
+def test_constant_quals(base):
+    """Quals over no column (WHERE $1 > 0, WHERE current_date < ...), which
+    PostgreSQL evaluates once in a gating Result above the scan or join: the
+    node evaluates them before it builds a dimension or reads a batch, and
+    returns nothing unless they are true (false, NULL), so a dimension qual
+    that would fail is not evaluated then; an error in one is raised once.
+    WarpPreAgg on one table and on a star, WarpScan rows, a parallel plan;
+    generic plans offloaded, answers PostgreSQL's.  (PostgreSQL offers no
+    custom join under a constant qual: WarpJoin's rows stay its own.)"""
+    stmts = {
+        "g1": ("(int4)", "SELECT count(*), sum(a) FROM f WHERE $1 > 0 AND a > 5", ["(1)", "(0)", "(NULL)"]),
+        "g2": ("(int4)", "SELECT d.name, count(*), sum(f.a) FROM f JOIN d ON f.k = d.dk WHERE $1 > 0 "
+                         "GROUP BY d.name", ["(1)", "(0)", "(NULL)"]),
+        "g3": ("(int4)", "SELECT d.name, f.a, f.x FROM f JOIN d ON f.k = d.dk WHERE $1 IS NOT NULL AND f.a > 0",
+               ["(1)", "(NULL)"]),
+        "g4": ("(int4)", "SELECT a, x FROM f WHERE $1 <> 0 AND a < 50", ["(1)", "(0)"]),
+        "g5": ("(int4)", "SELECT count(*) FROM f WHERE 10 / $1 > 0 AND a > 0", ["(1)", "(0)", "(-1)"]),
+        "g6": ("(int4)", "SELECT d.name, count(*) FROM f JOIN d ON f.k = d.dk WHERE $1 > 0 AND d.grp / $1 >= 0 "
+                         "GROUP BY d.name", ["(1)", "(0)"]),
+        "g7": ("(int4)", "SELECT a, x FROM f WHERE $1 > 0 ORDER BY x DESC NULLS LAST, a LIMIT 3",
+               ["(1)", "(0)"]),
+    }
+    # (g3: PostgreSQL calls no join hook under a constant qual)
+    check_prepared(base, stmts, lambda mode, name, args: mode == "force_generic_plan" and name != "g3")
+    qs = ["SELECT g, count(*), sum(a) FROM f WHERE current_date < '2000-01-01' AND a > 0 GROUP BY g",
+          "SELECT g, count(*), sum(a) FROM f WHERE current_date > '2000-01-01' AND a > 0 GROUP BY g",
+          "SELECT d.name, count(*) FROM f JOIN d ON f.k = d.dk "
+          "WHERE current_date < '2000-01-01' GROUP BY d.name"]
+    check_everywhere(base, qs, workers=3)
+    check(base, qs[1], expect=nonempty)
+    set_side(base.conn, base.w, True)
+    plan = plan_of(base.conn, qs[0])
+    assert "One-Time Filter: (CURRENT_DATE < '2000-01-01'::date)" in plan and "WarpPreAgg" in plan, plan
+
+
 def test_filter_clauses(base):
     check(base, "SELECT count(*) FILTER (WHERE a > 10), count(a) FILTER (WHERE b > 2), "
                 "sum(a) FILTER (WHERE fl), sum(a) FILTER (WHERE NOT fl), sum(a) FILTER (WHERE fl IS NULL), "
