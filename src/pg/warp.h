@@ -103,6 +103,15 @@ extern int	warp_compile_expr(WarpBuilder *b, Expr *expr);
  * be stable expressions folded at executor start */
 extern int	warp_compile_qual(WarpBuilder *b, Expr *expr);
 
+/*
+ * A planner-level aggregate kind beside WarpAggKind (agg_info, custom_private
+ * item 4): var_samp, var_pop, stddev(_samp, _pop) and variance of int2/int4.  The program
+ * gets WA_SUM_INT8 of x and a hidden WA_SUM_INT8 of x::int8 * x::int8
+ * (exact: |x| < 2^31); the node emits the two as numeric_poly_serialize's
+ * state (N, sumX, sumX2), which int2/int4_accum keeps in 128 bits too.
+ */
+#define WARP_AGG_VAR_INT 100
+
 /* an expression over no column that the backend evaluates once per scan */
 extern bool warp_compile_scan_constant(Expr *expr);
 /* the program's string table (text columns' constants) and, when a node

@@ -34,6 +34,7 @@
 #include "executor/nodeCustom.h"
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
+#include "catalog/namespace.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "portability/instr_time.h"
@@ -42,6 +43,7 @@
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
@@ -144,6 +146,8 @@ typedef struct WarpScanState
 	List	   *key_info;
 	List	   *agg_info;
 	int		   *agg_scale_agg;	/* per aggregate: its hidden scale aggregate, or -1 */
+	int		   *agg_square_agg; /* per aggregate: var of int, its hidden
+								 * sum of squares, or -1 */
 	List	   *outmap;
 
 	Relation	fact_rel;
@@ -749,6 +753,7 @@ build_program(WarpScanState *ws)
 	p->naggs = list_length(ws->agg_info);
 	p->aggs = palloc0(sizeof(WarpAggSpec) * Max(2 * p->naggs, 1));
 	ws->agg_scale_agg = palloc(sizeof(int) * Max(p->naggs, 1));
+	ws->agg_square_agg = palloc(sizeof(int) * Max(p->naggs, 1));
 	i = 0;
 	foreach(lc, ws->agg_info)
 	{
@@ -757,6 +762,8 @@ build_program(WarpScanState *ws)
 		WarpType	t = WT_INT8;
 
 		a->kind = intVal(linitial(ai));
+		if (a->kind == WARP_AGG_VAR_INT)
+			a->kind = WA_SUM_INT8;	/* sum of x; the squares below */
 		a->arg = -1;
 		a->filter = -1;
 		if (lsecond(ai) && (Oid) intVal(lfourth(ai)) == NUMERICOID)
@@ -781,6 +788,38 @@ build_program(WarpScanState *ws)
 		}
 		a->type = t;
 		ws->agg_scale_agg[i - 1] = -1;
+		ws->agg_square_agg[i - 1] = -1;
+	}
+
+	/*
+	 * var/stddev of int2/int4 (WARP_AGG_VAR_INT): a hidden aggregate after
+	 * the real ones sums x::int8 * x::int8 under the same FILTER; the
+	 * state emitted is (N, sum, sum of squares)
+	 */
+	i = 0;
+	foreach(lc, ws->agg_info)
+	{
+		List	   *ai = lfirst(lc);
+
+		if (intVal(linitial(ai)) == WARP_AGG_VAR_INT)
+		{
+			WarpAggSpec *h = &p->aggs[p->naggs];
+			Oid			argtype = (Oid) intVal(lfourth(ai));
+			Expr	   *wide = (Expr *) makeFuncExpr(argtype == INT2OID ? F_INT8_INT2 : F_INT8_INT4,
+													 INT8OID, list_make1(lsecond(ai)), InvalidOid,
+													 InvalidOid, COERCE_IMPLICIT_CAST);
+			Oid			mul = OpernameGetOprid(list_make1(makeString("*")), INT8OID, INT8OID);
+			Expr	   *sq = make_opclause(mul, INT8OID, false, wide, copyObject(wide),
+										   InvalidOid, InvalidOid);
+
+			((OpExpr *) sq)->opfuncid = get_opcode(mul);
+			h->kind = WA_SUM_INT8;
+			h->type = WT_INT8;
+			COMPILE(h->arg, sq);
+			h->filter = p->aggs[i].filter;
+			ws->agg_square_agg[i] = p->naggs++;
+		}
+		i++;
 	}
 
 	/*
@@ -1766,28 +1805,53 @@ group_agg(WarpScanState *ws, int64 g, int a)
  */
 #define WARP_NUMERIC_POS 0x0000
 #define WARP_NUMERIC_NEG 0x4000
-static Datum
-int8_sum_state(int64 n, warp_int128 sum)
+static void
+send_int128_numericvar(StringInfo buf, warp_int128 sum)
 {
 	unsigned __int128 mag = sum < 0 ? -(unsigned __int128) sum : (unsigned __int128) sum;
 	int16		digits[16];
 	int			nd = 0,
 				i;
-	StringInfoData buf;
 
 	while (mag != 0)
 	{
 		digits[nd++] = (int16) (mag % 10000);
 		mag /= 10000;
 	}
+	pq_sendint32(buf, nd);
+	pq_sendint32(buf, nd > 0 ? nd - 1 : 0);	/* weight */
+	pq_sendint32(buf, sum < 0 ? WARP_NUMERIC_NEG : WARP_NUMERIC_POS);
+	pq_sendint32(buf, 0);		/* dscale */
+	for (i = nd - 1; i >= 0; i--)
+		pq_sendint16(buf, digits[i]);
+}
+
+static Datum
+int8_sum_state(int64 n, warp_int128 sum)
+{
+	StringInfoData buf;
+
 	pq_begintypsend(&buf);
 	pq_sendint64(&buf, n);
-	pq_sendint32(&buf, nd);
-	pq_sendint32(&buf, nd > 0 ? nd - 1 : 0);	/* weight */
-	pq_sendint32(&buf, sum < 0 ? WARP_NUMERIC_NEG : WARP_NUMERIC_POS);
-	pq_sendint32(&buf, 0);		/* dscale */
-	for (i = nd - 1; i >= 0; i--)
-		pq_sendint16(&buf, digits[i]);
+	send_int128_numericvar(&buf, sum);
+	return PointerGetDatum(pq_endtypsend(&buf));
+}
+
+/*
+ * var/stddev of int2/int4 keep a PolyNumAggState too (int4_accum, with
+ * sumX2); numeric_poly_serialize writes N, then sumX and sumX2 as
+ * numericvar_serialize does, both from int128 in PostgreSQL 15 builds with
+ * int128 (numeric_poly_deserialize reads them back).
+ */
+static Datum
+int_var_state(int64 n, warp_int128 sum, warp_int128 sumsq)
+{
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendint64(&buf, n);
+	send_int128_numericvar(&buf, sum);
+	send_int128_numericvar(&buf, sumsq);
 	return PointerGetDatum(pq_endtypsend(&buf));
 }
 
@@ -1987,6 +2051,9 @@ agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
 			return argtype == FLOAT4OID ? Float4GetDatum((float4) s->fval)
 				: Float8GetDatum(s->fval);
 		case WA_SUM_INT8:
+			if (ws->agg_square_agg[a] >= 0)
+				return int_var_state(s->count, warp_agg_wide(s),
+									 warp_agg_wide(group_agg(ws, g, ws->agg_square_agg[a])));
 			if (argtype == NUMERICOID)
 				return numeric_sum_state128(s->count, warp_agg_wide(s), agg_numeric_scale(ws, a, g));
 			return int8_sum_state(s->count, warp_agg_wide(s));

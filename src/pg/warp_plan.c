@@ -739,7 +739,35 @@ agg_kind(Aggref *agg, Oid *argtype)
 			return WA_SUM_FLOAT;
 		case F_AVG_FLOAT4:
 		case F_AVG_FLOAT8:
+			/* variance and standard deviation share avg's float8_accum
+			 * state {N, Sx, Sxx} and its combine function; only the final
+			 * function, PostgreSQL's, differs */
+		case F_VARIANCE_FLOAT4:
+		case F_VARIANCE_FLOAT8:
+		case F_VAR_SAMP_FLOAT4:
+		case F_VAR_SAMP_FLOAT8:
+		case F_VAR_POP_FLOAT4:
+		case F_VAR_POP_FLOAT8:
+		case F_STDDEV_FLOAT4:
+		case F_STDDEV_FLOAT8:
+		case F_STDDEV_SAMP_FLOAT4:
+		case F_STDDEV_SAMP_FLOAT8:
+		case F_STDDEV_POP_FLOAT4:
+		case F_STDDEV_POP_FLOAT8:
 			return WA_AVG_FLOAT;
+		case F_VARIANCE_INT2:
+		case F_VARIANCE_INT4:
+		case F_VAR_SAMP_INT2:
+		case F_VAR_SAMP_INT4:
+		case F_VAR_POP_INT2:
+		case F_VAR_POP_INT4:
+		case F_STDDEV_INT2:
+		case F_STDDEV_INT4:
+		case F_STDDEV_SAMP_INT2:
+		case F_STDDEV_SAMP_INT4:
+		case F_STDDEV_POP_INT2:
+		case F_STDDEV_POP_INT4:
+			return WARP_AGG_VAR_INT;
 		case F_MIN_INT2:
 		case F_MIN_INT4:
 		case F_MIN_INT8:

@@ -234,9 +234,13 @@ DATE_UNITS = ["day", "week", "month", "quarter", "year", "decade", "century", "m
               "isodow", "doy", "isoyear", "epoch", "julian"]
 
 
+VAR_FUNCS = ["var_samp", "var_pop", "variance", "stddev", "stddev_samp", "stddev_pop"]
+
+
 class Gen:
     def __init__(self, rng):
         self.rng = rng
+        self.int_aggs = 0
 
     def pick(self, *xs):
         return self.rng.choice(xs)
@@ -549,7 +553,14 @@ class Gen:
                           lambda: self.date_expr(depth), lambda: self.bool_expr(depth))()
             a, name = "count(%s)" % x, "cnt"
         elif r < 0.40:
-            a, name = "%s(%s)" % (self.pick("sum", "avg"), self.small_int_expr(depth)), "int"
+            fn = self.pick("sum", "avg")
+            # every fourth: a variance or standard deviation (numeric
+            # results, exact); chosen by count, so the random stream, and
+            # every seed's queries, stay as they were
+            self.int_aggs += 1
+            if self.int_aggs % 4 == 0:
+                fn = VAR_FUNCS[(self.int_aggs // 4) % len(VAR_FUNCS)]
+            a, name = "%s(%s)" % (fn, self.small_int_expr(depth)), "int"
         elif r < 0.55:
             fn = self.pick("sum", "avg")
             if self.chance(0.5):

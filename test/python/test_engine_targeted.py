@@ -1273,6 +1273,33 @@ def test_constant_quals(base):
     assert "One-Time Filter: (CURRENT_DATE < '2000-01-01'::date)" in plan and "WarpPreAgg" in plan, plan
 
 
+def test_variance_stddev(base):
+    """var_samp, var_pop, variance, stddev, stddev_samp and stddev_pop of
+    int2, int4 (the engine's count, sum and sum of squares, exact in 128
+    bits, emitted as numeric_poly_serialize's state), float4 and float8
+    (avg's {N, Sx, Sxx}): per group, with FILTER, over a join, groups of
+    one row and of none, extremes (2147483647, -32768, NaN, infinities),
+    on 1 and 4 threads and in parallel workers; answers PostgreSQL's."""
+    qs = ["SELECT g, var_samp(a), var_pop(a), variance(s), stddev(s), stddev_samp(b), stddev_pop(b), "
+          "count(*) FROM f GROUP BY g",
+          "SELECT g, var_samp(x), var_pop(r), variance(x), stddev(r), stddev_samp(x), stddev_pop(x) "
+          "FROM f GROUP BY g",
+          "SELECT d.name, stddev(f.a) FILTER (WHERE f.b > 2), variance(f.x) FILTER (WHERE f.fl), "
+          "var_pop(f.s) FROM f JOIN d ON f.k = d.dk GROUP BY d.name",
+          "SELECT stddev(a), var_samp(s), stddev(x) FROM f WHERE a = 2147483647",
+          "SELECT stddev(a), var_pop(s), var_samp(x) FROM f WHERE a > 2147483647",
+          "SELECT id % 3, var_samp(a), stddev_pop(s) FROM f WHERE a IS NOT NULL GROUP BY 1",
+          "SELECT g, count(DISTINCT k), stddev(a), var_pop(s) FROM f GROUP BY g"]
+    check_everywhere(base, qs, workers=2)
+    # beside a DISTINCT aggregate a float variance depends on the order of
+    # the rows (as a float sum does): PostgreSQL's
+    check(base, "SELECT g, count(DISTINCT k), var_pop(x) FROM f GROUP BY g", offload=False)
+    check(base, qs[0], expect=nonempty)
+    check(base, "SELECT count(*), var_samp(a) FROM f WHERE a = 2147483647",
+          expect=lambda r: r[0][0] >= 1)
+    check(base, "SELECT g, var_samp(s) FROM f WHERE s = -32768 GROUP BY g", expect=nonempty)
+
+
 def test_filter_clauses(base):
     check(base, "SELECT count(*) FILTER (WHERE a > 10), count(a) FILTER (WHERE b > 2), "
                 "sum(a) FILTER (WHERE fl), sum(a) FILTER (WHERE NOT fl), sum(a) FILTER (WHERE fl IS NULL), "
