@@ -627,6 +627,7 @@ typedef enum OutColKind
 	OC_DIM,						/* a dimension column: payload value */
 	OC_TEXT,					/* a fact text key: interned string */
 	OC_NUMERIC,					/* a numeric column or extract(): unscaled */
+	OC_STRINGS,					/* a text CASE of constants: which string */
 	OC_VALUE					/* any other fact key: engine value */
 } OutColKind;
 
@@ -639,6 +640,8 @@ typedef struct OutCol
 								 * column */
 	int			scale;			/* OC_NUMERIC */
 	Oid			type;			/* OC_VALUE */
+	Datum	   *strings;		/* OC_STRINGS: text values by index */
+	int			nstrings;
 } OutCol;
 
 /*
@@ -2103,6 +2106,16 @@ out_columns(WarpScanState *ws)
 			c->dim = &ws->dims[intVal(lthird(ki))];
 			c->col = intVal(lfourth(ki));
 		}
+		else if (list_length(ki) > 4)
+		{
+			ListCell   *sc;
+
+			c->kind = OC_STRINGS;
+			c->nstrings = list_length((List *) list_nth(ki, 4));
+			c->strings = palloc(sizeof(Datum) * Max(c->nstrings, 1));
+			foreach(sc, (List *) list_nth(ki, 4))
+				c->strings[foreach_current_index(sc)] = CStringGetTextDatum(strVal(lfirst(sc)));
+		}
 		else if ((c->col = warp_group_key_text_column(&ws->prog, ws->prog.keys[m].node)) >= 0)
 			c->kind = OC_TEXT;
 		else if (exprType((Node *) ke) == NUMERICOID)
@@ -2155,6 +2168,12 @@ group_datum(WarpScanState *ws, WarpCpu *cpu, int64 lg, int64 g, int i, bool *isn
 		return (Datum) 0;
 	if (c->kind == OC_TEXT)
 		return group_key_text(ws, g, c->key, v);
+	if (c->kind == OC_STRINGS)
+	{
+		if (v < 0 || v >= c->nstrings)
+			elog(ERROR, "pg_warp: group key names no string of its CASE");
+		return c->strings[v];
+	}
 	if (c->kind == OC_NUMERIC)
 		return NumericGetDatum(int64_div_fast_to_numeric(v, c->scale));
 	return engine_value_datum(v, c->type);

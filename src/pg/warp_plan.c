@@ -43,6 +43,7 @@
 #include "parser/parsetree.h"
 #include "utils/fmgroids.h"
 #include "utils/regproc.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
@@ -95,7 +96,8 @@ typedef struct StarInfo
 	List	   *key_display;	/* per dim: NIL, or List(fact Vars, dim Vars) */
 	List	   *payload;		/* per dim: List of Var (group columns) */
 	List	   *gate;			/* constant quals (no column): evaluated once */
-	List	   *key_info;		/* per group key: List(kind, expr, join, col) */
+	List	   *key_info;		/* per group key: List(kind, expr, join, col
+								 * [, strings of a text CASE]) */
 	List	   *agg_info;		/* per aggregate: List(kind, arg, filter, type) */
 	List	   *outmap;			/* per partial target column: key k or -(a+1) */
 	List	   *quals;			/* fact quals, in evaluation order */
@@ -768,6 +770,13 @@ agg_kind(Aggref *agg, Oid *argtype)
 		case F_STDDEV_POP_INT2:
 		case F_STDDEV_POP_INT4:
 			return WARP_AGG_VAR_INT;
+		case F_BOOL_AND:
+		case F_EVERY:
+			/* false < true: the AND of the non-NULL inputs is their min,
+			 * NULL without any, as booland_statefunc (strict) leaves it */
+			return WA_MIN;
+		case F_BOOL_OR:
+			return WA_MAX;
 		case F_MIN_INT2:
 		case F_MIN_INT4:
 		case F_MIN_INT8:
@@ -817,6 +826,79 @@ check_fact_expr(StarInfo *si, Expr *e, const char **why)
  * dimension's payload, anything else must be a fact expression.  Adds it
  * to the partial target with sgref.  false (reason noted) if impossible.
  */
+/*
+ * One result of a text CASE key (text_case_key): an int4 constant, the
+ * index of its string among *strings (added if new), or NULL.  NULL if the
+ * result is not a text constant.
+ */
+static Expr *
+text_case_result(Expr *r, List **strings)
+{
+	Const	   *c;
+	char	   *str;
+	ListCell   *lc;
+	int			k = 0;
+
+	while (IsA(r, RelabelType))
+		r = ((RelabelType *) r)->arg;
+	if (!IsA(r, Const))
+		return NULL;
+	c = (Const *) r;
+	if (c->constisnull)
+		return (Expr *) makeNullConst(INT4OID, -1, InvalidOid);
+	if (c->consttype != TEXTOID && c->consttype != VARCHAROID)
+		return NULL;
+	str = TextDatumGetCString(c->constvalue);
+	foreach(lc, *strings)
+	{
+		if (strcmp(strVal(lfirst(lc)), str) == 0)
+			break;
+		k++;
+	}
+	if (lc == NULL)
+		*strings = lappend(*strings, makeString(str));
+	return (Expr *) makeConst(INT4OID, -1, InvalidOid, 4, Int32GetDatum(k), false, true);
+}
+
+/*
+ * A CASE whose results are all text constants or NULL, under a
+ * deterministic collation (CASE WHEN lo_discount > 5 THEN 'high' ELSE 'low'
+ * END, the usual bucketing of reports): grouped by which distinct string
+ * it yields, computed as the same CASE over the strings' indexes (int4);
+ * the node turns an index back into its string (OC_STRINGS).  Distinct
+ * strings are distinct values under a deterministic collation, so the
+ * engine's groups are PostgreSQL's.  NULL if expr is no such CASE.
+ */
+static Expr *
+text_case_key(Expr *expr, List **strings)
+{
+	CaseExpr   *ce;
+	CaseExpr   *ic;
+	ListCell   *lc;
+
+	*strings = NIL;
+	if (!IsA(expr, CaseExpr))
+		return NULL;
+	ce = (CaseExpr *) expr;
+	if ((ce->casetype != TEXTOID && ce->casetype != VARCHAROID) ||
+		!OidIsValid(ce->casecollid) || !get_collation_isdeterministic(ce->casecollid))
+		return NULL;
+	ic = copyObject(ce);
+	ic->casetype = INT4OID;
+	ic->casecollid = InvalidOid;
+	foreach(lc, ic->args)
+	{
+		CaseWhen   *w = lfirst(lc);
+
+		if ((w->result = text_case_result(w->result, strings)) == NULL)
+			return NULL;
+	}
+	if (ic->defresult == NULL ||
+		(ic->defresult = text_case_result(ic->defresult, strings)) == NULL)
+		return NULL;
+	return (Expr *) ic;
+}
+
 static bool
 add_group_key_as(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref, bool output)
 {
@@ -848,12 +930,25 @@ add_group_key_as(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref, bool out
 	else
 	{
 		WarpBuilder b;
+		List	   *strings;
+		Expr	   *ic = text_case_key(expr, &strings);
 
 		warp_builder_init(&b, si->fact->relid, NULL);
-		if (warp_compile_group_key(&b, expr) < 0)
-			return not_offloaded(psprintf("group key: %s", b.why_not));
-		ki = list_make4(makeInteger(WG_FACT), expr, makeInteger(-1), makeInteger(-1));
-		si->fact_exprs = lappend(si->fact_exprs, expr);
+		if (ic)
+		{
+			/* (kind, the index CASE, -1, -1, its strings) */
+			if (warp_compile_group_key(&b, ic) < 0)
+				return not_offloaded(psprintf("group key: %s", b.why_not));
+			ki = list_make5(makeInteger(WG_FACT), ic, makeInteger(-1), makeInteger(-1), strings);
+			si->fact_exprs = lappend(si->fact_exprs, ic);
+		}
+		else
+		{
+			if (warp_compile_group_key(&b, expr) < 0)
+				return not_offloaded(psprintf("group key: %s", b.why_not));
+			ki = list_make4(makeInteger(WG_FACT), expr, makeInteger(-1), makeInteger(-1));
+			si->fact_exprs = lappend(si->fact_exprs, expr);
+		}
 	}
 	if (output)
 	{

@@ -1300,6 +1300,47 @@ def test_variance_stddev(base):
     check(base, "SELECT g, var_samp(s) FROM f WHERE s = -32768 GROUP BY g", expect=nonempty)
 
 
+def test_bool_and_or(base):
+    """bool_and, every and bool_or as the engine's min and max of a boolean
+    (false < true; NULL inputs skipped, NULL without any): of a column and
+    of comparisons, with FILTER, per group, over a join, on no row; on 1
+    and 4 threads and in parallel workers.  Answers PostgreSQL's."""
+    qs = ["SELECT g, bool_and(fl), bool_or(fl), every(a > 0), bool_or(x > 1) FILTER (WHERE b > 2) "
+          "FROM f GROUP BY g",
+          "SELECT bool_and(fl), bool_or(fl), count(*) FROM f WHERE fl IS NULL",
+          "SELECT d.name, bool_or(f.a IS NULL), bool_and(f.dt > date '2000-01-01') FROM f "
+          "JOIN d ON f.k = d.dk GROUP BY 1",
+          "SELECT bool_and(a > 0), bool_or(a < 0) FROM f WHERE a > 2147483647"]
+    check_everywhere(base, qs, workers=2)
+    check(base, qs[0], expect=lambda r: any(row[1] is True for row in r) and any(row[1] is False for row in r))
+
+
+def test_text_case_keys(base):
+    """A CASE of text constants as a group key (report buckets): grouped by
+    which distinct string it yields (a string in two branches is one
+    group; no ELSE is NULL, a group of its own), searched and simple CASE,
+    beside dimension keys, with count(DISTINCT) counted by the engine, on 1
+    and 4 threads; a CASE with a non-constant
+    result stays PostgreSQL's.  Answers PostgreSQL's."""
+    qs = ["SELECT CASE WHEN a > 10 THEN 'big' WHEN a > 0 THEN 'small' ELSE 'none' END AS b, count(*), "
+          "sum(a) FROM f GROUP BY 1",
+          "SELECT CASE WHEN g = 0 THEN 'x' WHEN g = 1 THEN 'y' WHEN g = 2 THEN 'x' END AS b, count(*) "
+          "FROM f GROUP BY 1",
+          "SELECT CASE g WHEN 0 THEN 'zero' WHEN 1 THEN '' ELSE NULL END, max(x) FROM f GROUP BY 1",
+          "SELECT d.name, CASE WHEN f.fl THEN 'yes'::varchar ELSE 'no' END AS yn, count(*) "
+          "FROM f JOIN d ON f.k = d.dk GROUP BY 1, 2",
+          "SELECT CASE WHEN a > 10 THEN 'big' ELSE 'small' END, count(DISTINCT k) FROM f GROUP BY 1",
+          "SELECT CASE WHEN s < 0 THEN '\u00e9t\u00e9' ELSE 'hiver' END AS saison, count(*), avg(r) FROM f "
+          "GROUP BY 1 HAVING count(*) > 1 ORDER BY 1"]
+    # (parallel workers: on these few rows PostgreSQL's own parallel plan
+    # costs less; the SSB-size plan is a Parallel WarpPreAgg)
+    check_everywhere(base, qs)
+    check(base, qs[0], expect=lambda r: len(r) >= 2)
+    check(base, qs[1], expect=lambda r: any(row[0] is None for row in r))
+    check(base, "SELECT CASE WHEN a > 10 THEN 'big' ELSE d.name END, count(*) FROM f JOIN d ON f.k = d.dk "
+                "GROUP BY 1", offload=False, expect=nonempty)
+
+
 def test_filter_clauses(base):
     check(base, "SELECT count(*) FILTER (WHERE a > 10), count(a) FILTER (WHERE b > 2), "
                 "sum(a) FILTER (WHERE fl), sum(a) FILTER (WHERE NOT fl), sum(a) FILTER (WHERE fl IS NULL), "

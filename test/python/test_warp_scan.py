@@ -52,6 +52,9 @@ def test_scan_rows(base, threads):
             check_scan(base, q, expect=expect)
         check_scan(base, "SELECT id, x FROM f WHERE id <> 0 ORDER BY x DESC NULLS LAST, id LIMIT 4", ordered=True,
                    expect=nonempty)
+        # a CASE of text constants ordered in the node (its strings' order)
+        check_scan(base, "SELECT id, CASE WHEN g = 0 THEN 'zero' WHEN g > 2 THEN 'big' END AS c FROM f "
+                         "WHERE id <> 0 ORDER BY 2 NULLS FIRST, 1 DESC LIMIT 5", ordered=True, expect=nonempty)
     finally:
         base.conn.execute("RESET pg_warp.cpu_threads")
 
