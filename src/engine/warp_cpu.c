@@ -1784,6 +1784,25 @@ eval_datetime(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, in
 	return WARP_OK;
 }
 
+/* whether v is among the n sorted values of set (binary search) */
+static inline bool
+in_set(const warp_int64 *set, warp_int32 n, warp_int64 v)
+{
+	warp_int32	lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		warp_int32	mid = lo + (hi - lo) / 2;
+
+		if (set[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && set[lo] == v;
+}
+
 static WarpStatus
 eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 {
@@ -1837,6 +1856,24 @@ eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 			return eval_arith(x, nd, ni, sel, n);
 		case WN_CMP:
 			return eval_cmp(x, nd, ni, sel, n);
+		case WN_IN_SET:
+			if ((st = eval(x, nd->a, sel, n)) != WARP_OK)
+				return st;
+			for (k = 0; k < n; k++)
+			{
+				int			i = sel[k];
+
+				rn[i] = x->nv[nd->a][i];
+				if (rn[i])
+					continue;
+				if (in_set(x->p->setvals + nd->args_off, nd->nargs, x->iv[nd->a][i]))
+					x->iv[ni][i] = (nd->flags & WARP_IN_NOT) ? 0 : 1;
+				else if (nd->flags & WARP_IN_HAS_NULL)
+					rn[i] = 1;
+				else
+					x->iv[ni][i] = (nd->flags & WARP_IN_NOT) ? 1 : 0;
+			}
+			return WARP_OK;
 		case WN_AND:
 		case WN_OR:
 			return eval_bool(x, nd, ni, sel, n);

@@ -118,6 +118,8 @@ warp_program_validate(const WarpProgram *p)
 	if (p->ncols < 0 || p->nnodes < 0 || p->nargs < 0 || p->nquals < 0 ||
 		p->njoins < 0 || p->nkeys < 0 || p->naggs < 0)
 		return "negative count";
+	if (p->nsetvals < 0 || (p->nsetvals > 0 && p->setvals == NULL))
+		return "bad IN set values";
 	if (p->nkeys > 64)
 		return "too many group keys";
 	if (p->emit_rows != 0 && (p->emit_rows != 1 || p->naggs != 0))
@@ -197,6 +199,17 @@ warp_program_validate(const WarpProgram *p)
 					return "unsupported cast";
 				if (nd->op == WN_CAST && IS_NUM(p, nd->a))
 					return "cast from numeric";
+				break;
+			case WN_IN_SET:
+				if (!node_ok(p, nd->a, i))
+					return "argument index out of range";
+				if (nd->type != WT_BOOL || kind_of(p, nd->a) != 0 || IS_NUM(p, nd->a) ||
+					nd->nargs < 1 || nd->args_off < 0 || nd->args_off > p->nsetvals - nd->nargs ||
+					(nd->flags & ~(WARP_IN_NOT | WARP_IN_HAS_NULL)) != 0)
+					return "bad IN set";
+				for (j = 1; j < nd->nargs; j++)
+					if (p->setvals[nd->args_off + j - 1] >= p->setvals[nd->args_off + j])
+						return "IN set not sorted";
 				break;
 			case WN_AND:
 			case WN_OR:

@@ -39,7 +39,7 @@
 #include "warp_ops_tz.h"
 
 /* version of this format; bump when a struct or an enum changes */
-#define WARP_PROGRAM_VERSION 8
+#define WARP_PROGRAM_VERSION 9
 
 typedef enum WarpType
 {
@@ -78,6 +78,13 @@ typedef enum WarpOp
 								 * WARP_CASE_HAS_ELSE */
 	WN_COALESCE,				/* n-ary: first non-NULL */
 	WN_NULLIF,					/* NULLIF(a, b): NULL when a = b */
+	WN_IN_SET,					/* a = ANY (set): a's int64 value (an integer,
+								 * date, timestamp or a WARP_TEXT_EQ column's
+								 * string index) among setvals[args_off ..
+								 * +nargs), sorted and distinct; .flags
+								 * WARP_IN_NOT: a <> ALL (set) instead, and
+								 * WARP_IN_HAS_NULL: the list had a NULL (no
+								 * match is then NULL, as PostgreSQL's) */
 	WN_DATETIME					/* a date or timestamp a, .sub = WarpDtField
 								 * (< WARP_DT_FIELD_COUNT), .flags one of:
 								 * WARP_DT_TRUNC: date_trunc(field, a), a
@@ -90,6 +97,9 @@ typedef enum WarpOp
 								 * the program's zone (.tz).  WARP_DT_CAST:
 								 * .sub = WarpDtCast, a conversion */
 } WarpOp;
+
+#define WARP_IN_NOT			0x01
+#define WARP_IN_HAS_NULL	0x02
 
 #define WARP_DT_TRUNC		0x02
 #define WARP_DT_EXTRACT		0x04
@@ -412,6 +422,8 @@ typedef struct WarpProgram
 	WarpString *strings;
 	warp_int32	nstrbytes;
 	warp_uint8 *strbytes;
+	warp_int32	nsetvals;		/* WN_IN_SET members */
+	warp_int64 *setvals;
 	WarpTz		tz;				/* the session's TimeZone (WARP_DT_TZ and
 								 * the zone casts); n = 0 and zero offsets
 								 * when unused */

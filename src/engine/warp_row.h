@@ -1065,6 +1065,8 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 				warp_row_set_int(s, ni, nd->sub ? !d : d);
 			}
 			return WARP_OK;
+		case WN_IN_SET:
+			return WARP_ROW_BAD;	/* never here: warp_row_check refuses it */
 		case WN_DATETIME:
 			WARP_ROW_NEED_CHILD(nd->a);
 			if (nd->flags & WARP_DT_ARITH)
@@ -1732,6 +1734,9 @@ warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
 	for (i = 0; i < p->nnodes; i++)
 		if (p->nodes[i].type == WT_NUMERIC)
 			return "numeric expressions run on the CPU driver only";
+	for (i = 0; i < p->nnodes; i++)
+		if (p->nodes[i].op == WN_IN_SET)
+			return "IN sets run on the CPU driver only";
 	if (!warp_tz_valid(&p->tz))
 		return "malformed time zone table";
 	/* arguments precede their node (validated): depth in one pass */

@@ -36,12 +36,14 @@ gpud_put_program(GpudBuf *b, GpudJob *job, const WarpProgram *prog)
 	job->prog.aggs = NULL;
 	job->prog.strings = NULL;
 	job->prog.strbytes = NULL;
+	job->prog.setvals = NULL;
 	job->prog.tz.at = NULL;
 	job->prog.tz.off = NULL;
 	job->off_tz_at = gpud_buf_put(b, prog->tz.at, sizeof(warp_int64) * prog->tz.n);
 	job->off_tz_off = gpud_buf_put(b, prog->tz.off, sizeof(warp_int32) * prog->tz.n);
 	job->off_strings = gpud_buf_put(b, prog->strings, sizeof(WarpString) * prog->nstrings);
 	job->off_strbytes = gpud_buf_put(b, prog->strbytes, prog->nstrbytes);
+	job->off_setvals = gpud_buf_put(b, prog->setvals, sizeof(warp_int64) * prog->nsetvals);
 	job->off_cols = gpud_buf_put(b, prog->cols, sizeof(WarpColumnSpec) * prog->ncols);
 	job->off_nodes = gpud_buf_put(b, prog->nodes, sizeof(WarpNode) * prog->nnodes);
 	job->off_args = gpud_buf_put(b, prog->args, sizeof(warp_int32) * prog->nargs);
@@ -100,6 +102,7 @@ gpud_job_open(uint8_t *arena, uint64_t arena_size, uint64_t job_off,
 	ARR(aggs, off_aggs, prog->naggs, WarpAggSpec);
 	ARR(strings, off_strings, prog->nstrings, WarpString);
 	ARR(strbytes, off_strbytes, prog->nstrbytes, warp_uint8);
+	ARR(setvals, off_setvals, prog->nsetvals, warp_int64);
 	ARR(tz.at, off_tz_at, prog->tz.n, warp_int64);
 	ARR(tz.off, off_tz_off, prog->tz.n, warp_int32);
 #undef ARR

@@ -33,7 +33,7 @@
 #include "warp_program.h"
 
 #define GPUD_MAGIC			0x44555047	/* "GPUD" */
-#define GPUD_VERSION		5
+#define GPUD_VERSION		6
 #define GPUD_SOCKET_NAME	"pg_warp_gpud.sock"	/* under $PGDATA */
 #define GPUD_STATUS_NAME	"pg_warp_gpud.status"
 
@@ -129,6 +129,7 @@ typedef struct GpudJob
 				off_aggs,
 				off_strings,
 				off_strbytes,
+				off_setvals,
 				off_tz_at,		/* prog.tz.at[prog.tz.n] */
 				off_tz_off,		/* prog.tz.off[prog.tz.n] */
 				off_tables,		/* GpudTable[prog.njoins] */

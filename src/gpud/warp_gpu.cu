@@ -896,6 +896,9 @@ upload_program(WarpGpu *g, const WarpProgram *p, char *why, size_t whylen)
 	dp.strings = NULL;
 	dp.nstrbytes = 0;
 	dp.strbytes = NULL;
+	/* IN sets neither (warp_row_check) */
+	dp.nsetvals = 0;
+	dp.setvals = NULL;
 	memcpy(host, &dp, sizeof(dp));
 	g->d_prog = (WarpProgram *) dev;
 	g->d_aggs = dp.aggs;

@@ -75,6 +75,9 @@ typedef struct WarpBuilder
 	bool		numeric_root;	/* compiling a group key: extract() may be
 								 * its root (warp_compile_group_key) */
 	List	   *text_consts;	/* WarpTextConst: strings of text columns */
+	int64	   *setvals;		/* WN_IN_SET members (WarpProgram.setvals) */
+	int			nsetvals;
+	int			setvals_cap;
 	Bitmapset  *join_key_cols;	/* columns of text join keys */
 	bool		uses_tz;		/* a node reads the session's TimeZone */
 	/* numeric CASE/COALESCE whose values' display scales differ: their

@@ -286,6 +286,11 @@ warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale)
  */
 static int	compile_datetime(WarpBuilder *b, FuncExpr *fe);
 static bool session_zone_ok(WarpBuilder *b);
+static bool fact_text_column(WarpBuilder *b, Var *v, Oid collation, bool order);
+static int	text_const_index(WarpBuilder *b, int col, const char *bytes, int len);
+
+/* IN lists longer than this become one WN_IN_SET node (compile_in_set) */
+#define WARP_IN_SET_MIN 8
 static Const *scan_value(WarpBuilder *b, Expr *e);
 static bool foldable(Expr *expr);
 static bool cannot_fail(Expr *expr);
@@ -1537,6 +1542,8 @@ void
 warp_builder_finish(WarpBuilder *b, WarpProgram *p)
 {
 	builder_strings(b, p);
+	p->nsetvals = b->nsetvals;
+	p->setvals = b->setvals;
 	memset(&p->tz, 0, sizeof(p->tz));
 	if (b->uses_tz)
 		warp_program_set_tz(p);
@@ -1644,8 +1651,14 @@ scan_value(WarpBuilder *b, Expr *e)
 		e = ((RelabelType *) e)->arg;
 	if (IsA(e, Const))
 		return (Const *) e;
-	if (!(IsA(e, Param) && ((Param *) e)->paramkind == PARAM_EXTERN) &&
-		!(foldable(e) && (cannot_fail(e) || (b->qual_root && b->depth == 1))))
+	if (IsA(e, Param) && ((Param *) e)->paramkind == PARAM_EXEC)
+	{
+		/* a subquery's value: only as a qual's operand (see compile_expr) */
+		if (!(b->qual_root && b->depth == 1))
+			return NULL;
+	}
+	else if (!(IsA(e, Param) && ((Param *) e)->paramkind == PARAM_EXTERN) &&
+			 !(foldable(e) && (cannot_fail(e) || (b->qual_root && b->depth == 1))))
 		return NULL;
 	c = makeNullConst(exprType((Node *) e), exprTypmod((Node *) e), exprCollation((Node *) e));
 	if (b->econtext)
@@ -2130,6 +2143,128 @@ compile_list(WarpBuilder *b, WarpOp op, WarpType type, List *args, int flags)
 	return n;
 }
 
+static int
+cmp_int64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/*
+ * x = ANY (values) or x <> ALL (values) of more than WARP_IN_SET_MIN
+ * elements as one WN_IN_SET node: a binary search of the sorted distinct
+ * values instead of an OR/AND of a comparison (and three nodes, each with
+ * its vectors) per element.  Where every comparison is an exact integer
+ * one: integer types with each other (int2/int4/int8: the operators compare
+ * the values), date with date, timestamp(tz) with the same type, and text
+ * equality on a fact text column under a deterministic collation (the
+ * set holds the strings' indexes among the column's constants, which the
+ * column's value is; -1, no constant, is in no set).  Returns -2 for any
+ * other shape (the caller expands the list), -1 when refused.
+ */
+static int
+compile_in_set(WarpBuilder *b, ScalarArrayOpExpr *sa, Oid elemtype, Datum *values,
+			   bool *nulls, int nvals)
+{
+	Expr	   *l = linitial(sa->args);
+	Oid			ltype;
+	Oid			fn = get_opcode(sa->opno);
+	char	   *name;
+	int64	   *vals;
+	int			nv = 0,
+				x,
+				n,
+				i;
+	bool		has_null = false;
+	bool		is_text;
+
+	while (IsA(l, RelabelType))
+		l = ((RelabelType *) l)->arg;
+	ltype = exprType((Node *) l);
+	if (sa->opno >= FirstNormalObjectId || (name = get_opname(sa->opno)) == NULL ||
+		strcmp(name, sa->useOr ? "=" : "<>") != 0)
+		return -2;
+	is_text = (fn == F_TEXTEQ || fn == F_TEXTNE);
+	if (is_text)
+	{
+		if (!IsA(l, Var) || (ltype != TEXTOID && ltype != VARCHAROID))
+			return -2;
+	}
+	else if (!((ltype == INT2OID || ltype == INT4OID || ltype == INT8OID) &&
+			   (elemtype == INT2OID || elemtype == INT4OID || elemtype == INT8OID)) &&
+			 !(ltype == elemtype &&
+			   (ltype == DATEOID || ltype == TIMESTAMPOID || ltype == TIMESTAMPTZOID)))
+		return -2;
+	for (i = 0; i < nvals; i++)
+		if (!nulls[i])
+			break;
+	if (i == nvals)
+		return -2;				/* only NULLs: the expansion says NULL */
+	vals = palloc(sizeof(int64) * nvals);
+	if (is_text)
+	{
+		Var		   *v = (Var *) l;
+		int			ci;
+
+		if (!fact_text_column(b, v, sa->inputcollid, false))
+			return -1;
+		ci = column_index(b, v->varattno, WT_INT8);
+		b->cols[ci].text = WARP_TEXT_EQ;
+		x = add_node(b, WN_COL, WT_INT8);
+		b->nodes[x].a = ci;
+		for (i = 0; i < nvals; i++)
+		{
+			text	   *t;
+
+			if (nulls[i])
+			{
+				has_null = true;
+				continue;
+			}
+			t = DatumGetTextPP(values[i]);
+			vals[nv++] = text_const_index(b, ci, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+		}
+	}
+	else
+	{
+		if ((x = warp_compile_expr(b, l)) < 0)
+			return -1;
+		for (i = 0; i < nvals; i++)
+		{
+			double		unused;
+
+			if (nulls[i])
+			{
+				has_null = true;
+				continue;
+			}
+			warp_datum_value(values[i], elemtype, &vals[nv], &unused);
+			nv++;
+		}
+	}
+	qsort(vals, nv, sizeof(int64), cmp_int64);
+	n = 0;
+	for (i = 0; i < nv; i++)
+		if (n == 0 || vals[i] != vals[n - 1])
+			vals[n++] = vals[i];
+	if (b->nsetvals + n > b->setvals_cap)
+	{
+		b->setvals_cap = Max(b->setvals_cap * 2, b->nsetvals + n);
+		b->setvals = b->setvals ? repalloc_huge(b->setvals, sizeof(int64) * b->setvals_cap)
+			: palloc_extended(sizeof(int64) * b->setvals_cap, MCXT_ALLOC_HUGE);
+	}
+	memcpy(b->setvals + b->nsetvals, vals, sizeof(int64) * n);
+	i = add_node(b, WN_IN_SET, WT_BOOL);
+	b->nodes[i].a = x;
+	b->nodes[i].args_off = b->nsetvals;
+	b->nodes[i].nargs = n;
+	b->nodes[i].flags = (sa->useOr ? 0 : WARP_IN_NOT) | (has_null ? WARP_IN_HAS_NULL : 0);
+	b->nsetvals += n;
+	return i;
+}
+
 /*
  * x op ANY/ALL (array): an OR/AND of comparisons with its elements.  The
  * array is a constant of at most 1000 elements, or any other value of the
@@ -2183,6 +2318,13 @@ compile_saop(WarpBuilder *b, ScalarArrayOpExpr *sa)
 					  typlen, typbyval, typalign, &values, &nulls, &nvals);
 	if (nvals == 0)
 		return const_node(b, BOOLOID, BoolGetDatum(!sa->useOr), false);
+	if (nvals > WARP_IN_SET_MIN)
+	{
+		int			n = compile_in_set(b, sa, elemtype, values, nulls, nvals);
+
+		if (n != -2)
+			return n;
+	}
 	if (nvals > 1000 && !runtime)
 		return refuse(b, "IN list longer than 1000 values");
 	for (i = 0; i < nvals; i++)
@@ -2210,7 +2352,8 @@ not_foldable_walker(Node *node, void *context)
 		IsA(node, SubLink) || IsA(node, PlaceHolderVar) || IsA(node, CurrentOfExpr) ||
 		IsA(node, NextValueExpr) || IsA(node, CaseTestExpr))
 		return true;
-	if (IsA(node, Param) && ((Param *) node)->paramkind != PARAM_EXTERN)
+	if (IsA(node, Param) && ((Param *) node)->paramkind != PARAM_EXTERN &&
+		((Param *) node)->paramkind != PARAM_EXEC)
 		return true;
 	if (IsA(node, ArrayCoerceExpr))
 	{
@@ -2245,10 +2388,10 @@ foldable(Expr *expr)
 }
 
 /*
- * An expression over no column, no value of another plan node (initplan,
- * outer query) and no volatile function: the backend may evaluate it once
- * for the scan (a gating qual, warp_exec.c).  Constants and external
- * parameters too.
+ * An expression over no column and no volatile function: the backend may
+ * evaluate it once for the scan (a gating qual, warp_exec.c), as
+ * PostgreSQL's gating Result does, a subquery's value (initplan, outer
+ * query) included.  Constants and parameters too.
  */
 bool
 warp_compile_scan_constant(Expr *expr)
@@ -2387,7 +2530,17 @@ compile_expr(WarpBuilder *b, Expr *expr)
 				Datum		v = (Datum) 0;
 				bool		isnull = true;
 
-				if (p->paramkind != PARAM_EXTERN)
+				/*
+				 * a subquery's value (an initplan's output, an outer
+				 * query's column): evaluating it runs the subquery, which
+				 * PostgreSQL does when a row first needs it; taken at
+				 * executor start only as an operand of a qual's operator,
+				 * where PostgreSQL's index scans take it at scan start too
+				 * (the node's custom_exprs name it, so a new value rescans)
+				 */
+				if (p->paramkind == PARAM_EXEC && !(b->fold_operands && b->depth == 2))
+					return refuse(b, "a subquery's value outside a WHERE comparison");
+				if (p->paramkind != PARAM_EXTERN && p->paramkind != PARAM_EXEC)
 					return refuse(b, "parameter set by a subquery");
 				if (!warp_type_of(p->paramtype, &t))
 					return refuse(b, "parameter of a type the engine does not compute");

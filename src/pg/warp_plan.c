@@ -190,14 +190,13 @@ warp_explain_one_query(Query *query, int cursorOptions, IntoClause *into,
  * gating Result above the scan or join, and runs nothing below when it is
  * not true.  Its plan for the star is the node, so the node does that
  * itself (the gate, in custom_private item 4), before building a
- * dimension or reading a batch.  Only expressions the backend can
- * evaluate at executor start: not an initplan's or outer query's value.
+ * dimension or reading a batch.
  */
 static bool
 star_gate(StarInfo *si, RestrictInfo *ri)
 {
 	if (!warp_compile_scan_constant((Expr *) ri->clause))
-		return not_offloaded("a constant qual over a subquery's or outer query's value");
+		return not_offloaded("a constant qual the backend cannot evaluate once");
 	si->gate = list_append_unique_ptr(si->gate, ri->clause);
 	return true;
 }
@@ -2492,6 +2491,45 @@ warp_rel_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte
 
 /* ---------------------------------------------------------------- plan */
 
+static bool
+exec_param_walker(Node *node, List **params)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
+	{
+		*params = list_append_unique(*params, node);
+		return false;
+	}
+	return expression_tree_walker(node, exec_param_walker, params);
+}
+
+/*
+ * The subquery values (PARAM_EXEC) anywhere in custom_private's
+ * expressions, which the node evaluates when it builds its program.  They
+ * become the plan's custom_exprs, the one list finalize_plan reads, so the
+ * node's extParam names them and a new value (an outer query's next row)
+ * rescans it.
+ */
+static void
+collect_exec_params(Node *node, List **params)
+{
+	ListCell   *lc;
+
+	if (node == NULL)
+		return;
+	if (IsA(node, List))
+	{
+		foreach(lc, (List *) node)
+			collect_exec_params(lfirst(lc), params);
+		return;
+	}
+	if (IsA(node, IntList) || IsA(node, OidList) || IsA(node, Integer) ||
+		IsA(node, String) || IsA(node, Float) || IsA(node, Boolean))
+		return;
+	(void) exec_param_walker(node, params);
+}
+
 static Plan *
 warp_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 					  List *tlist, List *clauses, List *custom_plans)
@@ -2520,6 +2558,7 @@ warp_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		cs->custom_scan_tlist = copyObject(tlist);
 	cs->custom_plans = custom_plans;
 	cs->custom_exprs = NIL;
+	collect_exec_params((Node *) best_path->custom_private, &cs->custom_exprs);
 	cs->custom_private = best_path->custom_private;
 	cs->flags = best_path->flags;
 	if (best_path->methods == &warp_join_path_methods)

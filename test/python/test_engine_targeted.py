@@ -1300,6 +1300,41 @@ def test_variance_stddev(base):
     check(base, "SELECT g, var_samp(s) FROM f WHERE s = -32768 GROUP BY g", expect=nonempty)
 
 
+def test_subquery_values(base):
+    """A subquery's value in a fact qual's comparison: an initplan (scalar
+    subquery, uncorrelated), taken when the node starts; a correlated
+    subquery whose plan is the node, rescanned per outer row with the new
+    value (custom_exprs name the parameter); an initplan as a constant qual
+    (the gate); one that fails (more than one row, 21000) where PostgreSQL
+    reaches it; outside a WHERE comparison (a CASE, an aggregate argument)
+    it stays PostgreSQL's.  Answers PostgreSQL's, on 1 and 4 threads."""
+    qs = ["SELECT count(*), sum(a) FROM f WHERE a = (SELECT max(a) FROM f WHERE a < 1000)",
+          "SELECT d.name, count(*) FROM f JOIN d ON f.k = d.dk WHERE f.a >= (SELECT min(grp) FROM d) "
+          "GROUP BY d.name",
+          "SELECT g, count(*) FROM f WHERE (SELECT count(*) FROM d) > 3 AND a > 0 GROUP BY g",
+          "SELECT g, count(*) FROM f WHERE (SELECT count(*) FROM d) > 1000 AND a > 0 GROUP BY g",
+          "SELECT count(*) FROM f WHERE dt < (SELECT max(dt) FROM f) AND x IS NOT NULL"]
+    check_everywhere(base, qs)
+    check(base, qs[0], expect=lambda r: r[0][0] > 0)
+    check(base, "SELECT count(*) FROM f WHERE k = (SELECT dk FROM d WHERE dk IS NOT NULL)",
+          expect="error:21000")
+    check(base, "SELECT d.dk, (SELECT count(*) FROM f WHERE f.k = d.dk AND f.a > 0) FROM d", offload=False,
+          expect=nonempty)
+    set_side(base.conn, base.w, True)
+    plan = plan_of(base.conn, "SELECT d.dk, (SELECT count(*) FROM f WHERE f.k = d.dk AND f.a > 0) FROM d")
+    assert "WarpPreAgg" in plan and "SubPlan" in plan, plan
+    # a Sort between the SubPlan and the node keeps its sorted rows unless
+    # a parameter below it changed: only the node's extParam says so
+    q = ("SELECT d.dk, (SELECT g FROM f WHERE f.k = d.dk GROUP BY g ORDER BY count(*) DESC, g NULLS FIRST "
+         "LIMIT 1) FROM d")
+    check(base, q, offload=False, expect=lambda r: len({row[1] for row in r}) > 1)
+    set_side(base.conn, base.w, True)
+    plan = plan_of(base.conn, q)
+    assert "WarpPreAgg" in plan and "Sort" in plan, plan
+    check(base, "SELECT sum(CASE WHEN a > (SELECT min(grp) FROM d) THEN 1 ELSE 0 END) FROM f", offload=False,
+          expect=nonempty)
+
+
 def test_bool_and_or(base):
     """bool_and, every and bool_or as the engine's min and max of a boolean
     (false < true; NULL inputs skipped, NULL without any): of a column and
