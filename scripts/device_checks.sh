@@ -1,0 +1,44 @@
+#!/bin/bash
+# The checks of one lent GPU machine call, as the server's user inside
+# ../shared/devkit's device-pg.sh (PGHOST/PGPORT/PGUSER set, pg_warp in
+# shared_preload_libraries, the staged pgwarp on PATH):
+#
+#   1. `make installcheck-gpu` (scripts/installcheck_gpu.sh) at SF (default 1)
+#   2. the Python tests whose names say gpu, with PGWARP_ENGINE_MODE=gpu so
+#      every differential chunk runs on the device driver
+#   3. the differential test's gpu chunks again for each seed in SEEDS
+#
+# Needs pytest, psycopg and pyarrow importable by $PY (the device's python
+# has none of them: carry them, see bench/results/*-h200-checks-*.md).
+# Logs go to $OUT (few files: the device call brings back 8); the last line says how many steps failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-python3}
+SEEDS=${SEEDS:-}
+OUTDIR=${OUT:-build/gpu-check}
+mkdir -p "$OUTDIR"
+export PGWARP_BIN=${PGWARP_BIN:-$(command -v pgwarp)}
+export PGWARP_EXPECT_GPUD=1 PGWARP_ENGINE_MODE=gpu PYTHONUNBUFFERED=1
+export PGWARP_TEST_DIR=${PGWARP_TEST_DIR:-$(mktemp -d /tmp/pgwarp-py.XXXXXX)}
+chmod 777 "$PGWARP_TEST_DIR"
+failed=0
+step() {
+	local name=$1; shift
+	local t0=$SECONDS
+	"$@" >"$OUTDIR/$name.log" 2>&1
+	local rc=$?
+	echo "$name rc=$rc $((SECONDS - t0)) s: $(tail -1 "$OUTDIR/$name.log")"
+	[ $rc -eq 0 ] || failed=$((failed + 1))
+}
+# installcheck-gpu writes many files: keep them aside, bring back the diffs
+step installcheck-gpu env SF="${SF:-1}" OUT="$PGWARP_TEST_DIR/installcheck" \
+	bash scripts/installcheck_gpu.sh
+[ -s "$PGWARP_TEST_DIR/installcheck/regress/regression.diffs" ] &&
+	cp "$PGWARP_TEST_DIR/installcheck/regress/regression.diffs" "$OUTDIR/"
+step pytest-gpu "$PY" -m pytest test/python -q -rs -p no:cacheprovider -k gpu
+for s in $SEEDS; do
+	step "differential-gpu-seed$s" env PGWARP_DIFF_SEED="$s" "$PY" -m pytest \
+		test/python/test_engine_differential.py -q -p no:cacheprovider -k gpu
+done
+echo "$failed steps failed"
+[ $failed -eq 0 ]
