@@ -3227,3 +3227,89 @@ def test_count_distinct_in_engine(mk):
         assert "Counts DISTINCT" in plan_of(conn, q), (q, plan_of(conn, q))
     for q in postgres:
         assert "Counts DISTINCT" not in plan_of(conn, q), (q, plan_of(conn, q))
+
+
+def test_in_sets(mk):
+    """IN lists and = ANY / <> ALL arrays of more than 8 values, which the
+    engine decides by a binary search of the sorted distinct values (one
+    WN_IN_SET node): int2/int4/int8 columns against lists of any integer
+    type (members beyond the column's range, duplicates, extremes), date,
+    timestamp and timestamptz against their own types, text and a
+    dictionary-encoded varchar (the empty string, strings absent from the
+    data); NULL columns, NULL members (x IN (..., NULL) is NULL where x is
+    no member, NOT IN then never true), inside CASE and FILTER, beside
+    other quals; arrays from parameters under generic plans; on 1 and 4
+    threads and in parallel workers, every answer PostgreSQL's."""
+    import random
+    rnd = random.Random(314)
+    n = 20000
+    words = ["AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB", "REG AIR", "", "a", "Z", "\u00e9t\u00e9", "x y"]
+    d0 = datetime.date(2020, 1, 1)
+    t0 = datetime.datetime(2020, 1, 1)
+    i4 = [None if i % 23 == 0 else rnd.choice([rnd.randint(-40, 40), 2147483647, -2147483648])
+          for i in range(n)]
+    txt = [None if i % 19 == 0 else rnd.choice(words) for i in range(n)]
+    tab = pa.table({
+        "id": pa.array(range(n), pa.int32()),
+        "i2": pa.array([None if i % 29 == 0 else rnd.choice([rnd.randint(-40, 40), 32767, -32768])
+                        for i in range(n)], pa.int16()),
+        "i4": pa.array(i4, pa.int32()),
+        "i8": pa.array([None if v is None else v * 4294967296 + (v % 3) for v in i4], pa.int64()),
+        "dt": pa.array([None if i % 31 == 0 else d0 + datetime.timedelta(days=rnd.randint(0, 60))
+                        for i in range(n)], pa.date32()),
+        "ts": pa.array([None if i % 37 == 0 else t0 + datetime.timedelta(hours=rnd.randint(0, 200))
+                        for i in range(n)], pa.timestamp("us")),
+        "tz": pa.array([None if i % 41 == 0 else t0 + datetime.timedelta(minutes=30 * rnd.randint(0, 100))
+                        for i in range(n)], pa.timestamp("us", tz="UTC")),
+        "t": pa.array(txt, pa.string()),
+        "v": pa.array(txt, pa.string()).dictionary_encode(),
+        "x": pa.array([rnd.uniform(-10, 10) for i in range(n)], pa.float64()),
+    })
+    cols = [("id", "int4"), ("i2", "int2"), ("i4", "int4"), ("i8", "int8"), ("dt", "date"),
+            ("ts", "timestamp"), ("tz", "timestamptz"), ("t", "text"), ("v", "varchar(20)"),
+            ("x", "float8")]
+    s = mk()
+    s.table("f", cols, arrow_table=tab, batch_rows=3000)
+    ints = "1, 2, 3, 5, 8, 13, 21, 34, -1, -2, -3, 3, 2147483647, 0"
+    ints_null = "4, 6, 9, 10, -10, -20, -30, 30, 20, NULL"
+    dates = ", ".join("'2020-01-%02d'" % d for d in range(1, 31, 3)) + ", '1999-01-01', 'infinity'"
+    stamps = ", ".join("'2020-01-%02d %02d:00'" % (1 + h // 24, h % 24) for h in range(0, 200, 17))
+    zones = ", ".join("'2020-01-01 %02d:%02d+00'" % (m // 60, m % 60) for m in range(0, 1440, 90))
+    strs = "'AIR', 'MAIL', '', 'nope', 'RAIL', 'x y', 'a', 'b', 'c', '\u00e9t\u00e9'"
+    qs = ["SELECT i4 %% 5, count(*), sum(id) FROM f WHERE i4 IN (%s) GROUP BY 1" % ints,
+          "SELECT count(*), sum(i4) FROM f WHERE i2 NOT IN (%s)" % ints,
+          "SELECT count(*), sum(i2) FROM f WHERE i2 IN (%s, 40000, 32767, -32768)" % ints,
+          "SELECT count(*) FROM f WHERE i8 IN (%s)" % ", ".join(str(v * 4294967296 + (v % 3))
+                                                                for v in range(-12, 12)),
+          "SELECT i8 IN (1, 2, 4294967296, 4294967297, -4294967294, 8589934594, 0, 7, 9) AS m, "
+          "count(*) FROM f GROUP BY 1",
+          "SELECT count(*) FROM f WHERE i4 NOT IN (%s)" % ints_null,
+          "SELECT count(*) FILTER (WHERE i4 IN (%s)), count(*) FILTER (WHERE i4 NOT IN (%s)), "
+          "count(*) FILTER (WHERE (i4 IN (%s)) IS NULL) FROM f" % (ints_null, ints, ints_null),
+          "SELECT count(*), min(dt) FROM f WHERE dt IN (%s)" % dates,
+          "SELECT count(*) FROM f WHERE dt NOT IN (%s) AND x > 0" % dates,
+          "SELECT count(*), max(ts) FROM f WHERE ts IN (%s)" % stamps,
+          "SELECT count(*), min(tz) FROM f WHERE tz IN (%s)" % zones,
+          "SELECT t, count(*) FROM f WHERE t IN (%s) GROUP BY t" % strs,
+          "SELECT count(*) FROM f WHERE v NOT IN (%s)" % strs,
+          "SELECT count(*) FROM f WHERE v IN (%s, NULL) OR i4 = 0" % strs,
+          "SELECT sum(CASE WHEN t IN (%s) THEN 1 ELSE 0 END), "
+          "sum(CASE WHEN i4 IN (%s) THEN i2 END) FROM f WHERE id %% 3 = 0" % (strs, ints),
+          "SELECT i2 %% 3, count(*) FROM f WHERE i4 = ANY('{%s}'::int8[]) GROUP BY 1"
+          % ",".join(str(v) for v in range(-40, 40, 3))]
+    check_everywhere(s, qs, workers=2)
+    for q in (qs[0], qs[7], qs[9], qs[10], qs[11]):
+        check(s, q, expect=nonempty, node="Custom Scan (Warp")
+    check(s, qs[5], expect=lambda r: r[0][0] == 0, node="Custom Scan (Warp")
+    big = ",".join(str(v) for v in range(-30, 30, 2))
+    stmts = {
+        "s1": ("(int4[])", "SELECT i4 % 3, count(*) FROM f WHERE i4 = ANY($1) GROUP BY 1",
+               ["('{%s}')" % big, "('{%s,NULL}')" % big, "('{1,1,1,1,1,1,1,1,1,1}')"]),
+        "s2": ("(int8[])", "SELECT count(*) FROM f WHERE i2 <> ALL($1)",
+               ["('{%s}')" % big, "('{%s,NULL}')" % big, "('{9223372036854775807,%s}')" % big]),
+        "s3": ("(text[])", "SELECT count(*) FROM f WHERE t = ANY($1) OR v <> ALL($1)",
+               ["('{AIR,MAIL,SHIP,TRUCK,RAIL,q,r,s,t,\"\"}')", "('{AIR,MAIL,SHIP,TRUCK,RAIL,q,r,s,NULL}')"]),
+        "s4": ("(date[])", "SELECT count(*) FROM f WHERE dt = ANY($1)",
+               ["('{%s}')" % ",".join(str(d0 + datetime.timedelta(days=d)) for d in range(0, 60, 5))]),
+    }
+    check_prepared(s, stmts, lambda mode, name, args: mode == "force_generic_plan")
