@@ -1784,25 +1784,6 @@ eval_datetime(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, in
 	return WARP_OK;
 }
 
-/* whether v is among the n sorted values of set (binary search) */
-static inline bool
-in_set(const warp_int64 *set, warp_int32 n, warp_int64 v)
-{
-	warp_int32	lo = 0,
-				hi = n;
-
-	while (lo < hi)
-	{
-		warp_int32	mid = lo + (hi - lo) / 2;
-
-		if (set[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && set[lo] == v;
-}
-
 static WarpStatus
 eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 {
@@ -1866,7 +1847,7 @@ eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 				rn[i] = x->nv[nd->a][i];
 				if (rn[i])
 					continue;
-				if (in_set(x->p->setvals + nd->args_off, nd->nargs, x->iv[nd->a][i]))
+				if (warp_in_set(x->p->setvals + nd->args_off, nd->nargs, x->iv[nd->a][i]))
 					x->iv[ni][i] = (nd->flags & WARP_IN_NOT) ? 0 : 1;
 				else if (nd->flags & WARP_IN_HAS_NULL)
 					rn[i] = 1;

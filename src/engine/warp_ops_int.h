@@ -346,4 +346,26 @@ warp_int_ge(warp_int64 a, warp_int64 b)
 	return a >= b;
 }
 
+/*
+ * Whether v is among the n sorted distinct values of set (binary search):
+ * WN_IN_SET, in both drivers.
+ */
+WARP_FN bool
+warp_in_set(const warp_int64 *set, warp_int32 n, warp_int64 v)
+{
+	warp_int32	lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		warp_int32	mid = lo + (hi - lo) / 2;
+
+		if (set[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && set[lo] == v;
+}
+
 #endif							/* WARP_OPS_INT_H */

@@ -1066,7 +1066,19 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 			}
 			return WARP_OK;
 		case WN_IN_SET:
-			return WARP_ROW_BAD;	/* never here: warp_row_check refuses it */
+			WARP_ROW_NEED_CHILD(nd->a);
+			if (WRS_ST(s, nd->a) == 2)
+			{
+				WRS_ST(s, ni) = 2;
+				return WARP_OK;
+			}
+			if (warp_in_set(p->setvals + nd->args_off, nd->nargs, WRS_V(s, nd->a)))
+				warp_row_set_int(s, ni, (nd->flags & WARP_IN_NOT) ? 0 : 1);
+			else if (nd->flags & WARP_IN_HAS_NULL)
+				WRS_ST(s, ni) = 2;
+			else
+				warp_row_set_int(s, ni, (nd->flags & WARP_IN_NOT) ? 1 : 0);
+			return WARP_OK;
 		case WN_DATETIME:
 			WARP_ROW_NEED_CHILD(nd->a);
 			if (nd->flags & WARP_DT_ARITH)
@@ -1734,9 +1746,6 @@ warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
 	for (i = 0; i < p->nnodes; i++)
 		if (p->nodes[i].type == WT_NUMERIC)
 			return "numeric expressions run on the CPU driver only";
-	for (i = 0; i < p->nnodes; i++)
-		if (p->nodes[i].op == WN_IN_SET)
-			return "IN sets run on the CPU driver only";
 	if (!warp_tz_valid(&p->tz))
 		return "malformed time zone table";
 	/* arguments precede their node (validated): depth in one pass */
@@ -1761,6 +1770,7 @@ warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
 			case WN_IS_NULL:
 			case WN_IS_NOT_NULL:
 			case WN_CAST:
+			case WN_IN_SET:		/* args_off indexes setvals */
 				d = depth[nd->a];
 				break;
 			case WN_DATETIME:

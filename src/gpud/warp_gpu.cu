@@ -828,16 +828,16 @@ upload(WarpGpu *g, const void *src, size_t n, void **dst, char *why, size_t whyl
 	return CUDA_OK(cudaMemcpy(*dst, src, n, cudaMemcpyHostToDevice));
 }
 
-/* the program with its arrays (the time zone table's too), in one device
- * allocation */
+/* the program with its arrays (the time zone table's and the IN sets'
+ * too), in one device allocation */
 static bool
 upload_program(WarpGpu *g, const WarpProgram *p, char *why, size_t whylen)
 {
 	WarpProgram dp = *p;
-	size_t		off[9],
-				len[9],
+	size_t		off[10],
+				len[10],
 				total;
-	const void *src[9];
+	const void *src[10];
 	warp_uint8 *host,
 			   *dev;
 	int			i;
@@ -860,8 +860,10 @@ upload_program(WarpGpu *g, const WarpProgram *p, char *why, size_t whylen)
 	len[7] = sizeof(warp_int64) * p->tz.n;
 	src[8] = p->tz.off;
 	len[8] = sizeof(warp_int32) * p->tz.n;
+	src[9] = p->setvals;
+	len[9] = sizeof(warp_int64) * p->nsetvals;
 	total = align_up(sizeof(WarpProgram), 64);
-	for (i = 0; i < 9; i++)
+	for (i = 0; i < 10; i++)
 	{
 		off[i] = total;
 		total = align_up(total + len[i], 64);
@@ -878,7 +880,7 @@ upload_program(WarpGpu *g, const WarpProgram *p, char *why, size_t whylen)
 		return false;
 	}
 	dev = (warp_uint8 *) g->d_prog_mem;
-	for (i = 0; i < 9; i++)
+	for (i = 0; i < 10; i++)
 		if (len[i] > 0)
 			memcpy(host + off[i], src[i], len[i]);
 	dp.cols = (WarpColumnSpec *) (dev + off[0]);
@@ -896,9 +898,7 @@ upload_program(WarpGpu *g, const WarpProgram *p, char *why, size_t whylen)
 	dp.strings = NULL;
 	dp.nstrbytes = 0;
 	dp.strbytes = NULL;
-	/* IN sets neither (warp_row_check) */
-	dp.nsetvals = 0;
-	dp.setvals = NULL;
+	dp.setvals = (warp_int64 *) (dev + off[9]);
 	memcpy(host, &dp, sizeof(dp));
 	g->d_prog = (WarpProgram *) dev;
 	g->d_aggs = dp.aggs;

@@ -58,6 +58,7 @@ typedef struct Prog
 	WarpJoinSpec joins[4];
 	WarpGroupKey keys[8];
 	WarpAggSpec aggs[16];
+	warp_int64	setvals[96];
 	bool		overflow;		/* ran out of nodes: discard */
 	int			tchoice[4];		/* join i uses tables[tchoice[i]] */
 } Prog;
@@ -105,6 +106,7 @@ prog_init(Prog *g)
 	g->p.joins = g->joins;
 	g->p.keys = g->keys;
 	g->p.aggs = g->aggs;
+	g->p.setvals = g->setvals;
 }
 
 static int
@@ -441,6 +443,34 @@ gen_float(Prog *g, WarpType t, int d)
 	}
 }
 
+/*
+ * x IN (set) / x NOT IN (set) of 9 to 24 distinct sorted values around the
+ * generated integers, with or without a NULL member
+ */
+static int
+gen_in_set(Prog *g, int d)
+{
+	int			a = rn(2) ? col(g, rn(2) ? 0 : 3) : gen_int(g, rn(2) ? WT_INT4 : WT_INT8, d - 1);
+	int			n = 0,
+				want = 9 + rn(16),
+				v,
+				i;
+
+	if (g->p.nsetvals + want > (int) (sizeof(g->setvals) / sizeof(g->setvals[0])))
+		return iconst(g, WT_BOOL, 1, false);
+	for (v = -15; v <= 15 && n < want; v++)
+		if (rn(2))
+			g->setvals[g->p.nsetvals + n++] = v;
+	if (n == 0)
+		g->setvals[g->p.nsetvals + n++] = 0;
+	i = node(g, WN_IN_SET, WT_BOOL, 0, a, -1);
+	g->nodes[i].args_off = g->p.nsetvals;
+	g->nodes[i].nargs = n;
+	g->nodes[i].flags = (rn(2) ? WARP_IN_NOT : 0) | (rn(3) == 0 ? WARP_IN_HAS_NULL : 0);
+	g->p.nsetvals += n;
+	return i;
+}
+
 static int
 gen_bool(Prog *g, int d)
 {
@@ -508,6 +538,8 @@ gen_bool(Prog *g, int d)
 		case 6:
 			return node(g, WN_NOT, WT_BOOL, 0, gen_bool(g, d - 1), -1);
 		case 7:
+			if (rn(3) == 0)
+				return gen_in_set(g, d);
 			{
 				int			a = rn(2) ? gen_int(g, WT_INT4, d - 1) : gen_float(g, WT_FLOAT8, d - 1);
 
