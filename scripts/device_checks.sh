@@ -6,7 +6,8 @@
 #   1. `make installcheck-gpu` (scripts/installcheck_gpu.sh) at SF (default 1)
 #   2. the Python tests whose names say gpu, with PGWARP_ENGINE_MODE=gpu so
 #      every differential chunk runs on the device driver
-#   3. the differential test's gpu chunks again for each seed in SEEDS
+#   3. test_engine_targeted.py (its daemon queries on the GPU)
+#   4. the differential test's gpu chunks again for each seed in SEEDS
 #
 # Needs pytest, psycopg and pyarrow importable by $PY (the device's python
 # has none of them: carry them, see bench/results/*-h200-checks-*.md).
@@ -36,6 +37,9 @@ step installcheck-gpu env SF="${SF:-1}" OUT="$PGWARP_TEST_DIR/installcheck" \
 [ -s "$PGWARP_TEST_DIR/installcheck/regress/regression.diffs" ] &&
 	cp "$PGWARP_TEST_DIR/installcheck/regress/regression.diffs" "$OUTDIR/"
 step pytest-gpu "$PY" -m pytest test/python -q -rs -p no:cacheprovider -k gpu
+# the targeted tests: their check_everywhere(..., daemon=N) queries go
+# through pg_warp_gpud, the GPU here
+step pytest-targeted "$PY" -m pytest test/python/test_engine_targeted.py -q -rs -p no:cacheprovider
 for s in $SEEDS; do
 	step "differential-gpu-seed$s" env PGWARP_DIFF_SEED="$s" "$PY" -m pytest \
 		test/python/test_engine_differential.py -q -p no:cacheprovider -k gpu

@@ -3297,7 +3297,21 @@ def test_in_sets(mk):
           "sum(CASE WHEN i4 IN (%s) THEN i2 END) FROM f WHERE id %% 3 = 0" % (strs, ints),
           "SELECT i2 %% 3, count(*) FROM f WHERE i4 = ANY('{%s}'::int8[]) GROUP BY 1"
           % ",".join(str(v) for v in range(-40, 40, 3))]
-    check_everywhere(s, qs, workers=2)
+    # through pg_warp_gpud too (the GPU on the GPU machine: the integer and
+    # date/time sets run in the device driver's row evaluator there)
+    check_everywhere(s, qs, workers=2, daemon=len(qs))
+    st = gpud_status(s.conn)
+    if st is not None:
+        set_side(s.conn, s.w, True)
+        s.conn.execute("SET pg_warp.mode = gpu")
+        try:
+            for q in (qs[0], qs[3], qs[6], qs[8], qs[10]):
+                text = "\n".join(r[0] for r in s.conn.execute("EXPLAIN (ANALYZE, VERBOSE) " + q))
+                assert "Ran On: " in text and ("Ran On: GPU" in text) == (st[0] == "gpu") and \
+                    "Fallback" not in text, \
+                    "%s\n%s" % (q, text)
+        finally:
+            s.conn.execute("RESET pg_warp.mode")
     for q in (qs[0], qs[7], qs[9], qs[10], qs[11]):
         check(s, q, expect=nonempty, node="Custom Scan (Warp")
     check(s, qs[5], expect=lambda r: r[0][0] == 0, node="Custom Scan (Warp")
