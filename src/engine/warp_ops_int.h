@@ -347,25 +347,27 @@ warp_int_ge(warp_int64 a, warp_int64 b)
 }
 
 /*
- * Whether v is among the n sorted distinct values of set (binary search):
- * WN_IN_SET, in both drivers.
+ * Whether v is among the n sorted distinct values of set: a binary search
+ * without branches on the data (the comparison selects the next base, a
+ * conditional move), since rows' values hit and miss unpredictably.
+ * Invariant: the last member <= v, if any, lies in [b, b + len).
  */
 WARP_FN bool
 warp_in_set(const warp_int64 *set, warp_int32 n, warp_int64 v)
 {
-	warp_int32	lo = 0,
-				hi = n;
+	const warp_int64 *b = set;
+	warp_int32	len = n;
 
-	while (lo < hi)
+	if (n <= 0)
+		return false;
+	while (len > 1)
 	{
-		warp_int32	mid = lo + (hi - lo) / 2;
+		warp_int32	half = len >> 1;
 
-		if (set[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
+		b = (b[half] <= v) ? b + half : b;
+		len -= half;
 	}
-	return lo < n && set[lo] == v;
+	return *b == v;
 }
 
 #endif							/* WARP_OPS_INT_H */

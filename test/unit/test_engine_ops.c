@@ -635,6 +635,39 @@ TEST(text_like)
 	CHECK(like("\xc3\xa9t\xc3\xa9", "\\\xc3\xa9%") == 1);
 }
 
+/* warp_in_set against a linear search: every set size up to 70, members
+ * spread with gaps, probes below, between, on and above them, extremes */
+TEST(in_set_search)
+{
+	warp_int64	set[70];
+	int			n,
+				i;
+
+	CHECK(!warp_in_set(set, 0, 0));
+	for (n = 1; n <= 70; n++)
+	{
+		warp_int64	v;
+
+		for (i = 0; i < n; i++)
+			set[i] = (warp_int64) i * 3 - 50 + (i > n / 2 ? 1000 : 0);
+		if (n > 2)
+		{
+			set[0] = WARP_INT64_MIN;
+			set[n - 1] = WARP_INT64_MAX;
+		}
+		for (v = -60; v <= 1300; v++)
+		{
+			bool		want = false;
+
+			for (i = 0; i < n; i++)
+				want = want || set[i] == v;
+			CHECK(warp_in_set(set, n, v) == want);
+		}
+		CHECK(warp_in_set(set, n, WARP_INT64_MIN) == (n > 2));
+		CHECK(warp_in_set(set, n, WARP_INT64_MAX) == (n > 2));
+	}
+}
+
 int
 main(void)
 {
@@ -656,5 +689,6 @@ main(void)
 	RUN(timestamp_trunc);
 	RUN(text_eq_cmp_hash);
 	RUN(text_like);
+	RUN(in_set_search);
 	UNIT_EXIT();
 }
