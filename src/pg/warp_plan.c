@@ -2213,6 +2213,36 @@ topn_order(PlannerInfo *root, RelOptInfo *rel, PathTarget **target)
  * expressions the engine computes; NULL (reason noted) if refused.  si and
  * sc describe it for the caller.
  */
+/*
+ * Whether root plans planagg.c's subquery for min(x)/max(x): ORDER BY x
+ * LIMIT 1 with "x IS NOT NULL" put first among the quals (the NullTest it
+ * builds, location -1; a user's has a location).  PostgreSQL then orders
+ * that test among the quals by cost, so x is computed for rows the
+ * query's own quals would have dropped: an x that can fail (a + b
+ * overflowing) raises an error the plain aggregate, which computes x only
+ * for qualifying rows, does not.  PostgreSQL takes that path only where it
+ * is cheap (an index), so it rarely shows; a WarpScan would make it
+ * cheap everywhere, and WarpPreAgg computes min/max as the aggregate does.
+ */
+static bool
+minmax_subquery(PlannerInfo *root)
+{
+	Query	   *parse = root->parse;
+	ListCell   *lc;
+
+	if (parse->hasAggs || root->limit_tuples != 1.0 || parse->jointree == NULL ||
+		parse->jointree->quals == NULL || !IsA(parse->jointree->quals, List))
+		return false;
+	foreach(lc, (List *) parse->jointree->quals)
+	{
+		NullTest   *nt = lfirst(lc);
+
+		if (IsA(nt, NullTest) && nt->nulltesttype == IS_NOT_NULL && nt->location == -1)
+			return true;
+	}
+	return false;
+}
+
 static CustomPath *
 rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, StarCost *sc)
 {
@@ -2226,6 +2256,8 @@ rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, 
 
 	memset(si, 0, sizeof(*si));
 	si->distinct_key = si->distinct_agg = -1;
+	if (minmax_subquery(root))
+		return NULL;			/* no reason: the aggregate is offloaded */
 	if (!find_star(root, rel, si))
 		return NULL;
 	if (si->heap)

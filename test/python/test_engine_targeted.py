@@ -3327,3 +3327,42 @@ def test_in_sets(mk):
                ["('{%s}')" % ",".join(str(d0 + datetime.timedelta(days=d)) for d in range(0, 60, 5))]),
     }
     check_prepared(s, stmts, lambda mode, name, args: mode == "force_generic_plan")
+
+
+def test_minmax_not_as_top_n(mk):
+    """min(x)/max(x) over one table, which PostgreSQL may plan as ORDER BY x
+    LIMIT 1 with "x IS NOT NULL" added to the quals (planagg.c): that test
+    is cheaper than a timestamptz-date comparison, so it came first and x
+    was computed for rows the query's quals drop (a + b overflows in row 7
+    here).  PostgreSQL takes that path only where it is cheap (its heap
+    plan here is the plain aggregate); a WarpScan Top-N made it cheap (the
+    differential test found the error), so the subquery is left to
+    PostgreSQL and the aggregate is WarpPreAgg's, which computes x only for
+    qualifying rows, as vanilla's Agg does."""
+    n = 5000
+    t0 = datetime.datetime(1999, 12, 1)
+    tab = pa.table({
+        "id": pa.array(range(n), pa.int32()),
+        "a": pa.array([2147483647 if i == 7 else (i * 7919) % 10007 - 5000 for i in range(n)], pa.int32()),
+        "b": pa.array([1 if i == 7 else i % 1000 for i in range(n)], pa.int32()),
+        "tz": pa.array([datetime.datetime(2020, 1, 1) if i == 7 else t0 + datetime.timedelta(hours=i % 1000)
+                        for i in range(n)], pa.timestamp("us", tz="UTC")),
+    })
+    s = mk()
+    s.table("f", [("id", "int4"), ("a", "int4"), ("b", "int4"), ("tz", "timestamptz")], arrow_table=tab)
+    qs = ["SELECT min(a + b) FROM f WHERE tz <= date '2000-01-01'",
+          "SELECT max(a + b), min(a - b) FROM f WHERE tz < date '2000-01-20'",
+          "SELECT max(a + b) FROM f WHERE tz <= date '2000-01-01' AND id > 3"]
+    for q in qs:
+        check(s, q, expect=lambda r: r[0][0] is not None)
+    # where a qualifying row overflows, the error is PostgreSQL's too
+    check(s, "SELECT min(a + b) FROM f WHERE tz > date '1999-01-01'", expect="error:22003")
+    # without WarpPreAgg the Top-N WarpScan was the cheapest plan for them
+    s.conn.execute("SET pg_warp.enable_preagg = off")
+    try:
+        for q in qs:
+            check(s, q, offload=False, expect=lambda r: r[0][0] is not None)
+            set_side(s.conn, s.w, True)
+            assert "Top-N" not in plan_of(s.conn, q), plan_of(s.conn, q)
+    finally:
+        s.conn.execute("RESET pg_warp.enable_preagg")
