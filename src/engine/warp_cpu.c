@@ -1840,19 +1840,25 @@ eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 		case WN_IN_SET:
 			if ((st = eval(x, nd->a, sel, n)) != WARP_OK)
 				return st;
-			for (k = 0; k < n; k++)
 			{
-				int			i = sel[k];
+				const warp_int64 *set = x->p->setvals + nd->args_off;
+				bool		is_not = (nd->flags & WARP_IN_NOT) != 0,
+							has_null = (nd->flags & WARP_IN_HAS_NULL) != 0;
 
-				rn[i] = x->nv[nd->a][i];
-				if (rn[i])
-					continue;
-				if (warp_in_set(x->p->setvals + nd->args_off, nd->nargs, x->iv[nd->a][i]))
-					x->iv[ni][i] = (nd->flags & WARP_IN_NOT) ? 0 : 1;
-				else if (nd->flags & WARP_IN_HAS_NULL)
-					rn[i] = 1;
-				else
-					x->iv[ni][i] = (nd->flags & WARP_IN_NOT) ? 1 : 0;
+				for (k = 0; k < n; k++)
+				{
+					int			i = sel[k],
+								r;
+
+					rn[i] = x->nv[nd->a][i];
+					if (rn[i])
+						continue;
+					r = warp_in_set_test(set, nd->nargs, x->iv[nd->a][i], is_not, has_null);
+					if (r < 0)
+						rn[i] = 1;
+					else
+						x->iv[ni][i] = r;
+				}
 			}
 			return WARP_OK;
 		case WN_AND:

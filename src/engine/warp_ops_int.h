@@ -370,4 +370,19 @@ warp_in_set(const warp_int64 *set, warp_int32 n, warp_int64 v)
 	return *b == v;
 }
 
+/*
+ * x IN (set), or x NOT IN (set) when is_not, for a non-NULL x: 1 true,
+ * 0 false, -1 NULL (no member matched and the list had a NULL, as
+ * PostgreSQL's = ANY / <> ALL say).
+ */
+WARP_FN int
+warp_in_set_test(const warp_int64 *set, warp_int32 n, warp_int64 v, bool is_not, bool has_null)
+{
+	if (warp_in_set(set, n, v))
+		return is_not ? 0 : 1;
+	if (has_null)
+		return -1;
+	return is_not ? 1 : 0;
+}
+
 #endif							/* WARP_OPS_INT_H */

@@ -1072,12 +1072,16 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 				WRS_ST(s, ni) = 2;
 				return WARP_OK;
 			}
-			if (warp_in_set(p->setvals + nd->args_off, nd->nargs, WRS_V(s, nd->a)))
-				warp_row_set_int(s, ni, (nd->flags & WARP_IN_NOT) ? 0 : 1);
-			else if (nd->flags & WARP_IN_HAS_NULL)
-				WRS_ST(s, ni) = 2;
-			else
-				warp_row_set_int(s, ni, (nd->flags & WARP_IN_NOT) ? 1 : 0);
+			{
+				int			r = warp_in_set_test(p->setvals + nd->args_off, nd->nargs,
+												 WRS_V(s, nd->a), (nd->flags & WARP_IN_NOT) != 0,
+												 (nd->flags & WARP_IN_HAS_NULL) != 0);
+
+				if (r < 0)
+					WRS_ST(s, ni) = 2;
+				else
+					warp_row_set_int(s, ni, r);
+			}
 			return WARP_OK;
 		case WN_DATETIME:
 			WARP_ROW_NEED_CHILD(nd->a);

@@ -2208,12 +2208,6 @@ topn_order(PlannerInfo *root, RelOptInfo *rel, PathTarget **target)
  * the rows on its threads and returns the columns PostgreSQL needs.
  */
 /*
- * The serial row-mode path of rel whose output columns are `outputs` (its
- * pathtarget `target`): plain columns, or for a Top-N target also fact
- * expressions the engine computes; NULL (reason noted) if refused.  si and
- * sc describe it for the caller.
- */
-/*
  * Whether root plans planagg.c's subquery for min(x)/max(x): ORDER BY x
  * LIMIT 1 with "x IS NOT NULL" put first among the quals (the NullTest it
  * builds, location -1; a user's has a location).  PostgreSQL then orders
@@ -2243,6 +2237,12 @@ minmax_subquery(PlannerInfo *root)
 	return false;
 }
 
+/*
+ * The serial row-mode path of rel whose output columns are `outputs` (its
+ * pathtarget `target`): plain columns, or for a Top-N target also fact
+ * expressions the engine computes; NULL (reason noted) if refused.  si and
+ * sc describe it for the caller.
+ */
 static CustomPath *
 rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, StarCost *sc)
 {
