@@ -36,6 +36,11 @@ step installcheck-gpu env SF="${SF:-1}" OUT="$PGWARP_TEST_DIR/installcheck" \
 	bash scripts/installcheck_gpu.sh
 [ -s "$PGWARP_TEST_DIR/installcheck/regress/regression.diffs" ] &&
 	cp "$PGWARP_TEST_DIR/installcheck/regress/regression.diffs" "$OUTDIR/"
+# the Python tests assume a database whose default collation is C.UTF-8 (as
+# scripts/cluster.sh initdb's it: text ordering is offloaded only under C
+# collations); devkit's cluster is en_US.UTF-8, so they get one of their own
+createdb -T template0 -E UTF8 --locale=C.UTF-8 pgwarp_check 2>/dev/null
+export PGDATABASE=pgwarp_check
 step pytest-gpu "$PY" -m pytest test/python -q -rs -p no:cacheprovider -k gpu
 # the targeted tests: their check_everywhere(..., daemon=N) queries go
 # through pg_warp_gpud, the GPU here

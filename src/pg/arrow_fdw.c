@@ -250,9 +250,7 @@ arrowIterateForeignScan(ForeignScanState *node)
 {
 	ArrowScanState *ss = node->fdw_state;
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
-	ScanFile   *sf;
 	MemoryContext old;
-	int			a;
 
 	ExecClearTuple(slot);
 	if (ss->done)
@@ -271,23 +269,24 @@ arrowIterateForeignScan(ForeignScanState *node)
 			break;
 		ss->cur_row++;
 	}
-	sf = &ss->files[ss->cur_file];
 	MemoryContextReset(ss->row_cxt);
 	old = MemoryContextSwitchTo(ss->row_cxt);
-	for (a = 0; a < ss->natts; a++)
-	{
-		if (sf->field_of_attr[a] < 0)
-		{
-			slot->tts_values[a] = (Datum) 0;
-			slot->tts_isnull[a] = true;
-			continue;
-		}
-		slot->tts_values[a] = arrow_datum_get(sf->conv[a], &ss->cur_cols[a],
-											  ss->cur_row, &slot->tts_isnull[a]);
-	}
+	arrow_scan_row_values(ss, ss->cur_row, slot->tts_values, slot->tts_isnull);
 	MemoryContextSwitchTo(old);
 	ss->cur_row++;
 	return ExecStoreVirtualTuple(slot);
+}
+
+/* The scan state of ps if it is an arrow_fdw scan, else NULL. */
+ArrowScanState *
+arrow_fdw_scan_state(PlanState *ps)
+{
+	ForeignScanState *node = (ForeignScanState *) ps;
+
+	if (!IsA(ps, ForeignScanState) || node->fdwroutine == NULL ||
+		node->fdwroutine->IterateForeignScan != arrowIterateForeignScan)
+		return NULL;
+	return node->fdw_state;
 }
 
 static void

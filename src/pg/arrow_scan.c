@@ -427,6 +427,20 @@ arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext, bool row_filter
 	}
 }
 
+/*
+ * Row i of the loaded batch as the values of every attribute: referenced
+ * ones converted (in CurrentMemoryContext), the rest NULL.
+ */
+void
+arrow_scan_row_values(ArrowScanState *ss, int64 i, Datum *values, bool *isnull)
+{
+	ScanFile   *sf = &ss->files[ss->cur_file];
+	int			a;
+
+	for (a = 0; a < ss->natts; a++)
+		values[a] = arrow_scan_value(ss, sf, a, i, &isnull[a]);
+}
+
 void
 arrow_scan_rescan(ArrowScanState *ss)
 {

@@ -114,7 +114,23 @@ extern int	arrow_scan_list_batches(ArrowScanState *ss, ExprContext *econtext,
  * marks the rows that can pass the quals. */
 extern bool arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext,
 								  bool row_filter);
+/* Attribute a (attno - 1) of row i of the loaded batch of file sf (the
+ * current one), converted in CurrentMemoryContext; NULL where not read. */
+static inline Datum
+arrow_scan_value(ArrowScanState *ss, ScanFile *sf, int a, int64 i, bool *isnull)
+{
+	if (sf->field_of_attr[a] < 0)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	return arrow_datum_get(sf->conv[a], &ss->cur_cols[a], i, isnull);
+}
+/* row i of the loaded batch: every attribute, as arrow_scan_value gives it */
+extern void arrow_scan_row_values(ArrowScanState *ss, int64 i, Datum *values, bool *isnull);
 extern void arrow_scan_rescan(ArrowScanState *ss);
+/* arrow_fdw.c: the scan state of ps if it is an arrow_fdw scan, else NULL */
+extern ArrowScanState *arrow_fdw_scan_state(PlanState *ps);
 extern void arrow_scan_end(ArrowScanState *ss);
 extern void arrow_scan_explain(ArrowScanState *ss, TupleDesc td, ExplainState *es);
 

@@ -17,6 +17,7 @@ bool		pgwarp_enable_preagg = true;
 bool		pgwarp_enable_join = true;
 bool		pgwarp_enable_scan = true;
 bool		pgwarp_enable_scan_filter = true;
+bool		pgwarp_enable_dim_scan = true;
 int			pgwarp_heap_min_rows = 100000;
 int			pgwarp_inner_hash_mem = 256 * 1024;	/* kB */
 int			pgwarp_cpu_threads = -1;
@@ -118,6 +119,20 @@ pgwarp_define_gucs(void)
 							 "over each batch's columns first; PostgreSQL still "
 							 "evaluates every qual on the rows kept.",
 							 &pgwarp_enable_scan_filter,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pg_warp.enable_dim_scan",
+							 "Lets pg_warp's engine read a star query's Arrow "
+							 "dimension tables itself when it builds their join "
+							 "tables.",
+							 "Where a dimension is a plain arrow_fdw scan whose "
+							 "quals the engine computes, its rows go from the "
+							 "batches' columns into the join table without "
+							 "PostgreSQL's executor.",
+							 &pgwarp_enable_dim_scan,
 							 true,
 							 PGC_USERSET,
 							 0,

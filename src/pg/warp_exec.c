@@ -58,6 +58,7 @@
 #include "warp_cpu.h"
 #include "warp_group_merge.h"
 #include "warp_cpu_pool.h"
+#include "warp_dim_arrow.h"
 #include "warp_dimcache.h"
 #include "warp_topn.h"
 
@@ -90,6 +91,7 @@ typedef struct WarpDim
 	WarpJoinTable *table;		/* built for the CPU driver */
 	char	   *cache_key;		/* warp_dimcache key, or NULL */
 	bool		from_cache;		/* built by an earlier query */
+	bool		read_by_engine; /* rows from warp_dim_arrow.c */
 	/*
 	 * A text key (text_key): keys[] are numbers of the distinct key strings
 	 * kstr[0 .. nkstr); the program maps them to the fact column's string
@@ -179,6 +181,7 @@ typedef struct WarpScanState
 	char		ran_on[96];		/* EXPLAIN ANALYZE: where it ran */
 	char		fallback[256];	/* why not where planned, or "" */
 	int			dims_cached;	/* dimensions taken from the cache */
+	int			dims_read_by_engine;	/* built from warp_dim_arrow.c */
 	bool		dims_ready;		/* built (or received) for this execution */
 	Size		dims_shared_bytes;	/* leader: the dimensions' DSM bytes, 0 =
 									 * workers build their own */
@@ -501,6 +504,11 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	uint32		kmask = 0;
 	MemoryContext query_cxt = ws->css.ss.ps.state->es_query_cxt;
 	MemoryContext old;
+	WarpDimArrow *reader;
+	Datum	   *rowv = NULL;
+	bool	   *rown = NULL;
+	int			ntl;
+	Oid			key2type = InvalidOid;
 
 	if (d->text_key)
 	{
@@ -521,44 +529,83 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	d->phash = palloc(sizeof(uint32) * d->pcap);
 	d->pmask = 0;
 	payload_grow(d);
+
+	/*
+	 * An Arrow dimension's rows straight from its batches where the engine
+	 * decides its quals (warp_dim_arrow.c), else through its plan.  Both
+	 * give the plan's output columns by number.
+	 */
+	ntl = list_length(d->ps->plan->targetlist);
+	for (k = 0; k < d->npay; k++)
+		check_resno(d->ps->plan, d->pay_resno[k]);
+	check_resno(d->ps->plan, d->key_resno);
+	if (d->key2_resno > 0)
+	{
+		check_resno(d->ps->plan, d->key2_resno);
+		key2type = exprType((Node *) ((TargetEntry *) list_nth(d->ps->plan->targetlist,
+															   d->key2_resno - 1))->expr);
+	}
+	old = MemoryContextSwitchTo(query_cxt);
+	reader = warp_dim_arrow_begin(d->ps);
+	MemoryContextSwitchTo(old);
+	d->read_by_engine = reader != NULL;
+	if (reader)
+	{
+		rowv = palloc(sizeof(Datum) * Max(ntl, 1));
+		rown = palloc(sizeof(bool) * Max(ntl, 1));
+		if (d->ps->instrument)
+			InstrStartNode(d->ps->instrument);
+	}
 	for (;;)
 	{
-		TupleTableSlot *slot;
-		bool		isnull;
 		Datum		key;
 
 		CHECK_FOR_INTERRUPTS();
 
-		/*
-		 * The child runs in the query's context: a scan it starts lazily
-		 * (heap scan descriptor) must survive the reset of engine_cxt at a
-		 * rescan.
-		 */
-		old = MemoryContextSwitchTo(query_cxt);
-		slot = ExecProcNode(d->ps);
-		MemoryContextSwitchTo(old);
-		if (TupIsNull(slot))
-			break;
-		key = slot_getattr(slot, d->key_resno, &isnull);
-		if (isnull)
+		if (reader)
+		{
+			if (!warp_dim_arrow_next(reader, rowv, rown))
+				break;
+		}
+		else
+		{
+			TupleTableSlot *slot;
+
+			/*
+			 * The child runs in the query's context: a scan it starts lazily
+			 * (heap scan descriptor) must survive the reset of engine_cxt at
+			 * a rescan.
+			 */
+			old = MemoryContextSwitchTo(query_cxt);
+			slot = ExecProcNode(d->ps);
+			MemoryContextSwitchTo(old);
+			if (TupIsNull(slot))
+				break;
+			slot_getallattrs(slot);
+			rowv = slot->tts_values;
+			rown = slot->tts_isnull;
+		}
+		key = rowv[d->key_resno - 1];
+		if (rown[d->key_resno - 1])
 			continue;			/* NULL never matches */
 		if (d->key2_resno > 0)
 		{
 			/* two int2/int4 key columns: a * 2^32 + (b + 2^31), as the fact
 			 * side's expression computes it */
-			Datum		key2 = slot_getattr(slot, d->key2_resno, &isnull);
+			Datum		key2 = rowv[d->key2_resno - 1];
 			int64		a = keytype == INT2OID ? DatumGetInt16(key) : DatumGetInt32(key);
 			int64		b;
-			TupleDesc	td = slot->tts_tupleDescriptor;
 
-			if (isnull)
+			if (rown[d->key2_resno - 1])
 				continue;
-			b = TupleDescAttr(td, d->key2_resno - 1)->atttypid == INT2OID ?
-				DatumGetInt16(key2) : DatumGetInt32(key2);
+			b = key2type == INT2OID ? DatumGetInt16(key2) : DatumGetInt32(key2);
 			key = Int64GetDatum(a * INT64CONST(4294967296) + (b + INT64CONST(2147483648)));
 		}
 		for (k = 0; k < d->npay; k++)
-			v[k] = slot_getattr(slot, d->pay_resno[k], &nl[k]);
+		{
+			v[k] = rowv[d->pay_resno[k] - 1];
+			nl[k] = rown[d->pay_resno[k] - 1];
+		}
 		if (n == cap)
 		{
 			cap *= 2;
@@ -584,6 +631,14 @@ build_dim(WarpScanState *ws, WarpDim *d)
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("pg_warp: dimension table is far larger than planned"),
 					 errhint("Raise pg_warp.inner_hash_mem, ANALYZE the table, or set pg_warp.enabled = off.")));
+	}
+	if (reader)
+	{
+		int64		rows = warp_dim_arrow_end(reader);
+
+		if (d->ps->instrument)
+			InstrStopNode(d->ps->instrument, (double) rows);
+		ws->dims_read_by_engine++;
 	}
 	if (d->npayloads == 0 && d->npay > 0)
 	{
@@ -1670,9 +1725,9 @@ build_dims(WarpScanState *ws)
 	INSTR_TIME_SET_CURRENT(t0);
 	warp_dimcache_begin_query();
 	ws->dims_cached = 0;
+	ws->dims_read_by_engine = 0;
 	for (i = 0; i < ws->ndims; i++)
-		build_dim(ws, &ws->dims[i]);
-	INSTR_TIME_SET_CURRENT(t1);
+		build_dim(ws, &ws->dims[i]);	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	ws->build_ms = INSTR_TIME_GET_MILLISEC(t1);
 	ws->dims_ready = true;
@@ -2895,7 +2950,11 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 				ExplainPropertyFloat("Merge Time", "ms", ws->merge_ms, 3, es);
 			}
 			if (ws->ndims > 0)
+			{
 				ExplainPropertyInteger("Dimensions From Cache", NULL, ws->dims_cached, es);
+				ExplainPropertyInteger("Dimensions Read by Engine", NULL,
+									   ws->dims_read_by_engine, es);
+			}
 			if (ws->fallback[0])
 				ExplainPropertyText("Fallback", ws->fallback, es);
 			if (ws->gres && ws->gres->ran_on == GPUD_DEVICE_GPU)

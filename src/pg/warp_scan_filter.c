@@ -128,6 +128,29 @@ int64
 warp_scan_filter_batch(WarpScanFilter *f, const ArrowArray *cols_of_attr, int64 nrows,
 					   bool *keep, int64 before)
 {
+	int64		kept;
+
+	if (!warp_scan_filter_decide(f, cols_of_attr, nrows, keep, before, &kept))
+		return before;			/* PostgreSQL's quals decide every row */
+	return kept;
+}
+
+int
+warp_scan_filter_nquals(const WarpScanFilter *f)
+{
+	return list_length(f->quals);
+}
+
+void
+warp_scan_filter_free(WarpScanFilter *f)
+{
+	MemoryContextDelete(f->cxt);
+}
+
+bool
+warp_scan_filter_decide(WarpScanFilter *f, const ArrowArray *cols_of_attr, int64 nrows,
+						bool *keep, int64 before, int64 *kept_out)
+{
 	WarpLoadStatus ls;
 	int64		kept;
 	int			c;
@@ -145,18 +168,19 @@ warp_scan_filter_batch(WarpScanFilter *f, const ArrowArray *cols_of_attr, int64 
 		{
 			/* a column this file does not have (NULL to PostgreSQL) */
 			f->batches_given_up++;
-			return before;
+			return false;
 		}
 	}
 	if (warp_cpu_filter_batch(f->cpu, f->cols, nrows, f->scratch, &kept, &ls) != WARP_OK ||
 		ls != WARP_LOAD_OK)
 	{
 		f->batches_given_up++;
-		return before;			/* PostgreSQL's quals decide every row */
+		return false;
 	}
 	memcpy(keep, f->scratch, sizeof(bool) * nrows);
 	f->rows_removed += before - kept;
-	return kept;
+	*kept_out = kept;
+	return true;
 }
 
 void

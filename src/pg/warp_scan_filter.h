@@ -23,6 +23,18 @@ extern WarpScanFilter *warp_scan_filter_create(List *quals, Index relid, ExprCon
 extern int64 warp_scan_filter_batch(WarpScanFilter *f, const ArrowArray *cols_of_attr,
 									int64 nrows, bool *keep, int64 kept);
 
+/*
+ * The same, but false (keep[] untouched) where the engine gave the batch up
+ * (an error, a value it cannot read, a column the file lacks): then
+ * PostgreSQL's quals must decide its rows.
+ */
+extern bool warp_scan_filter_decide(WarpScanFilter *f, const ArrowArray *cols_of_attr,
+									int64 nrows, bool *keep, int64 kept, int64 *kept_out);
+
+/* how many of the quals given to create (a leading run) it computes */
+extern int	warp_scan_filter_nquals(const WarpScanFilter *f);
+extern void warp_scan_filter_free(WarpScanFilter *f);
+
 extern void warp_scan_filter_explain(WarpScanFilter *f, PlanState *ps, ExplainState *es);
 
 #endif							/* WARP_SCAN_FILTER_H */

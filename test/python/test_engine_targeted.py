@@ -57,6 +57,11 @@ SESSION_SETTINGS = [
     "SET TimeZone = 'UTC'",
     "SET extra_float_digits = 1",
     "SET jit = off",
+    # the CPU driver in the backend unless a test asks for pg_warp_gpud: on a
+    # machine whose daemon drives a GPU, auto would send star queries there
+    # and the tests of threads, workers and the row-order float fallback
+    # would test the GPU instead
+    "SET pg_warp.mode = cpu",
 ]
 
 REL_TOL = 1e-9
@@ -422,7 +427,7 @@ def check_everywhere(star, queries, workers=0, daemon=0, expect=None):
             for q in queries[:daemon]:
                 check(star, q, expect=expect)
         finally:
-            conn.execute("RESET pg_warp.mode")
+            conn.execute("SET pg_warp.mode = cpu")
 
 
 def icu_nondeterministic(conn):
@@ -2613,7 +2618,7 @@ def test_text_equality(mk):
             for c in conds[:6]:
                 check(s, "SELECT v % 5, count(*) FROM f WHERE " + c + " GROUP BY 1")
         finally:
-            conn.execute("RESET pg_warp.mode")
+            conn.execute("SET pg_warp.mode = cpu")
 
 
 def test_text_like(mk):
@@ -3311,7 +3316,7 @@ def test_in_sets(mk):
                     "Fallback" not in text, \
                     "%s\n%s" % (q, text)
         finally:
-            s.conn.execute("RESET pg_warp.mode")
+            s.conn.execute("SET pg_warp.mode = cpu")
     for q in (qs[0], qs[7], qs[9], qs[10], qs[11]):
         check(s, q, expect=nonempty, node="Custom Scan (Warp")
     check(s, qs[5], expect=lambda r: r[0][0] == 0, node="Custom Scan (Warp")

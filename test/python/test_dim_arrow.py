@@ -1,0 +1,230 @@
+"""Arrow dimensions read by the engine (src/pg/warp_dim_arrow.c).
+
+A star query's dimension that is a plain arrow_fdw scan whose quals the
+engine computes has its join table built from the batches' columns, not
+through PostgreSQL's executor.  Every query here runs three ways: with
+`pg_warp.enable_dim_scan` on (EXPLAIN ANALYZE must say how many dimensions
+the engine read), with it off (none), and on heap copies loaded from
+pyarrow's CSV with pg_warp off, the oracle.  The dimension has three
+batches, text and dictionary-encoded payloads, NULL keys, a column with
+zeros (a qual that divides by it fails where PostgreSQL's does, or not at
+all where an earlier qual drops the row first) and quals the engine does not
+compute (the dimension then goes through PostgreSQL).
+"""
+import os
+import re
+
+import psycopg
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.ipc as ipc
+import pytest
+
+from pwhelpers import pg_dsn
+
+SCHEMA = "dim_arrow_t"
+NDIM = 3000
+
+
+def write_arrow(path, table, batch_rows):
+    with ipc.new_file(path, table.schema) as w:
+        for b in table.to_batches(max_chunksize=batch_rows):
+            w.write_batch(b)
+    os.chmod(path, 0o644)
+
+
+def dim_table():
+    ids = [None if i % 97 == 5 else i for i in range(NDIM)]
+    return pa.table({
+        "id": pa.array(ids, pa.int32()),
+        "grp": pa.array([None if i % 41 == 0 else "g%d" % (i % 7) for i in range(NDIM)]),
+        "cat": pa.array(["c%d" % (i % 4) for i in range(NDIM)]).dictionary_encode(),
+        "name": pa.array(["n%d" % i for i in range(NDIM)]),
+        "w": pa.array([(i * 13) % 50 for i in range(NDIM)], pa.int32()),
+        "z": pa.array([i % 250 for i in range(NDIM)], pa.int32()),
+        "ts": pa.array([i * 3_600_000_000 for i in range(NDIM)], pa.timestamp("us")),
+    })
+
+
+DIM_COLS = "id int, grp text, cat text, name text, w int, z int, ts timestamp"
+
+
+@pytest.fixture(scope="module")
+def star(db, tmp_path_factory):
+    root = os.environ.get("PGWARP_TEST_DIR") or str(tmp_path_factory.mktemp("dimarrow"))
+    d = os.path.join(root, "dim_arrow_%d" % os.getpid())
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o777)
+    n = 60_000
+    fact = pa.table({"k": pa.array([None if i % 53 == 0 else (i * 7) % (NDIM + 40)
+                                    for i in range(n)], pa.int32()),
+                     "v": pa.array([i % 1000 for i in range(n)], pa.int64())})
+    dim = dim_table()
+    write_arrow(os.path.join(d, "fact.arrow"), fact, 25_000)
+    write_arrow(os.path.join(d, "dim.arrow"), dim, 1100)
+    db.prepare_threshold = None     # the tests DEALLOCATE ALL
+    db.execute("CREATE EXTENSION IF NOT EXISTS pg_warp")
+    db.execute("DROP SCHEMA IF EXISTS %s CASCADE" % SCHEMA)
+    db.execute("CREATE SCHEMA %s" % SCHEMA)
+    db.execute("CREATE FOREIGN TABLE %s.fact (k int, v bigint) SERVER arrow_fdw "
+               "OPTIONS (file '%s')" % (SCHEMA, os.path.join(d, "fact.arrow")))
+    db.execute("CREATE FOREIGN TABLE %s.dim (%s) SERVER arrow_fdw OPTIONS (file '%s')"
+               % (SCHEMA, DIM_COLS, os.path.join(d, "dim.arrow")))
+    db.execute("CREATE TABLE %s.fact_h (k int, v bigint)" % SCHEMA)
+    db.execute("CREATE TABLE %s.dim_h (%s)" % (SCHEMA, DIM_COLS))
+    for name, table in (("fact_h", fact), ("dim_h", dim.cast(pa.schema(
+            [f.with_type(pa.string()) if pa.types.is_dictionary(f.type) else f
+             for f in dim.schema])))):
+        csv = os.path.join(d, name + ".csv")
+        pacsv.write_csv(table, csv)
+        os.chmod(csv, 0o644)
+        db.execute("COPY %s.%s FROM '%s' WITH (FORMAT csv, HEADER true)" % (SCHEMA, name, csv))
+    for t in ("fact", "dim", "fact_h", "dim_h"):
+        db.execute("ANALYZE %s.%s" % (SCHEMA, t))
+    db.execute("SET pg_warp.mode = cpu")
+    db.execute("SET max_parallel_workers_per_gather = 0")
+    db.execute("SET search_path = %s, public" % SCHEMA)
+    yield db
+    for s in ("pg_warp.mode", "max_parallel_workers_per_gather", "search_path",
+              "pg_warp.enable_dim_scan"):
+        db.execute("RESET " + s)
+    db.execute("DROP SCHEMA IF EXISTS %s CASCADE" % SCHEMA)
+
+
+def run(db, sql):
+    try:
+        return ("ok", sorted(db.execute(sql).fetchall(), key=repr))
+    except psycopg.Error as e:
+        return ("error", e.sqlstate)
+
+
+def fresh(db, dim_scan):
+    """a new connection with db's settings: the dimension cache is per
+    backend, so a second run in one session would read the first's table"""
+    conn = psycopg.connect(pg_dsn(), autocommit=True)
+    conn.prepare_threshold = None
+    for s in ("pg_warp.mode", "max_parallel_workers_per_gather", "search_path",
+              "pg_warp.cpu_threads", "parallel_setup_cost", "parallel_tuple_cost",
+              "min_parallel_table_scan_size", "plan_cache_mode"):
+        conn.execute("SELECT set_config(%s, %s, false)", (s, db.execute("SHOW " + s).fetchone()[0]))
+    conn.execute("SET pg_warp.enable_dim_scan = %s" % ("on" if dim_scan else "off"))
+    return conn
+
+
+def warp_run(db, sql, dim_scan, node):
+    """(result, dimensions the engine read) with pg_warp on, each from a
+    backend whose dimension cache is empty"""
+    with fresh(db, dim_scan) as conn:
+        res = run(conn, sql)
+    with fresh(db, dim_scan) as conn:
+        try:
+            plan = "\n".join(r[0] for r in conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + sql))
+        except psycopg.Error:
+            plan = "\n".join(r[0] for r in conn.execute("EXPLAIN (COSTS OFF) " + sql))
+            assert node in plan, plan
+            return res, None
+    assert node in plan, plan
+    assert re.search(r"Dimensions From Cache: 0", plan), plan
+    m = re.search(r"Dimensions Read by Engine: (\d+)", plan)
+    assert m, plan
+    return res, int(m.group(1))
+
+
+def oracle(db, sql):
+    db.execute("SET pg_warp.enabled = off")
+    try:
+        return run(db, sql.replace("fact ", "fact_h ").replace("dim ", "dim_h "))
+    finally:
+        db.execute("RESET pg_warp.enabled")
+
+
+def check(db, sql, engine_reads, node="WarpPreAgg", expect_error=None):
+    want = oracle(db, sql)
+    if expect_error:
+        assert want == ("error", expect_error), "the oracle did not fail: %r" % (want,)
+    else:
+        assert want[0] == "ok" and want[1], "the oracle returned nothing to compare: %r" % (want,)
+    on, reads_on = warp_run(db, sql, True, node)
+    off, reads_off = warp_run(db, sql, False, node)
+    assert on == want, "enable_dim_scan on:\n%s\n%r\n%r" % (sql, on[:20], want[1][:20])
+    assert off == want, "enable_dim_scan off:\n%s" % sql
+    if reads_on is not None:
+        assert reads_on == engine_reads, sql
+        assert reads_off == 0, sql
+
+
+GROUPED = "SELECT {keys}, count(*), sum(f.v) FROM fact f JOIN dim d ON f.k = d.id {where} GROUP BY {keys}"
+
+
+@pytest.mark.parametrize("keys,where", [
+    ("d.grp", "WHERE d.grp = 'g1'"),
+    ("d.grp", ""),                                     # no qual: every row
+    ("d.cat", "WHERE d.w IN (1, 3, 5, 7) OR d.name LIKE 'n1%'"),
+    ("d.cat, d.grp", "WHERE d.w BETWEEN 10 AND 30 AND d.z IS NOT NULL"),
+    ("d.name", "WHERE d.z < 3"),                       # many payloads
+    ("d.grp", "WHERE d.ts >= '1970-02-01' AND d.w <> 4"),
+    ("d.grp", "WHERE d.z <> 0 AND 100 / d.z > 1"),     # the zeros dropped first
+])
+def test_engine_reads_the_dimension(star, keys, where):
+    check(star, GROUPED.format(keys=keys, where=where), engine_reads=1)
+
+
+def test_empty_dimension(star):
+    check(star, "SELECT count(*), sum(f.v) FROM fact f JOIN dim d ON f.k = d.id "
+          "WHERE d.grp = 'nothing'", engine_reads=1)
+
+
+def test_division_by_zero_is_postgresql_s(star):
+    """the engine gives the batch up; PostgreSQL's quals raise the error"""
+    check(star, GROUPED.format(keys="d.grp", where="WHERE 100 / d.z > 1"), engine_reads=1,
+          expect_error="22012")
+
+
+def test_qual_the_engine_does_not_compute(star):
+    """upper() is PostgreSQL's: that dimension goes through its executor"""
+    check(star, GROUPED.format(keys="d.grp", where="WHERE upper(d.name) = 'N12'"),
+          engine_reads=0)
+
+
+def test_rows_without_aggregation(star):
+    check(star, "SELECT f.v, d.grp, d.cat FROM fact f JOIN dim d ON f.k = d.id "
+          "WHERE d.w = 3 AND d.cat <> 'c2'", engine_reads=1, node="WarpJoin")
+
+
+def test_generic_plan_parameter(star):
+    db = star
+    db.execute("SET plan_cache_mode = force_generic_plan")
+    try:
+        sql = GROUPED.format(keys="d.grp", where="WHERE d.w < $1 AND d.grp <> $2")
+        for dim_scan in ("on", "off"):
+            db.execute("SET pg_warp.enable_dim_scan = " + dim_scan)
+            db.execute("DEALLOCATE ALL")
+            db.execute("PREPARE q(int, text) AS " + sql)
+            for args in ("(10, 'g2')", "(40, 'g0')", "(0, 'g1')"):
+                got = run(db, "EXECUTE q" + args)
+                want = oracle(db, sql.replace("$1", args[1:-1].split(",")[0]).replace(
+                    "$2", args[1:-1].split(",")[1]))
+                assert got == want, (dim_scan, args)
+            plan = "\n".join(r[0] for r in db.execute("EXPLAIN (ANALYZE) EXECUTE q(10, 'g2')"))
+            assert "WarpPreAgg" in plan, plan
+            assert re.search(r"Dimensions Read by Engine: %d" % (1 if dim_scan == "on" else 0),
+                             plan), plan
+    finally:
+        db.execute("DEALLOCATE ALL")
+        db.execute("RESET plan_cache_mode")
+
+
+def test_parallel_workers(star):
+    """under Gather the leader builds the dimension before the workers start"""
+    db = star
+    settings = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
+                "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0",
+                "pg_warp.cpu_threads = 1"]
+    for s in settings:
+        db.execute("SET " + s)
+    try:
+        check(db, GROUPED.format(keys="d.cat", where="WHERE d.w < 20"), engine_reads=1)
+    finally:
+        for s in settings:
+            db.execute("RESET " + s.split(" =")[0])
+        db.execute("SET max_parallel_workers_per_gather = 0")
