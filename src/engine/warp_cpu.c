@@ -3037,6 +3037,13 @@ WarpStatus
 warp_cpu_filter_batch(WarpCpu *x, const ArrowArray *cols, warp_int64 nrows, bool *keep,
 					  warp_int64 *kept, WarpLoadStatus *load_status)
 {
+	return warp_cpu_filter_rows(x, cols, 0, nrows, keep, kept, load_status);
+}
+
+WarpStatus
+warp_cpu_filter_rows(WarpCpu *x, const ArrowArray *cols, warp_int64 first, warp_int64 end,
+					 bool *keep, warp_int64 *kept, WarpLoadStatus *load_status)
+{
 	const WarpProgram *p = x->p;
 	warp_int64	start;
 	int			c;
@@ -3046,9 +3053,9 @@ warp_cpu_filter_batch(WarpCpu *x, const ArrowArray *cols, warp_int64 nrows, bool
 	for (c = 0; c < p->ncols; c++)
 		x->tdict[c] = NULL;
 	x->bcols = cols;
-	for (start = 0; start < nrows; start += WARP_VEC)
+	for (start = first; start < end; start += WARP_VEC)
 	{
-		int			n = (int) (nrows - start < WARP_VEC ? nrows - start : WARP_VEC);
+		int			n = (int) (end - start < WARP_VEC ? end - start : WARP_VEC);
 		int			m = 0,
 					k;
 		WarpStatus	st;

@@ -106,6 +106,12 @@ extern WarpStatus warp_cpu_run_batch(WarpCpu *cpu, const ArrowArray *cols, warp_
 extern WarpStatus warp_cpu_filter_batch(WarpCpu *cpu, const ArrowArray *cols,
 										warp_int64 nrows, bool *keep, warp_int64 *kept,
 										WarpLoadStatus *load_status);
+/* The same over rows [first, end) of the batch only (keep[] indexed by
+ * batch row; the rest untouched): drivers on other threads can take the
+ * other ranges of the same batch. */
+extern WarpStatus warp_cpu_filter_rows(WarpCpu *cpu, const ArrowArray *cols,
+									   warp_int64 first, warp_int64 end, bool *keep,
+									   warp_int64 *kept, WarpLoadStatus *load_status);
 
 /*
  * Row mode (WarpProgram.emit_rows): forget the rows appended so far, and

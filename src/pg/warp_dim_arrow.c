@@ -26,12 +26,14 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "executor/executor.h"
 #include "nodes/execnodes.h"
 #include "utils/memutils.h"
 
 #include "arrow_scan.h"
 #include "pg_warp.h"
+#include "warp.h"
 #include "warp_dim_arrow.h"
 #include "warp_scan_filter.h"
 
@@ -109,6 +111,9 @@ warp_dim_arrow_begin(PlanState *ps)
 			pfree(r);
 			return NULL;
 		}
+		/* a parallel worker is one participant of many already */
+		if (!IsParallelWorker())
+			warp_scan_filter_set_threads(r->filter, pgwarp_cpu_thread_count());
 	}
 	r->batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_warp dimension batch",
 										 ALLOCSET_DEFAULT_SIZES);

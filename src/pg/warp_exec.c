@@ -1727,7 +1727,8 @@ build_dims(WarpScanState *ws)
 	ws->dims_cached = 0;
 	ws->dims_read_by_engine = 0;
 	for (i = 0; i < ws->ndims; i++)
-		build_dim(ws, &ws->dims[i]);	INSTR_TIME_SET_CURRENT(t1);
+		build_dim(ws, &ws->dims[i]);
+	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	ws->build_ms = INSTR_TIME_GET_MILLISEC(t1);
 	ws->dims_ready = true;

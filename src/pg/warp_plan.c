@@ -1637,6 +1637,59 @@ gpu_can_run(StarInfo *si)
 	return true;
 }
 
+/* whether the engine computes every qual of the base relation d */
+static bool
+dim_quals_compile(RelOptInfo *d)
+{
+	ListCell   *lc;
+
+	foreach(lc, d->baserestrictinfo)
+	{
+		RestrictInfo *ri = lfirst(lc);
+		WarpBuilder b;
+
+		if (ri->pseudoconstant)
+			continue;			/* a gating Result's, not the scan's */
+		warp_builder_init(&b, d->relid, NULL);
+		if (warp_compile_qual(&b, ri->clause) < 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The path a dimension runs as: its cheapest one, except where that is a
+ * parallel plan (a Gather) of an Arrow table the engine reads itself when
+ * it builds the join table (warp_dim_arrow.c: a plain arrow_fdw scan whose
+ * quals it computes).  There the serial scan is taken: the engine reads
+ * its batches directly, where a Gather would start workers to hand it
+ * tuples (SSB SF=20 q2.1: part's 1M rows through a Gather of one worker,
+ * 48 ms, which the engine's read does not even use).
+ */
+static Path *
+dim_path(RelOptInfo *d)
+{
+	Path	   *best = d->cheapest_total_path;
+	Path	   *serial = NULL;
+	ListCell   *lc;
+
+	if (!pgwarp_enable_dim_scan || IsA(best, ForeignPath) ||
+		d->reloptkind != RELOPT_BASEREL || !arrow_fdw_is_arrow_rel(d))
+		return best;
+	foreach(lc, d->pathlist)
+	{
+		Path	   *p = lfirst(lc);
+
+		if (IsA(p, ForeignPath) && !p->parallel_aware && p->param_info == NULL &&
+			equal(p->pathtarget->exprs, best->pathtarget->exprs) &&
+			(serial == NULL || p->total_cost < serial->total_cost))
+			serial = p;
+	}
+	if (serial == NULL || !dim_quals_compile(d))
+		return best;
+	return serial;
+}
+
 /* the cheapest parallel-safe path of rel, or NULL */
 static Path *
 cheapest_parallel_safe_path(RelOptInfo *rel)
@@ -1713,7 +1766,7 @@ star_costs(StarInfo *si, StarCost *sc)
 		RelOptInfo *d = lfirst(lc);
 		Path	   *sp = cheapest_parallel_safe_path(d);
 
-		sc->dims_cost += d->cheapest_total_path->total_cost + WARP_BUILD_COST * d->rows;
+		sc->dims_cost += dim_path(d)->total_cost + WARP_BUILD_COST * d->rows;
 		if (sp == NULL ||
 			!equal(sp->pathtarget->exprs, d->cheapest_total_path->pathtarget->exprs))
 			sc->dims_safe = false;
@@ -1749,8 +1802,7 @@ star_path(RelOptInfo *parent, PathTarget *target, StarInfo *si, double rows,
 	cp->path.pathkeys = NIL;
 	cp->flags = 0;
 	foreach(lc, si->dims)
-		cp->custom_paths = lappend(cp->custom_paths,
-								   ((RelOptInfo *) lfirst(lc))->cheapest_total_path);
+		cp->custom_paths = lappend(cp->custom_paths, dim_path((RelOptInfo *) lfirst(lc)));
 	return cp;
 }
 

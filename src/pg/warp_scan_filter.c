@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
@@ -25,7 +26,27 @@
 #include "pg_warp.h"
 #include "warp.h"
 #include "warp_cpu.h"
+#include "warp_memlist.h"
 #include "warp_scan_filter.h"
+#include "warp_threads.h"
+
+/*
+ * A driver of the filter's program for one range of a batch's rows, on a
+ * thread of its own (warp_scan_filter_set_threads): engine memory from
+ * malloc (warp_memlist.h), never palloc, since any thread may run it.
+ */
+typedef struct FilterPart
+{
+	WarpMemList mem;
+	WarpAlloc	alloc;
+	WarpCpu    *cpu;
+	/* this batch's task */
+	bool		ok;
+	warp_int64	kept;
+} FilterPart;
+
+/* rows below which a batch is filtered on the calling thread alone */
+#define FILTER_PARALLEL_MIN_ROWS (16 * WARP_VEC)
 
 struct WarpScanFilter
 {
@@ -40,6 +61,15 @@ struct WarpScanFilter
 	WarpAlloc	alloc;
 	int64		rows_removed;
 	int64		batches_given_up;
+	/* warp_scan_filter_set_threads */
+	int			want_parts;
+	int			nparts;
+	FilterPart *parts;
+	/* the batch the parts run over */
+	const ArrowArray *task_cols;
+	int64		task_rows;
+	int64		task_chunk;
+	bool	   *task_keep;
 };
 
 static void *
@@ -147,6 +177,111 @@ warp_scan_filter_free(WarpScanFilter *f)
 	MemoryContextDelete(f->cxt);
 }
 
+/* free the parts' malloc'd memory with the filter's context, on error too */
+static void
+free_parts(void *arg)
+{
+	WarpScanFilter *f = arg;
+	int			i;
+
+	for (i = 0; i < f->nparts; i++)
+		warp_memlist_free_all(&f->parts[i].mem);
+	f->nparts = 0;
+}
+
+void
+warp_scan_filter_set_threads(WarpScanFilter *f, int nthreads)
+{
+	f->want_parts = nthreads;
+}
+
+/* the parts' drivers, made at the first big batch (small tables never
+ * pay for them) */
+static void
+make_parts(WarpScanFilter *f)
+{
+	MemoryContextCallback *cb;
+	int			nthreads = f->want_parts;
+	int			i;
+
+	f->want_parts = 0;			/* once */
+	f->parts = MemoryContextAllocZero(f->cxt, sizeof(FilterPart) * nthreads);
+	cb = MemoryContextAlloc(f->cxt, sizeof(MemoryContextCallback));
+	cb->func = free_parts;
+	cb->arg = f;
+	MemoryContextRegisterResetCallback(f->cxt, cb);
+	for (i = 0; i < nthreads; i++)
+	{
+		FilterPart *fp = &f->parts[i];
+
+		fp->alloc.alloc = warp_memlist_alloc;
+		fp->alloc.ctx = &fp->mem;
+		f->nparts = i + 1;
+		fp->cpu = warp_cpu_create(&f->prog, NULL, &fp->alloc);
+		if (fp->cpu == NULL)
+		{
+			/* no memory for it: filter on the calling thread */
+			free_parts(f);
+			return;
+		}
+	}
+}
+
+static bool
+filter_interrupted(void *arg)
+{
+	if (InterruptHoldoffCount != 0 || CritSectionCount != 0)
+		return false;
+	return ProcDiePending || ClientConnectionLost ||
+		(QueryCancelPending && QueryCancelHoldoffCount == 0);
+}
+
+/* one part's rows of the batch (any thread: no PostgreSQL) */
+static void
+filter_part(void *arg, int task)
+{
+	WarpScanFilter *f = arg;
+	FilterPart *fp = &f->parts[task];
+	int64		first = task * f->task_chunk;
+	int64		end = Min(first + f->task_chunk, f->task_rows);
+	WarpLoadStatus ls;
+
+	fp->kept = 0;
+	fp->ok = true;
+	if (first >= end)
+		return;
+	fp->ok = warp_cpu_filter_rows(fp->cpu, f->task_cols, first, end, f->task_keep,
+								  &fp->kept, &ls) == WARP_OK && ls == WARP_LOAD_OK;
+}
+
+/* the batch over the parts' threads; false if any part failed */
+static bool
+filter_parallel(WarpScanFilter *f, int64 nrows, bool *scratch, int64 *kept)
+{
+	int			ntasks;
+	int			i;
+
+	f->task_cols = f->cols;
+	f->task_rows = nrows;
+	f->task_keep = scratch;
+	/* whole vectors per part, so each part's vectors are the serial ones */
+	f->task_chunk = ((nrows + f->nparts - 1) / f->nparts + WARP_VEC - 1) / WARP_VEC * WARP_VEC;
+	ntasks = (int) ((nrows + f->task_chunk - 1) / f->task_chunk);
+	if (warp_run_tasks(f->nparts, ntasks, filter_part, f, filter_interrupted, NULL) != 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		return false;			/* an interrupt CHECK_FOR_INTERRUPTS let pass */
+	}
+	*kept = 0;
+	for (i = 0; i < ntasks; i++)
+	{
+		if (!f->parts[i].ok)
+			return false;
+		*kept += f->parts[i].kept;
+	}
+	return true;
+}
+
 bool
 warp_scan_filter_decide(WarpScanFilter *f, const ArrowArray *cols_of_attr, int64 nrows,
 						bool *keep, int64 before, int64 *kept_out)
@@ -171,8 +306,18 @@ warp_scan_filter_decide(WarpScanFilter *f, const ArrowArray *cols_of_attr, int64
 			return false;
 		}
 	}
-	if (warp_cpu_filter_batch(f->cpu, f->cols, nrows, f->scratch, &kept, &ls) != WARP_OK ||
-		ls != WARP_LOAD_OK)
+	if (f->want_parts > 1 && nrows >= FILTER_PARALLEL_MIN_ROWS)
+		make_parts(f);
+	if (f->nparts > 1 && nrows >= FILTER_PARALLEL_MIN_ROWS)
+	{
+		if (!filter_parallel(f, nrows, f->scratch, &kept))
+		{
+			f->batches_given_up++;
+			return false;
+		}
+	}
+	else if (warp_cpu_filter_batch(f->cpu, f->cols, nrows, f->scratch, &kept, &ls) != WARP_OK ||
+			 ls != WARP_LOAD_OK)
 	{
 		f->batches_given_up++;
 		return false;

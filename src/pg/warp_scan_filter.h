@@ -31,6 +31,12 @@ extern int64 warp_scan_filter_batch(WarpScanFilter *f, const ArrowArray *cols_of
 extern bool warp_scan_filter_decide(WarpScanFilter *f, const ArrowArray *cols_of_attr,
 									int64 nrows, bool *keep, int64 kept, int64 *kept_out);
 
+/*
+ * Filter big batches on nthreads threads (one driver each, over a range of
+ * the batch's rows); the default is the calling thread alone.
+ */
+extern void warp_scan_filter_set_threads(WarpScanFilter *f, int nthreads);
+
 /* how many of the quals given to create (a leading run) it computes */
 extern int	warp_scan_filter_nquals(const WarpScanFilter *f);
 extern void warp_scan_filter_free(WarpScanFilter *f);

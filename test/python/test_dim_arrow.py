@@ -228,3 +228,101 @@ def test_parallel_workers(star):
         for s in settings:
             db.execute("RESET " + s.split(" =")[0])
         db.execute("SET max_parallel_workers_per_gather = 0")
+
+
+# ------------------------------------------------ a dimension of big batches
+
+NBIG = 40_000   # below the fact table's 60,000 rows: a dimension
+
+
+@pytest.fixture(scope="module")
+def big(star, tmp_path_factory):
+    """bigdim: two batches of 20,000 rows (each filtered on 4 threads),
+    z = 0 only at row 37,000 (in the second batch's last thread's range)"""
+    db = star
+    root = os.environ.get("PGWARP_TEST_DIR") or str(tmp_path_factory.mktemp("dimarrow"))
+    d = os.path.join(root, "dim_arrow_big_%d" % os.getpid())
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o777)
+    dim = pa.table({
+        "id": pa.array([i % NDIM if i % 3 else None for i in range(NBIG)], pa.int32()),
+        "mf": pa.array(["MFGR#%d" % (i % 5) for i in range(NBIG)]),
+        "cat": pa.array(["c%d" % (i % 9) for i in range(NBIG)]),
+        "z": pa.array([0 if i == 37_000 else 1 + i % 300 for i in range(NBIG)], pa.int32()),
+    })
+    write_arrow(os.path.join(d, "bigdim.arrow"), dim, 20_000)
+    cols = "id int, mf text, cat text, z int"
+    db.execute("CREATE FOREIGN TABLE bigdim (%s) SERVER arrow_fdw OPTIONS (file '%s')"
+               % (cols, os.path.join(d, "bigdim.arrow")))
+    db.execute("CREATE TABLE bigdim_h (%s)" % cols)
+    csv = os.path.join(d, "bigdim.csv")
+    pacsv.write_csv(dim, csv)
+    os.chmod(csv, 0o644)
+    db.execute("COPY bigdim_h FROM '%s' WITH (FORMAT csv, HEADER true)" % csv)
+    db.execute("ANALYZE bigdim")
+    db.execute("ANALYZE bigdim_h")
+    db.execute("SET pg_warp.cpu_threads = 4")
+    yield db
+    db.execute("RESET pg_warp.cpu_threads")
+
+
+BIG = ("SELECT b.cat, count(*), sum(f.v) FROM fact f JOIN bigdim b ON f.k = b.id "
+       "WHERE {where} GROUP BY b.cat")
+
+
+def big_oracle(db, sql):
+    return oracle(db, sql.replace("bigdim ", "bigdim_h "))
+
+
+def check_big(db, sql, expect_error=None):
+    want = big_oracle(db, sql)
+    if expect_error:
+        assert want == ("error", expect_error), want
+    else:
+        assert want[0] == "ok" and want[1], want
+    for dim_scan in (True, False):
+        got, reads = warp_run(db, sql, dim_scan, "WarpPreAgg")
+        assert got == want, (dim_scan, sql)
+        if reads is not None:
+            assert reads == (1 if dim_scan else 0), (dim_scan, sql)
+
+
+@pytest.mark.parametrize("where", [
+    "b.mf = 'MFGR#1' OR b.mf = 'MFGR#3'",
+    "b.mf IN ('MFGR#0', 'MFGR#4') AND b.z > 150",
+    "b.z <> 0 AND 300 / b.z = 1",                 # the zero dropped first
+])
+def test_big_batches_on_threads(big, where):
+    check_big(big, BIG.format(where=where))
+
+
+def test_big_batch_error_is_postgresql_s(big):
+    """the thread whose range holds row 37,000 fails: PostgreSQL's quals
+    take the batch and raise the division by zero"""
+    check_big(big, BIG.format(where="b.mf <> 'MFGR#9' AND 300 / b.z > 1"),
+              expect_error="22012")
+
+
+def test_no_gather_below_the_engine(big):
+    """with parallel plans cheap, PostgreSQL's cheapest plan for the
+    dimension is a Gather; the star takes the dimension's serial scan
+    instead, which the engine reads itself"""
+    db = big
+    settings = ["max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
+                "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0"]
+    for s in settings:
+        db.execute("SET " + s)
+    try:
+        sql = BIG.format(where="b.mf = 'MFGR#2'")
+        plans = {}
+        for dim_scan in ("on", "off"):
+            db.execute("SET pg_warp.enable_dim_scan = " + dim_scan)
+            plans[dim_scan] = "\n".join(r[0] for r in db.execute("EXPLAIN (COSTS OFF) " + sql))
+        assert "WarpPreAgg" in plans["off"] and "Gather" in plans["off"], \
+            "the case needs a Gather below the engine when it does not read dimensions:\n" + plans["off"]
+        assert "WarpPreAgg" in plans["on"] and "Gather" not in plans["on"], plans["on"]
+        check_big(db, sql)
+    finally:
+        for s in settings:
+            db.execute("RESET " + s.split(" =")[0])
+        db.execute("SET max_parallel_workers_per_gather = 0")

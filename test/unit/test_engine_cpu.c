@@ -292,6 +292,68 @@ TEST(filter_group_aggregate)
 	}
 }
 
+/*
+ * warp_cpu_filter_rows: a batch's rows cut into ranges (not vector-aligned,
+ * with an empty one), each on a driver of its own, decide the same rows as
+ * warp_cpu_filter_batch over the whole batch, and leave keep[] outside
+ * their range alone.
+ */
+TEST(filter_rows_by_ranges)
+{
+	enum
+	{
+		N = 5000
+	};
+	static int32_t a[N];
+	static uint8_t an[N];
+	static bool whole[N],
+				parts[N];
+	static const int64_t cuts[] = {0, 1, 1000, 1000, 3333, 4097, N};
+	Prog		g;
+	int			ca;
+	ArrowArray	cols[1];
+	WarpCpu    *cpu;
+	WarpLoadStatus ls;
+	int64_t		kept_whole = 0,
+				kept_parts = 0,
+				expect = 0;
+	int			i,
+				r;
+
+	for (i = 0; i < N; i++)
+	{
+		a[i] = (int32_t) (unit_rnd() % 200) - 100;
+		an[i] = i % 17 == 0;
+		whole[i] = parts[i] = i % 5 != 0;	/* rows an earlier filter dropped */
+		expect += whole[i] && !an[i] && a[i] > 20;
+	}
+	prog_init(&g);
+	ca = col(&g, 0, WT_INT4);
+	g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_GT, ca, iconst(&g, WT_INT4, 20));
+	CHECK_MSG(warp_program_validate(&g.p) == NULL, warp_program_validate(&g.p));
+	cols[0] = int32_array(a, an, N);
+	cpu = warp_cpu_create(&g.p, NULL, &ALLOC);
+	CHECK(cpu != NULL);
+	CHECK(warp_cpu_filter_batch(cpu, cols, N, whole, &kept_whole, &ls) == WARP_OK);
+	CHECK(kept_whole == expect);
+	for (r = 0; r + 1 < (int) (sizeof(cuts) / sizeof(cuts[0])); r++)
+	{
+		WarpCpu    *part = warp_cpu_create(&g.p, NULL, &ALLOC);
+		bool		before_first = cuts[r] > 0 ? parts[cuts[r] - 1] : false;
+		int64_t		k = -1;
+
+		CHECK(part != NULL);
+		CHECK(warp_cpu_filter_rows(part, cols, cuts[r], cuts[r + 1], parts, &k, &ls) == WARP_OK);
+		CHECK(ls == WARP_LOAD_OK);
+		if (cuts[r] > 0)
+			CHECK(parts[cuts[r] - 1] == before_first);
+		kept_parts += k;
+	}
+	CHECK(kept_parts == kept_whole);
+	for (i = 0; i < N; i++)
+		CHECK(parts[i] == whole[i]);
+}
+
 /* Errors arise only for rows PostgreSQL evaluates. */
 TEST(errors_only_where_postgres_raises_them)
 {
@@ -489,6 +551,7 @@ main(void)
 	RUN(validate_rejects_bad_programs);
 	RUN(join_table_direct_hash_and_duplicates);
 	RUN(filter_group_aggregate);
+	RUN(filter_rows_by_ranges);
 	RUN(errors_only_where_postgres_raises_them);
 	RUN(case_coalesce_null_logic);
 	RUN(star_join_with_duplicates);
