@@ -27,15 +27,27 @@
 #include "postgres.h"
 
 #include "access/parallel.h"
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "nodes/execnodes.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 
 #include "arrow_scan.h"
 #include "pg_warp.h"
 #include "warp.h"
 #include "warp_dim_arrow.h"
 #include "warp_scan_filter.h"
+
+/* how an output column of this batch's file reads without conversion */
+typedef enum RawKind
+{
+	RAW_NONE,					/* only as a Datum */
+	RAW_INT,					/* an integer the SQL type holds as it is */
+	RAW_INT_BYTES,				/* an integer of another width or type:
+								 * its value as bytes, not as the key */
+	RAW_TEXT					/* UTF-8 bytes (dictionary entries too) */
+} RawKind;
 
 struct WarpDimArrow
 {
@@ -51,6 +63,9 @@ struct WarpDimArrow
 	int64		row;			/* next row of the batch */
 	MemoryContext batch_cxt;	/* the values of this batch's rows */
 	int64		rows;
+	int64		cur;			/* the current row (warp_dim_arrow_next_row) */
+	Oid		   *out_type;		/* per output column: its SQL type */
+	RawKind    *raw;			/* per output column, for this batch */
 };
 
 /* the attribute number of each output column, or false if one is not a
@@ -98,6 +113,15 @@ warp_dim_arrow_begin(PlanState *ps)
 		pfree(r);
 		return NULL;
 	}
+	r->out_type = palloc(sizeof(Oid) * Max(r->nout, 1));
+	r->raw = palloc0(sizeof(RawKind) * Max(r->nout, 1));
+	{
+		TupleDesc	td = RelationGetDescr(node->ss.ss_currentRelation);
+		int			k;
+
+		for (k = 0; k < r->nout; k++)
+			r->out_type[k] = TupleDescAttr(td, r->out_attno[k] - 1)->atttypid;
+	}
 	quals = ps->plan->qual;
 	if (quals != NIL)
 	{
@@ -118,6 +142,48 @@ warp_dim_arrow_begin(PlanState *ps)
 	r->batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_warp dimension batch",
 										 ALLOCSET_DEFAULT_SIZES);
 	return r;
+}
+
+/*
+ * What each output column of the loaded batch reads as without a Datum.
+ * RAW_INT only where every value of the Arrow type is the same value of
+ * the SQL type (a signed integer no wider, an unsigned one narrower), so
+ * that it is what the conversion would give; a column that would need a
+ * range check is read through arrow_fdw's conversion.
+ */
+static void
+set_raw_kinds(WarpDimArrow *r)
+{
+	ArrowScanState *ss = r->ss;
+	ScanFile   *sf = &ss->files[ss->cur_file];
+	int			k;
+
+	for (k = 0; k < r->nout; k++)
+	{
+		int			a = r->out_attno[k] - 1;
+		const ArrowArray *col = &ss->cur_cols[a];
+		const ArrowType *t;
+		int			width;
+
+		r->raw[k] = RAW_NONE;
+		if (sf->field_of_attr[a] < 0 || col->field == NULL)
+			continue;
+		t = &col->field->type;
+		if (t->id == ARROW_TYPE_UTF8 || t->id == ARROW_TYPE_LARGE_UTF8)
+		{
+			if (!col->field->has_dict || col->dictionary != NULL)
+				r->raw[k] = RAW_TEXT;
+			continue;
+		}
+		if (t->id != ARROW_TYPE_INT || col->field->has_dict ||
+			(!t->is_signed && t->bit_width == 64))
+			continue;
+		r->raw[k] = RAW_INT_BYTES;
+		width = r->out_type[k] == INT2OID ? 16 : r->out_type[k] == INT4OID ? 32 :
+			r->out_type[k] == INT8OID ? 64 : 0;
+		if (t->is_signed ? t->bit_width <= width : t->bit_width < width)
+			r->raw[k] = RAW_INT;
+	}
 }
 
 /* load the next batch and decide its rows; false at the end */
@@ -159,21 +225,20 @@ next_batch(WarpDimArrow *r)
 		else
 			r->batch_by_pg = true;
 	}
+	set_raw_kinds(r);
 	r->row = 0;
 	r->batch_loaded = true;
 	return true;
 }
 
 bool
-warp_dim_arrow_next(WarpDimArrow *r, Datum *values, bool *isnull)
+warp_dim_arrow_next_row(WarpDimArrow *r)
 {
 	ArrowScanState *ss = r->ss;
 
 	for (;;)
 	{
-		MemoryContext old;
 		int64		i;
-		int			k;
 
 		if (!r->batch_loaded || r->row >= ss->cur_rows)
 		{
@@ -184,13 +249,13 @@ warp_dim_arrow_next(WarpDimArrow *r, Datum *values, bool *isnull)
 		i = r->row++;
 		if (!r->keep[i])
 			continue;
-		old = MemoryContextSwitchTo(r->batch_cxt);
 		if (r->batch_by_pg)
 		{
 			/* PostgreSQL's quals on the whole row, as arrow_fdw's scan runs
 			 * them */
 			ExprContext *econtext = r->node->ss.ps.ps_ExprContext;
 			TupleTableSlot *slot = r->node->ss.ss_ScanTupleSlot;
+			MemoryContext old = MemoryContextSwitchTo(r->batch_cxt);
 			bool		pass;
 
 			ExecClearTuple(slot);
@@ -199,27 +264,98 @@ warp_dim_arrow_next(WarpDimArrow *r, Datum *values, bool *isnull)
 			ResetExprContext(econtext);
 			econtext->ecxt_scantuple = slot;
 			pass = ExecQual(r->node->ss.ps.qual, econtext);
-			if (pass)
-				for (k = 0; k < r->nout; k++)
-				{
-					values[k] = slot->tts_values[r->out_attno[k] - 1];
-					isnull[k] = slot->tts_isnull[r->out_attno[k] - 1];
-				}
 			MemoryContextSwitchTo(old);
 			if (!pass)
 				continue;
 		}
-		else
-		{
-			ScanFile   *sf = &ss->files[ss->cur_file];
-
-			for (k = 0; k < r->nout; k++)
-				values[k] = arrow_scan_value(ss, sf, r->out_attno[k] - 1, i, &isnull[k]);
-			MemoryContextSwitchTo(old);
-		}
+		r->cur = i;
 		r->rows++;
 		return true;
 	}
+}
+
+Datum
+warp_dim_arrow_datum(WarpDimArrow *r, int k, bool *isnull)
+{
+	ArrowScanState *ss = r->ss;
+	MemoryContext old;
+	Datum		v;
+
+	if (r->batch_by_pg)
+	{
+		TupleTableSlot *slot = r->node->ss.ss_ScanTupleSlot;
+
+		*isnull = slot->tts_isnull[r->out_attno[k] - 1];
+		return slot->tts_values[r->out_attno[k] - 1];
+	}
+	old = MemoryContextSwitchTo(r->batch_cxt);
+	v = arrow_scan_value(ss, &ss->files[ss->cur_file], r->out_attno[k] - 1, r->cur, isnull);
+	MemoryContextSwitchTo(old);
+	return v;
+}
+
+bool
+warp_dim_arrow_int(WarpDimArrow *r, int k, int64 *v, bool *isnull)
+{
+	const ArrowArray *a;
+
+	if (r->batch_by_pg || r->raw[k] != RAW_INT)
+		return false;
+	a = &r->ss->cur_cols[r->out_attno[k] - 1];
+	*isnull = arrow_is_null(a, r->cur);
+	*v = *isnull ? 0 : arrow_get_int(a, r->cur);
+	return true;
+}
+
+bool
+warp_dim_arrow_raw(WarpDimArrow *r, int k, const uint8 **p, int64 *len, int64 *ibuf,
+				   bool *isnull)
+{
+	const ArrowArray *a;
+	int64		i = r->cur;
+
+	if (r->batch_by_pg || r->raw[k] == RAW_NONE)
+		return false;
+	a = &r->ss->cur_cols[r->out_attno[k] - 1];
+	*isnull = arrow_is_null(a, i);
+	*p = NULL;
+	*len = 0;
+	if (*isnull)
+		return true;
+	if (r->raw[k] != RAW_TEXT)
+	{
+		*ibuf = arrow_get_int(a, i);
+		*p = (const uint8 *) ibuf;
+		*len = sizeof(int64);
+		return true;
+	}
+	if (a->field->has_dict)
+	{
+		const ArrowArray *d = a->dictionary;
+		int64		e = arrow_get_dict_index(a, i);
+
+		if (arrow_is_null(d, e))
+		{
+			*isnull = true;
+			return true;
+		}
+		*p = arrow_get_bytes(d, e, len);
+		return true;
+	}
+	*p = arrow_get_bytes(a, i, len);
+	return true;
+}
+
+bool
+warp_dim_arrow_next(WarpDimArrow *r, Datum *values, bool *isnull)
+{
+	int			k;
+
+	if (!warp_dim_arrow_next_row(r))
+		return false;
+	for (k = 0; k < r->nout; k++)
+		values[k] = warp_dim_arrow_datum(r, k, &isnull[k]);
+	return true;
 }
 
 int64
@@ -234,6 +370,8 @@ warp_dim_arrow_end(WarpDimArrow *r)
 	if (r->keep)
 		pfree(r->keep);
 	pfree(r->out_attno);
+	pfree(r->out_type);
+	pfree(r->raw);
 	pfree(r);
 	return rows;
 }

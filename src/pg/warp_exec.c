@@ -488,6 +488,133 @@ text_key_number(WarpDim *d, Datum key, int32 **slots, uint32 *mask)
 	return id;
 }
 
+/*
+ * Payload ids by the raw bytes of the payload columns (warp_dim_arrow_raw),
+ * in front of payload_id: a row whose bytes were seen before gets its id
+ * without any Datum; new bytes are converted once and interned as usual
+ * (identical bytes convert to identical Datums, so the ids are the ones
+ * payload_id would give).
+ */
+typedef struct RawPayloads
+{
+	uint32		mask;
+	int32	   *slots;			/* entry, or -1 */
+	int32		n;
+	int32		cap;
+	uint32	   *hash;			/* per entry */
+	int64	   *off;			/* per entry: its bytes in buf */
+	int32	   *len;
+	int32	   *pid;
+	StringInfoData buf;			/* entries' bytes */
+	StringInfoData sig;			/* this row's */
+} RawPayloads;
+
+static void
+raw_payloads_init(RawPayloads *rp)
+{
+	rp->mask = 255;
+	rp->slots = palloc(sizeof(int32) * (rp->mask + 1));
+	memset(rp->slots, 0xff, sizeof(int32) * (rp->mask + 1));
+	rp->n = 0;
+	rp->cap = 64;
+	rp->hash = palloc(sizeof(uint32) * rp->cap);
+	rp->off = palloc(sizeof(int64) * rp->cap);
+	rp->len = palloc(sizeof(int32) * rp->cap);
+	rp->pid = palloc(sizeof(int32) * rp->cap);
+	initStringInfo(&rp->buf);
+	initStringInfo(&rp->sig);
+}
+
+/*
+ * The current row's payload id from its raw bytes; false (nothing done)
+ * where a payload column does not read raw in this batch.
+ */
+static bool
+raw_payload_id(WarpDim *d, RawPayloads *rp, WarpDimArrow *reader, Datum *v, bool *nl,
+			   int32 *pid)
+{
+	uint32		h;
+	uint32		s;
+	int			k;
+
+	resetStringInfo(&rp->sig);
+	for (k = 0; k < d->npay; k++)
+	{
+		const uint8 *p;
+		int64		len;
+		int64		ibuf;
+		bool		isnull;
+		int32		len32;
+
+		if (!warp_dim_arrow_raw(reader, d->pay_resno[k] - 1, &p, &len, &ibuf, &isnull) ||
+			len > PG_INT32_MAX / 2)
+			return false;
+		appendStringInfoChar(&rp->sig, isnull ? 'n' : 'v');
+		if (isnull)
+			continue;
+		len32 = (int32) len;
+		appendBinaryStringInfo(&rp->sig, (const char *) &len32, sizeof(len32));
+		appendBinaryStringInfo(&rp->sig, (const char *) p, (int) len);
+	}
+	h = hash_bytes((const unsigned char *) rp->sig.data, rp->sig.len);
+	for (s = h & rp->mask; rp->slots[s] >= 0; s = (s + 1) & rp->mask)
+	{
+		int32		e = rp->slots[s];
+
+		if (rp->hash[e] == h && rp->len[e] == rp->sig.len &&
+			memcmp(rp->buf.data + rp->off[e], rp->sig.data, rp->sig.len) == 0)
+		{
+			*pid = rp->pid[e];
+			return true;
+		}
+	}
+	/* new bytes: their Datums, interned as payload_id does */
+	for (k = 0; k < d->npay; k++)
+		v[k] = warp_dim_arrow_datum(reader, d->pay_resno[k] - 1, &nl[k]);
+	*pid = payload_id(d, v, nl);
+	if (rp->n == rp->cap)
+	{
+		rp->cap *= 2;
+		rp->hash = repalloc_huge(rp->hash, sizeof(uint32) * rp->cap);
+		rp->off = repalloc_huge(rp->off, sizeof(int64) * rp->cap);
+		rp->len = repalloc_huge(rp->len, sizeof(int32) * rp->cap);
+		rp->pid = repalloc_huge(rp->pid, sizeof(int32) * rp->cap);
+	}
+	if ((Size) rp->buf.len + rp->sig.len >= MaxAllocSize / 2)
+		return true;			/* the id stands; the bytes are not kept */
+	rp->hash[rp->n] = h;
+	rp->off[rp->n] = rp->buf.len;
+	rp->len[rp->n] = rp->sig.len;
+	rp->pid[rp->n] = *pid;
+	appendBinaryStringInfo(&rp->buf, rp->sig.data, rp->sig.len);
+	rp->slots[s] = rp->n++;
+	if ((uint32) rp->n * 2 > rp->mask)
+	{
+		uint32		cap = (rp->mask + 1) * 2;
+		int32		e;
+
+		rp->slots = repalloc_huge(rp->slots, sizeof(int32) * cap);
+		memset(rp->slots, 0xff, sizeof(int32) * cap);
+		rp->mask = cap - 1;
+		for (e = 0; e < rp->n; e++)
+		{
+			for (s = rp->hash[e] & rp->mask; rp->slots[s] >= 0; s = (s + 1) & rp->mask)
+				;
+			rp->slots[s] = e;
+		}
+	}
+	return true;
+}
+
+static void
+dim_too_large(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("pg_warp: dimension table is far larger than planned"),
+			 errhint("Raise pg_warp.inner_hash_mem, ANALYZE the table, or set pg_warp.enabled = off.")));
+}
+
 /* Run a dimension's plan and build its join table. */
 static void
 build_dim(WarpScanState *ws, WarpDim *d)
@@ -509,6 +636,8 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	bool	   *rown = NULL;
 	int			ntl;
 	Oid			key2type = InvalidOid;
+	bool		int_key;
+	RawPayloads rawpay;
 
 	if (d->text_key)
 	{
@@ -549,6 +678,10 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	reader = warp_dim_arrow_begin(d->ps);
 	MemoryContextSwitchTo(old);
 	d->read_by_engine = reader != NULL;
+	int_key = reader != NULL && !d->text_key && d->key2_resno == 0 &&
+		(keytype == INT2OID || keytype == INT4OID || keytype == INT8OID);
+	if (int_key && d->npay > 0)
+		raw_payloads_init(&rawpay);
 	if (reader)
 	{
 		rowv = palloc(sizeof(Datum) * Max(ntl, 1));
@@ -564,8 +697,50 @@ build_dim(WarpScanState *ws, WarpDim *d)
 
 		if (reader)
 		{
-			if (!warp_dim_arrow_next(reader, rowv, rown))
+			int			kc;
+
+			if (!warp_dim_arrow_next_row(reader))
 				break;
+			if (int_key)
+			{
+				/* an integer key and raw payload bytes: no Datum at all,
+				 * except for payload bytes seen for the first time */
+				int64		kv;
+				bool		kn;
+				int32		pid = 0;
+
+				if (warp_dim_arrow_int(reader, d->key_resno - 1, &kv, &kn) &&
+					(kn || d->npay == 0 || raw_payload_id(d, &rawpay, reader, v, nl, &pid)))
+				{
+					if (kn)
+						continue;	/* NULL never matches */
+					if (n == cap)
+					{
+						cap *= 2;
+						keys = repalloc_huge(keys, sizeof(int64) * cap);
+						pids = repalloc_huge(pids, sizeof(int32) * cap);
+					}
+					keys[n] = kv;
+					pids[n] = pid;
+					if (d->npay == 0)
+						d->npayloads = 1;
+					n++;
+					if ((n & 1023) == 0 &&
+						(n * 24 + d->npayloads * 64) / 1024 > (int64) pgwarp_inner_hash_mem * 4)
+						dim_too_large();
+					continue;
+				}
+			}
+			/* the columns build_dim reads, as Datums */
+			rown[d->key_resno - 1] = true;
+			rowv[d->key_resno - 1] = warp_dim_arrow_datum(reader, d->key_resno - 1,
+														  &rown[d->key_resno - 1]);
+			if (d->key2_resno > 0)
+				rowv[d->key2_resno - 1] = warp_dim_arrow_datum(reader, d->key2_resno - 1,
+															   &rown[d->key2_resno - 1]);
+			for (kc = 0; kc < d->npay; kc++)
+				rowv[d->pay_resno[kc] - 1] = warp_dim_arrow_datum(reader, d->pay_resno[kc] - 1,
+																  &rown[d->pay_resno[kc] - 1]);
 		}
 		else
 		{
@@ -627,10 +802,7 @@ build_dim(WarpScanState *ws, WarpDim *d)
 			d->npayloads = 1;
 		n++;
 		if ((n * 24 + d->npayloads * 64) / 1024 > (int64) pgwarp_inner_hash_mem * 4)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("pg_warp: dimension table is far larger than planned"),
-					 errhint("Raise pg_warp.inner_hash_mem, ANALYZE the table, or set pg_warp.enabled = off.")));
+			dim_too_large();
 	}
 	if (reader)
 	{
