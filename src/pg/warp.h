@@ -7,6 +7,7 @@
 
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
@@ -31,6 +32,24 @@ pgwarp_cpu_thread_count(void)
 
 	return n < 1 ? 1 : (n > 64 ? 64 : n);
 }
+/*
+ * Polled by the calling thread of the engine's threads between units of
+ * work (warp_cpu_pool.h, warp_threads.h): true only for what makes
+ * ProcessInterrupts raise an error (a cancel, a statement timeout, a
+ * terminate, a lost client).  InterruptPending alone is not enough: it is
+ * also set for work that does not end the query (messages from parallel
+ * workers, catch-up and notify signals), which CHECK_FOR_INTERRUPTS
+ * handles after the threads.
+ */
+static inline bool
+pgwarp_threads_interrupted(void *arg)
+{
+	if (InterruptHoldoffCount != 0 || CritSectionCount != 0)
+		return false;
+	return ProcDiePending || ClientConnectionLost ||
+		(QueryCancelPending && QueryCancelHoldoffCount == 0);
+}
+
 extern bool pgwarp_explain_stable;
 extern bool pgwarp_merge_groups;
 

@@ -1205,23 +1205,6 @@ run_cpu_serial(WarpScanState *ws)
 	ws->groups = warp_cpu_ngroups(ws->cpu);
 }
 
-/*
- * Polled by the pool's calling thread between units: true only for what
- * makes ProcessInterrupts raise an error (a cancel, a statement timeout, a
- * terminate, a lost client).  InterruptPending alone is not enough: it is
- * also set for work that does not end the query (messages from the
- * dimension plans' parallel workers, catch-up and notify signals), which
- * CHECK_FOR_INTERRUPTS handles after the pool.
- */
-static bool
-pool_interrupted(void *arg)
-{
-	if (InterruptHoldoffCount != 0 || CritSectionCount != 0)
-		return false;
-	return ProcDiePending || ClientConnectionLost ||
-		(QueryCancelPending && QueryCancelHoldoffCount == 0);
-}
-
 /* frees the pool's malloc'd memory with engine_cxt (reset, end or abort) */
 static void
 pool_release(void *arg)
@@ -1362,7 +1345,7 @@ merge_groups(WarpScanState *ws)
 	MemoryContextSwitchTo(old);
 
 	m = warp_group_merge(&ws->prog, is_text, src, nsrc, distinct ? 1.0 : WARP_MERGE_MAX_KEPT,
-						 Max(ws->nthreads, 1), pool_interrupted, NULL, &ws->merge_skipped);
+						 Max(ws->nthreads, 1), pgwarp_threads_interrupted, NULL, &ws->merge_skipped);
 	CHECK_FOR_INTERRUPTS();
 	if (m == NULL && !distinct)
 		return;
@@ -1374,7 +1357,7 @@ merge_groups(WarpScanState *ws)
 	MemoryContextRegisterResetCallback(ws->engine_cxt, cb);
 	if (distinct &&
 		!warp_group_merge_regroup(m, ws->distinct_key, ws->distinct_agg, Max(ws->nthreads, 1),
-								  pool_interrupted, NULL, &ws->merge_skipped))
+								  pgwarp_threads_interrupted, NULL, &ws->merge_skipped))
 		merge_failed(ws);
 	ws->merged = m;
 	ws->unmerged_groups = ws->groups;
@@ -1433,7 +1416,7 @@ pool_create(WarpScanState *ws, WarpJoinTable **tables, MemoryContext cxt)
 	}
 	pool->nthreads = ws->nthreads;
 	pool->parts = WARP_SCAN_PARTS;
-	pool->interrupted = pool_interrupted;
+	pool->interrupted = pgwarp_threads_interrupted;
 	cb = palloc0(sizeof(MemoryContextCallback));
 	cb->func = pool_release;
 	cb->arg = pool;

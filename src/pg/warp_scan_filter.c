@@ -227,15 +227,6 @@ make_parts(WarpScanFilter *f)
 	}
 }
 
-static bool
-filter_interrupted(void *arg)
-{
-	if (InterruptHoldoffCount != 0 || CritSectionCount != 0)
-		return false;
-	return ProcDiePending || ClientConnectionLost ||
-		(QueryCancelPending && QueryCancelHoldoffCount == 0);
-}
-
 /* one part's rows of the batch (any thread: no PostgreSQL) */
 static void
 filter_part(void *arg, int task)
@@ -267,7 +258,7 @@ filter_parallel(WarpScanFilter *f, int64 nrows, bool *scratch, int64 *kept)
 	/* whole vectors per part, so each part's vectors are the serial ones */
 	f->task_chunk = ((nrows + f->nparts - 1) / f->nparts + WARP_VEC - 1) / WARP_VEC * WARP_VEC;
 	ntasks = (int) ((nrows + f->task_chunk - 1) / f->task_chunk);
-	if (warp_run_tasks(f->nparts, ntasks, filter_part, f, filter_interrupted, NULL) != 0)
+	if (warp_run_tasks(f->nparts, ntasks, filter_part, f, pgwarp_threads_interrupted, NULL) != 0)
 	{
 		CHECK_FOR_INTERRUPTS();
 		return false;			/* an interrupt CHECK_FOR_INTERRUPTS let pass */
