@@ -37,16 +37,31 @@ def _scratch_root():
 _counter = [0]
 
 
-@pytest.fixture
-def scratch(request):
-    """A fresh directory under PGWARP_TEST_DIR (readable and writable by the
-    server too), removed after the test."""
+def _fresh_dir(name):
+    """a new directory under PGWARP_TEST_DIR the server can read and write"""
     _counter[0] += 1
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)[:80]
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:80]
     d = os.path.join(_scratch_root(), "%s.%d.%d" % (name, os.getpid(), _counter[0]))
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     os.chmod(d, 0o777)
+    return d
+
+
+@pytest.fixture
+def scratch(request):
+    """A fresh directory under PGWARP_TEST_DIR (readable and writable by the
+    server too), removed after the test."""
+    d = _fresh_dir(request.node.name)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def module_scratch(request):
+    """The same for a whole test module (its tables' files), removed after
+    its last test."""
+    d = _fresh_dir(request.module.__name__)
     yield d
     shutil.rmtree(d, ignore_errors=True)
 

@@ -50,11 +50,8 @@ DIM_COLS = "id int, grp text, cat text, name text, w int, z int, ts timestamp"
 
 
 @pytest.fixture(scope="module")
-def star(db, tmp_path_factory):
-    root = os.environ.get("PGWARP_TEST_DIR") or str(tmp_path_factory.mktemp("dimarrow"))
-    d = os.path.join(root, "dim_arrow_%d" % os.getpid())
-    os.makedirs(d, exist_ok=True)
-    os.chmod(d, 0o777)
+def star(db, module_scratch):
+    d = module_scratch
     n = 60_000
     fact = pa.table({"k": pa.array([None if i % 53 == 0 else (i * 7) % (NDIM + 40)
                                     for i in range(n)], pa.int32()),
@@ -236,14 +233,11 @@ NBIG = 40_000   # below the fact table's 60,000 rows: a dimension
 
 
 @pytest.fixture(scope="module")
-def big(star, tmp_path_factory):
+def big(star, module_scratch):
     """bigdim: two batches of 20,000 rows (each filtered on 4 threads),
     z = 0 only at row 37,000 (in the second batch's last thread's range)"""
     db = star
-    root = os.environ.get("PGWARP_TEST_DIR") or str(tmp_path_factory.mktemp("dimarrow"))
-    d = os.path.join(root, "dim_arrow_big_%d" % os.getpid())
-    os.makedirs(d, exist_ok=True)
-    os.chmod(d, 0o777)
+    d = module_scratch
     dim = pa.table({
         "id": pa.array([i % NDIM if i % 3 else None for i in range(NBIG)], pa.int32()),
         "mf": pa.array(["MFGR#%d" % (i % 5) for i in range(NBIG)]),

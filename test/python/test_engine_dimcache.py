@@ -36,11 +36,8 @@ def dim_table(shift):
 
 
 @pytest.fixture(scope="module")
-def star(db, tmp_path_factory):
-    root = os.environ.get("PGWARP_TEST_DIR") or str(tmp_path_factory.mktemp("dimcache"))
-    d = os.path.join(root, "dimcache_%d" % os.getpid())
-    os.makedirs(d, exist_ok=True)
-    os.chmod(d, 0o777)
+def star(db, module_scratch):
+    d = module_scratch
     n = 50_000
     fact = pa.table({"k": pa.array([(i * 7) % 64 for i in range(n)], pa.int32()),
                      "v": pa.array([i % 1000 for i in range(n)], pa.int64())})
