@@ -135,3 +135,113 @@ warp_join_build(const WarpAlloc *alloc, const warp_int64 *keys,
 	}
 	return t;
 }
+
+/* ------------------------------------------------------------ flat form */
+
+#define FLAT_ALIGN(x) (((x) + 7) & ~(warp_int64) 7)
+
+/* the arrays of t in the flat form's order: where, element size, count */
+typedef struct FlatArray
+{
+	void	  **ptr;
+	warp_int64	elem;
+	warp_int64	count;
+} FlatArray;
+
+static int
+flat_arrays(WarpJoinTable *t, FlatArray *a)
+{
+	warp_int64	n = t->nrows + 1;
+	int			k = 0;
+
+	a[k++] = (FlatArray) {(void **) &t->keys, sizeof(warp_int64), n};
+	a[k++] = (FlatArray) {(void **) &t->payload, sizeof(warp_int32), n};
+	a[k++] = (FlatArray) {(void **) &t->next, sizeof(warp_int32), n};
+	if (t->direct)
+	{
+		warp_int64	span = t->max - t->min + 1;
+
+		a[k++] = (FlatArray) {(void **) &t->first, sizeof(warp_int32), span};
+		a[k++] = (FlatArray) {(void **) &t->bits, sizeof(warp_uint64), t->bits ? (span + 63) / 64 : 0};
+	}
+	else
+	{
+		a[k++] = (FlatArray) {(void **) &t->slot_key, sizeof(warp_int64), (warp_int64) t->mask + 1};
+		a[k++] = (FlatArray) {(void **) &t->slot_row, sizeof(warp_int32), (warp_int64) t->mask + 1};
+	}
+	return k;
+}
+
+warp_int64
+warp_join_flat_size(const WarpJoinTable *t)
+{
+	WarpJoinTable copy = *t;
+	FlatArray	a[8];
+	int			k = flat_arrays(&copy, a);
+	warp_int64	bytes = FLAT_ALIGN((warp_int64) sizeof(WarpJoinTable));
+	int			i;
+
+	for (i = 0; i < k; i++)
+		bytes += FLAT_ALIGN(a[i].elem * a[i].count);
+	return bytes;
+}
+
+void
+warp_join_flatten(const WarpJoinTable *t, void *dst)
+{
+	char	   *base = dst;
+	WarpJoinTable copy = *t;
+	FlatArray	a[8];
+	int			k = flat_arrays(&copy, a);
+	warp_int64	off = FLAT_ALIGN((warp_int64) sizeof(WarpJoinTable));
+	WarpJoinTable *h = (WarpJoinTable *) base;
+	int			i;
+
+	for (i = 0; i < k; i++)
+	{
+		if (a[i].count > 0)
+			memcpy(base + off, *a[i].ptr, (size_t) (a[i].elem * a[i].count));
+		off += FLAT_ALIGN(a[i].elem * a[i].count);
+	}
+	*h = *t;
+	/* no pointer in the header: each process maps the copy elsewhere */
+	h->keys = NULL;
+	h->payload = NULL;
+	h->next = NULL;
+	h->first = NULL;
+	h->slot_key = NULL;
+	h->slot_row = NULL;
+	h->bits = t->bits ? (warp_uint64 *) (base + off) : NULL;	/* only "built or not" */
+}
+
+bool
+warp_join_attach(const void *src, warp_int64 size, WarpJoinTable *out)
+{
+	const char *base = src;
+	FlatArray	a[8];
+	int			k;
+	warp_int64	off = FLAT_ALIGN((warp_int64) sizeof(WarpJoinTable));
+	bool		has_bits;
+	int			i;
+
+	if (size < off)
+		return false;
+	memcpy(out, base, sizeof(WarpJoinTable));
+	has_bits = out->bits != NULL;
+	if (out->nrows < 0 || out->nrows >= WARP_INT32_MAX ||
+		(out->direct && (out->max < out->min || out->max - out->min >= DIRECT_MAX_SPAN)) ||
+		(!out->direct && (out->mask == 0 || (out->mask & (out->mask + 1)) != 0 ||
+						  out->mask > (warp_uint64) WARP_INT32_MAX * 4)))
+		return false;
+	k = flat_arrays(out, a);	/* bits sized by the header's marker */
+	for (i = 0; i < k; i++)
+	{
+		warp_int64	count = a[i].ptr == (void **) &out->bits && !has_bits ? 0 : a[i].count;
+
+		if (count > 0 && off + a[i].elem * count > size)
+			return false;
+		*a[i].ptr = count > 0 ? (void *) (base + off) : NULL;
+		off += FLAT_ALIGN(a[i].elem * count);
+	}
+	return off == size;
+}

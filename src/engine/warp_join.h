@@ -62,6 +62,17 @@ extern WarpJoinTable *warp_join_build(const WarpAlloc *alloc, const warp_int64 *
 									  const warp_int32 *payload, warp_int64 n,
 									  warp_int32 npayloads);
 
+/*
+ * The flat form: a table and its arrays in one block of
+ * warp_join_flat_size() bytes, which warp_join_flatten writes (into shared
+ * memory, say) and warp_join_attach reads back in place: *out's arrays
+ * point into src, which must outlive it.  attach returns false for a
+ * block that is not a table's flat form of that size.
+ */
+extern warp_int64 warp_join_flat_size(const WarpJoinTable *t);
+extern void warp_join_flatten(const WarpJoinTable *t, void *dst);
+extern bool warp_join_attach(const void *src, warp_int64 size, WarpJoinTable *out);
+
 /* bytes a table of n rows with this key range would take (planning) */
 extern warp_int64 warp_join_estimate_bytes(warp_int64 n);
 

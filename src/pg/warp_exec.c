@@ -89,6 +89,9 @@ typedef struct WarpDim
 	int64	   *keys;			/* per build row: key, payload id */
 	int32	   *pids;
 	WarpJoinTable *table;		/* built for the CPU driver */
+	bool		table_ready;	/* table built before the program (by the
+								 * leader for its workers) or attached to
+								 * the leader's in the DSM */
 	char	   *cache_key;		/* warp_dimcache key, or NULL */
 	bool		from_cache;		/* built by an earlier query */
 	bool		read_by_engine; /* rows from warp_dim_arrow.c */
@@ -133,6 +136,8 @@ typedef struct WarpSharedDim
 	Size		off_pids;
 	Size		off_pay;
 	Size		pay_bytes;
+	Size		off_table;		/* the join table's flat form */
+	Size		table_bytes;
 } WarpSharedDim;
 
 typedef struct WarpScanState
@@ -639,6 +644,8 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	bool		int_key;
 	RawPayloads rawpay;
 
+	d->table = NULL;			/* built again from these rows */
+	d->table_ready = false;
 	if (d->text_key)
 	{
 		d->cache_key = NULL;	/* the cache keeps no strings */
@@ -1143,6 +1150,11 @@ build_join_tables(WarpScanState *ws)
 	{
 		WarpDim    *d = &ws->dims[i];
 
+		if (d->table_ready && d->table)
+		{
+			tables[i] = d->table;
+			continue;
+		}
 		d->table = warp_join_build(&ws->alloc, d->probe_keys ? d->probe_keys : d->keys,
 								   d->pids, d->rows, d->npayloads);
 		if (d->table == NULL)
@@ -2913,6 +2925,7 @@ warp_rescan(CustomScanState *node)
 {
 	WarpScanState *ws = (WarpScanState *) node;
 	ListCell   *lc;
+	int			i;
 
 	foreach(lc, node->custom_ps)
 		ExecReScan(lfirst(lc));
@@ -2927,6 +2940,12 @@ warp_rescan(CustomScanState *node)
 	ws->executed = false;
 	ws->gate_checked = false;
 	ws->dims_ready = false;
+	for (i = 0; i < ws->ndims; i++)
+	{
+		/* freed with engine_cxt: built again from the rebuilt dimension */
+		ws->dims[i].table = NULL;
+		ws->dims[i].table_ready = false;
+	}
 	ws->build_ms = 0;
 	ws->groups = 0;
 	ws->next_group = 0;
@@ -3184,6 +3203,21 @@ warp_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 		return bytes;
 	}
 	build_dims(ws);
+
+	/*
+	 * The join tables too: the workers attach to the leader's (in the DSM)
+	 * instead of each building its own from the rows.  No text keys here
+	 * (above), so the tables are built from the keys as build_program
+	 * leaves them.
+	 */
+	{
+		MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
+
+		(void) build_join_tables(ws);
+		MemoryContextSwitchTo(old);
+		for (i = 0; i < ws->ndims; i++)
+			ws->dims[i].table_ready = true;
+	}
 	bytes = MAXALIGN(sizeof(WarpShared)) + MAXALIGN(sizeof(WarpSharedDim) * Max(ws->ndims, 1));
 	for (i = 0; i < ws->ndims; i++)
 	{
@@ -3200,6 +3234,7 @@ warp_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 													   d->pay_byval[k], d->pay_len[k]));
 		}
 		bytes = MAXALIGN(bytes);
+		bytes = add_size(bytes, MAXALIGN((Size) warp_join_flat_size(d->table)));
 	}
 	ws->dims_shared_bytes = bytes;
 	if (ws->heap)
@@ -3249,6 +3284,10 @@ share_dims(WarpScanState *ws, WarpShared *wsh)
 		}
 		sd[i].pay_bytes = ptr - start;
 		off = MAXALIGN(off + sd[i].pay_bytes);
+		sd[i].off_table = off;
+		sd[i].table_bytes = (Size) warp_join_flat_size(d->table);
+		warp_join_flatten(d->table, base + off);
+		off += MAXALIGN(sd[i].table_bytes);
 	}
 	if (off != ws->dims_shared_bytes)
 		elog(ERROR, "pg_warp: shared dimensions took %zu bytes, %zu estimated",
@@ -3290,6 +3329,10 @@ receive_dims(WarpScanState *ws, WarpShared *wsh)
 		d->pnulls = palloc(sizeof(bool) * Max(nv, 1));
 		for (v = 0; v < nv; v++)
 			d->pvalues[v] = datumRestore(&ptr, &d->pnulls[v]);
+		d->table = palloc(sizeof(WarpJoinTable));
+		if (!warp_join_attach(base + sd[i].off_table, (int64) sd[i].table_bytes, d->table))
+			elog(ERROR, "pg_warp: shared join table %d is malformed", i);
+		d->table_ready = true;
 	}
 	MemoryContextSwitchTo(old);
 	ws->dims_ready = true;

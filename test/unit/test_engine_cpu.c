@@ -213,6 +213,71 @@ TEST(join_table_direct_hash_and_duplicates)
 }
 
 /*
+ * The flat form (shared memory under Gather): a direct and a hash table
+ * with duplicates, flattened into a block at another address and attached,
+ * answer every probe as the original, chains included; a block of the
+ * wrong size is refused.
+ */
+TEST(join_table_flat_form)
+{
+	enum
+	{
+		N = 3000
+	};
+	static int64_t keys[N];
+	static int32_t pay[N];
+	int			form;
+
+	for (form = 0; form < 3; form++)
+	{
+		WarpJoinTable *t;
+		WarpJoinTable at;
+		int64_t		size;
+		char	   *block;
+		int			i;
+		int64_t		k;
+
+		for (i = 0; i < N; i++)
+		{
+			/* dense keys (direct), sparse ones (hash), none (empty) */
+			keys[i] = form == 0 ? 100 + i % 2500 : (int64_t) (i % 2500) * 1000003LL - 7;
+			pay[i] = i % 11;
+		}
+		t = warp_join_build(&ALLOC, keys, pay, form == 2 ? 0 : N, 11);
+		CHECK(t != NULL);
+		if (t == NULL)
+			continue;
+		CHECK(form != 0 || t->direct);
+		CHECK(form != 1 || !t->direct);
+		size = warp_join_flat_size(t);
+		block = calloc(1, (size_t) size + 8);
+		warp_join_flatten(t, block + 8);	/* another address than t's */
+		CHECK(!warp_join_attach(block + 8, size - 8, &at));
+		CHECK(warp_join_attach(block + 8, size, &at));
+		CHECK(at.nrows == t->nrows && at.direct == t->direct && at.unique == t->unique);
+		for (i = 0; i < N + 50; i++)
+		{
+			int32_t		a,
+						b;
+
+			k = i < N ? keys[i] : (int64_t) i * 7919 + 1;
+			a = warp_join_lookup(t, k);
+			b = warp_join_lookup(&at, k);
+			CHECK(a == b);
+			while (a >= 0 && b >= 0)
+			{
+				CHECK(t->payload[a] == at.payload[b] && t->keys[a] == at.keys[b]);
+				a = t->next[a];
+				b = at.next[b];
+				CHECK(a == b);
+			}
+		}
+		CHECK((void *) at.keys >= (void *) block && (char *) at.next < block + size + 8);
+		free(block);
+	}
+}
+
+/*
  * count(*), sum(a), min(a), max(a), avg(a) grouped by b over rows with
  * a > 10; NULLs in a and b; more rows than one vector.
  */
@@ -550,6 +615,7 @@ main(void)
 {
 	RUN(validate_rejects_bad_programs);
 	RUN(join_table_direct_hash_and_duplicates);
+	RUN(join_table_flat_form);
 	RUN(filter_group_aggregate);
 	RUN(filter_rows_by_ranges);
 	RUN(errors_only_where_postgres_raises_them);
