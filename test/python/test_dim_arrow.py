@@ -320,3 +320,40 @@ def test_no_gather_below_the_engine(big):
         for s in settings:
             db.execute("RESET " + s.split(" =")[0])
         db.execute("SET max_parallel_workers_per_gather = 0")
+
+
+def test_dimension_of_two_files(star, module_scratch):
+    """a dimension over two files (arrow_fdw's files option; one schema), the
+    second with w all NULL: batches of both files, in order"""
+    db = star
+    d = module_scratch
+    a = pa.table({"id": pa.array(range(0, 1500), pa.int32()),
+                  "grp": pa.array(["g%d" % (i % 6) for i in range(1500)]),
+                  "w": pa.array([i % 50 for i in range(1500)], pa.int32())})
+    b = pa.table({"id": pa.array(range(1500, 2900), pa.int32()),
+                  "grp": pa.array(["g%d" % (i % 4) for i in range(1400)]),
+                  "w": pa.array([None] * 1400, pa.int32())})
+    fa, fb = os.path.join(d, "two_a.arrow"), os.path.join(d, "two_b.arrow")
+    write_arrow(fa, a, 700)
+    write_arrow(fb, b, 700)
+    db.execute("CREATE FOREIGN TABLE twodim (id int, grp text, w int) SERVER arrow_fdw "
+               "OPTIONS (files '%s,%s')" % (fa, fb))
+    db.execute("CREATE TABLE twodim_h (id int, grp text, w int)")
+    rows = [(i, "g%d" % (i % 6), i % 50) for i in range(1500)] + \
+        [(1500 + i, "g%d" % (i % 4), None) for i in range(1400)]
+    with db.cursor().copy("COPY twodim_h FROM STDIN") as cp:
+        for r in rows:
+            cp.write_row(r)
+    db.execute("ANALYZE twodim")
+    db.execute("ANALYZE twodim_h")
+    q = ("SELECT t.grp, count(*), sum(f.v) FROM fact f JOIN twodim t ON f.k = t.id "
+         "WHERE {where} GROUP BY t.grp")
+    for where, reads in (("t.grp <> 'g1'", 1), ("t.w < 10 OR t.grp = 'g3'", 1),
+                         ("t.id > 100", 1)):
+        sql = q.format(where=where)
+        want = oracle(db, sql.replace("twodim ", "twodim_h "))
+        assert want[0] == "ok" and want[1], want
+        for dim_scan in (True, False):
+            got, n = warp_run(db, sql, dim_scan, "WarpPreAgg")
+            assert got == want, (where, dim_scan, got, want)
+            assert n == (reads if dim_scan else 0), (where, dim_scan)
