@@ -213,6 +213,128 @@ TEST(join_table_direct_hash_and_duplicates)
 }
 
 /*
+ * Text equality against constants (WARP_TEXT_EQ, the inline compare of
+ * load_text_column): values of every length 0..24 that equal a constant,
+ * or differ from one in a single byte (first, middle, last), are one byte
+ * shorter or longer, with NULLs; a row's match index checked against a
+ * plain memcmp for each constant.
+ */
+static ArrowField utf8_field = {.name = "s", .nullable = true,
+.type = {.id = ARROW_TYPE_UTF8}};
+
+TEST(text_equality_by_length)
+{
+	enum
+	{
+		N = 6000
+	};
+	static const char *consts[] = {"", "MF", "MFGR#1", "MFGR#2", "MFGR#123",
+	"ABCDEFGHIJKL", "ABCDEFGHIJKLMNOP", "ABCDEFGHIJKLMNOPQRSTUVWX"};
+	enum
+	{
+		NC = sizeof(consts) / sizeof(consts[0])
+	};
+	static char data[N * 26];
+	static int32_t offs[N + 1];
+	static uint8_t nulls[N];
+	static uint8_t bits[N / 8 + 1];
+	static WarpString strs[NC];
+	static uint8_t strbytes[256];
+	int			nbytes = 0;
+	int			pos = 0;
+	int			i,
+				c;
+
+	for (c = 0; c < NC; c++)
+	{
+		strs[c].off = nbytes;
+		strs[c].len = (int32_t) strlen(consts[c]);
+		memcpy(strbytes + nbytes, consts[c], strs[c].len);
+		nbytes += strs[c].len;
+	}
+	for (i = 0; i < N; i++)
+	{
+		const char *b = consts[unit_rnd() % NC];
+		int			len = (int) strlen(b);
+		char		v[32];
+		int			how = (int) (unit_rnd() % 6);
+
+		memcpy(v, b, len);
+		if (how == 1 && len > 0)
+			v[0] ^= 1;
+		else if (how == 2 && len > 0)
+			v[len / 2] ^= 4;
+		else if (how == 3 && len > 0)
+			v[len - 1] ^= 2;
+		else if (how == 4 && len > 0)
+			len--;
+		else if (how == 5)
+			v[len++] = 'z';
+		offs[i] = pos;
+		memcpy(data + pos, v, len);
+		pos += len;
+		nulls[i] = i % 23 == 0;
+		if (!nulls[i])
+			bits[i / 8] |= 1 << (i % 8);
+	}
+	offs[N] = pos;
+	for (c = 0; c < NC; c++)
+	{
+		Prog		g;
+		int			cc,
+					k;
+		ArrowArray	tcol;
+		WarpCpu    *cpu;
+		WarpLoadStatus ls;
+		static bool keep[N];
+		int64_t		kept = -1,
+					expect = 0;
+
+		prog_init(&g);
+		cc = col(&g, 0, WT_INT8);
+		g.cols[0].text = WARP_TEXT_EQ;
+		g.cols[0].str_first = 0;
+		g.cols[0].str_count = NC;
+		g.p.nstrings = NC;
+		g.p.strings = strs;
+		g.p.nstrbytes = nbytes;
+		g.p.strbytes = strbytes;
+		k = iconst(&g, WT_INT8, c);
+		g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_EQ, cc, k);
+		CHECK_MSG(warp_program_validate(&g.p) == NULL, warp_program_validate(&g.p));
+		memset(&tcol, 0, sizeof(tcol));
+		tcol.field = &utf8_field;
+		tcol.length = N;
+		tcol.offsets = (const uint8_t *) offs;
+		tcol.data = (const uint8_t *) data;
+		tcol.data_len = pos;
+		tcol.validity = bits;
+		cpu = warp_cpu_create(&g.p, NULL, &ALLOC);
+		CHECK(cpu != NULL);
+		if (cpu == NULL)
+			continue;
+		for (i = 0; i < N; i++)
+		{
+			int			len = offs[i + 1] - offs[i];
+
+			keep[i] = true;
+			expect += !nulls[i] && len == strs[c].len &&
+				memcmp(data + offs[i], consts[c], len) == 0;
+		}
+		CHECK(warp_cpu_filter_batch(cpu, &tcol, N, keep, &kept, &ls) == WARP_OK);
+		CHECK(ls == WARP_LOAD_OK);
+		CHECK_MSG(kept == expect, consts[c]);
+		for (i = 0; i < N; i++)
+		{
+			int			len = offs[i + 1] - offs[i];
+
+			CHECK(keep[i] == (!nulls[i] && len == strs[c].len &&
+							  memcmp(data + offs[i], consts[c], len) == 0));
+		}
+	}
+}
+
+/*
  * The flat form (shared memory under Gather): a direct and a hash table
  * with duplicates, flattened into a block at another address and attached,
  * answer every probe as the original, chains included; a block of the
@@ -616,6 +738,7 @@ main(void)
 	RUN(validate_rejects_bad_programs);
 	RUN(join_table_direct_hash_and_duplicates);
 	RUN(join_table_flat_form);
+	RUN(text_equality_by_length);
 	RUN(filter_group_aggregate);
 	RUN(filter_rows_by_ranges);
 	RUN(errors_only_where_postgres_raises_them);
