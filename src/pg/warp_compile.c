@@ -1615,6 +1615,40 @@ collation_orders_bytes(Oid collation)
 }
 
 static bool
+fact_text_column(WarpBuilder *b, Var *v, Oid collation, bool order);
+
+/*
+ * The argument of `text_column IS [NOT] NULL`: the column read as a text
+ * column matched against none of its strings (WARP_TEXT_EQ), whose NULLs
+ * are the column's; no collation or encoding matters to a null test.
+ * -2 when the argument is not a text column of the fact table.
+ */
+static int
+compile_text_null_arg(WarpBuilder *b, Expr *arg)
+{
+	Var		   *v;
+	int			ci;
+	int			x;
+
+	while (IsA(arg, RelabelType))
+		arg = ((RelabelType *) arg)->arg;
+	if (!IsA(arg, Var))
+		return -2;
+	v = (Var *) arg;
+	if ((v->vartype != TEXTOID && v->vartype != VARCHAROID && v->vartype != BPCHAROID) ||
+		v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
+		return -2;
+	ci = column_index(b, v->varattno, WT_INT8);
+	if (b->cols[ci].type != WT_INT8 || b->cols[ci].native ||
+		(b->cols[ci].text != WARP_TEXT_EQ && b->cols[ci].text != 0))
+		return -2;
+	b->cols[ci].text = WARP_TEXT_EQ;
+	x = add_node(b, WN_COL, WT_INT8);
+	b->nodes[x].a = ci;
+	return x;
+}
+
+static bool
 fact_text_column(WarpBuilder *b, Var *v, Oid collation, bool order)
 {
 	const char *why = NULL;
@@ -2634,7 +2668,9 @@ compile_expr(WarpBuilder *b, Expr *expr)
 
 				if (nt->argisrow)
 					return refuse(b, "row IS NULL");
-				a = warp_compile_expr(b, nt->arg);
+				a = compile_text_null_arg(b, nt->arg);
+				if (a == -2)
+					a = warp_compile_expr(b, nt->arg);
 				if (a < 0)
 					return -1;
 				n = add_node(b, nt->nulltesttype == IS_NULL ? WN_IS_NULL : WN_IS_NOT_NULL, WT_BOOL);

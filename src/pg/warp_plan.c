@@ -1006,6 +1006,28 @@ may_fail_walker(Node *node, void *context)
 }
 
 /*
+ * Whether an expression divides (/, %, div(), mod()): besides an overflow
+ * it can raise a division by zero, so which error its rows meet first
+ * depends on their order.
+ */
+static bool
+divides_walker(Node *node, void *context)
+{
+	const char *name = NULL;
+
+	if (node == NULL)
+		return false;
+	if (IsA(node, OpExpr))
+		name = get_opname(((OpExpr *) node)->opno);
+	else if (IsA(node, FuncExpr))
+		name = get_func_name(((FuncExpr *) node)->funcid);
+	if (name && (strcmp(name, "/") == 0 || strcmp(name, "%") == 0 ||
+				 strcmp(name, "div") == 0 || strcmp(name, "mod") == 0))
+		return true;
+	return expression_tree_walker(node, divides_walker, context);
+}
+
+/*
  * Whether two values of the type (under the collation, for text) are
  * equal exactly when the engine's images of them are: integers, date,
  * timestamps, boolean, and with text_ok text and varchar under a
@@ -1385,6 +1407,17 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 				 may_fail_walker((Node *) agg->aggfilter, NULL)) &&
 				may_fail_walker((Node *) si->quals, NULL))
 				return not_offloaded("DISTINCT aggregates beside an aggregate whose argument, like a WHERE clause, could raise an error");
+			/*
+			 * ... and it evaluates the aggregate arguments in that sorted
+			 * order, the engine in scan order: an argument that can raise
+			 * two different errors (a division: by zero, or an overflow)
+			 * could raise the other one first (differential seed 32:
+			 * max(f4 / f8) beside count(DISTINCT ...)).
+			 */
+			if (si->has_distinct && root->parse->groupClause &&
+				(divides_walker((Node *) arg, NULL) ||
+				 divides_walker((Node *) agg->aggfilter, NULL)))
+				return not_offloaded("DISTINCT aggregates beside an aggregate whose argument divides (which error its rows raise first depends on their order)");
 			si->merge_plain = lappend(si->merge_plain, query_agg);
 			si->merge_partial = lappend(si->merge_partial, partial);
 		}

@@ -161,9 +161,36 @@ GROUPED = "SELECT {keys}, count(*), sum(f.v) FROM fact f JOIN dim d ON f.k = d.i
     ("d.name", "WHERE d.z < 3"),                       # many payloads
     ("d.grp", "WHERE d.ts >= '1970-02-01' AND d.w <> 4"),
     ("d.grp", "WHERE d.z <> 0 AND 100 / d.z > 1"),     # the zeros dropped first
+    ("d.cat", "WHERE d.grp IS NOT NULL AND d.w < 30"),  # a text column's null test
+    ("d.cat", "WHERE d.grp IS NULL OR d.cat IS NULL"),
 ])
 def test_engine_reads_the_dimension(star, keys, where):
     check(star, GROUPED.format(keys=keys, where=where), engine_reads=1)
+
+
+@pytest.mark.parametrize("where", [
+    "grp IS NULL", "grp IS NOT NULL AND cat = 'c1'", "cat IS NULL", "NOT (grp IS NULL)",
+    "name IS NOT NULL AND grp IS NULL",
+])
+def test_text_null_tests_in_the_engine(star, where):
+    """IS [NOT] NULL of a text column (plain and dictionary-encoded) is an
+    engine filter, on a fact table too"""
+    db = star
+    sql = "SELECT count(*), sum(w) FROM dim WHERE " + where
+    want = oracle(db, sql)
+    assert want[0] == "ok", want
+    # a small table: costs that make any scan worth offloading (plan choice
+    # only, as test_engine_targeted.py does)
+    db.execute("SET cpu_tuple_cost = 10000")
+    db.execute("SET cpu_operator_cost = 2500")
+    try:
+        plan = "\n".join(r[0] for r in db.execute("EXPLAIN (COSTS OFF) " + sql))
+        got = run(db, sql)
+    finally:
+        db.execute("RESET cpu_tuple_cost")
+        db.execute("RESET cpu_operator_cost")
+    assert "WarpPreAgg" in plan and "Engine Filter" in plan and "NULL" in plan, plan
+    assert got == want
 
 
 def test_empty_dimension(star):

@@ -1674,6 +1674,24 @@ def test_distinct_argument_errors(mk):
     check(s, "SELECT g, count(DISTINCT a > b) FROM f WHERE a < 100 GROUP BY g", expect=nonempty)
 
 
+def test_division_beside_distinct(mk):
+    """PostgreSQL evaluates the aggregate arguments beside a DISTINCT
+    aggregate in the order of its sort (by the group keys), the engine in
+    scan order: a division that overflows on an early row (float8 / tiny)
+    and divides by zero on a later one that sorts first raises the other
+    error first, so such a query keeps PostgreSQL's plan (differential seed
+    32); arguments that cannot divide stay offloaded."""
+    s = mk()
+    rows = [(i % 4, float(i + 1), 1.0 + i % 3, i % 7) for i in range(60)]
+    rows[5] = (3, 1e308, 1e-300, 2)     # overflow, group 3, scanned first
+    rows[50] = (0, 1.0, 0.0, 3)         # division by zero, group 0, sorted first
+    s.table("f", [("g", "int4"), ("x", "float8"), ("y", "float8"), ("d", "int4")], rows,
+            batch_rows=16)
+    check(s, "SELECT g, count(DISTINCT d), max(x / y) FROM f GROUP BY g",
+          offload=False, expect="error:22012")
+    check(s, "SELECT g, count(DISTINCT d), max(x), min(y) FROM f GROUP BY g", expect=nonempty)
+
+
 def test_join_key_ranges(mk):
     """Join tables over dense and sparse key ranges (direct-address and
     hashed), probed with keys below, above and far outside the range,
