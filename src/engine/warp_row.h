@@ -594,12 +594,20 @@ warp_row_load(const WarpRowEnv *env, WarpRowState *s, int ni, int c)
 
 #define WARP_ROW_ISFLOAT(p, n) WARP_TYPE_IS_FLOAT((p)->nodes[(n)].type)
 
-/* child x must be evaluated before the current node can go on */
+/*
+ * Child x must be evaluated before the current node can go on.  A column
+ * child is loaded right here (load_child in warp_row_step, which then steps
+ * the node again from the start) rather than through another round of
+ * warp_row_eval's stack; constants are in the memo from warp_row_prepare
+ * on.  Either way a child is evaluated exactly when its parent needs it.
+ */
 #define WARP_ROW_NEED_CHILD(x) \
 	do { \
 		if (WRS_ST(s, (x)) == 0) \
 		{ \
 			*need = (x); \
+			if (p->nodes[(x)].op == WN_COL) \
+				goto load_child; \
 			return WARP_ROW_NEED; \
 		} \
 	} while (0)
@@ -914,8 +922,10 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 {
 	const WarpProgram *p = env->p;
 	const WarpNode *nd = &p->nodes[ni];
-	int			j;
+	int			j,
+				lst;
 
+restart:
 	switch ((WarpOp) nd->op)
 	{
 		case WN_COL:
@@ -1146,6 +1156,12 @@ warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 			}
 	}
 	return WARP_ROW_BAD;
+
+load_child:
+	/* *need is a column node (WARP_ROW_NEED_CHILD): one load site */
+	if ((lst = warp_row_load(env, s, *need, p->nodes[*need].a)) != WARP_OK)
+		return lst;
+	goto restart;
 }
 
 /* Evaluate node root for the current row (memoized). */
@@ -1503,7 +1519,32 @@ warp_row_group(WarpRowGroups *g, const warp_int64 *kv, const warp_uint8 *kn, war
  * row already touched are not meaningful any more).
  */
 
-/* start row `row`: nothing evaluated yet */
+/*
+ * Put every constant's value into the memo of s's scratch, once before its
+ * first row (warp_row_begin leaves constants alone): so a constant is
+ * never stepped, and a row resets only the nodes it computes.
+ */
+WARP_FN void
+warp_row_prepare(const WarpProgram *p, WarpRowState *s)
+{
+	int			i;
+
+	for (i = 0; i < p->nnodes; i++)
+	{
+		const WarpNode *nd = &p->nodes[i];
+
+		if (nd->op != WN_CONST)
+			WRS_ST(s, i) = 0;
+		else if (nd->flags & WARP_NODE_NULL)
+			WRS_ST(s, i) = 2;
+		else if (WARP_TYPE_IS_FLOAT(nd->type))
+			warp_row_set_float(s, i, nd->fval);
+		else
+			warp_row_set_int(s, i, nd->ival);
+	}
+}
+
+/* start row `row`: nothing evaluated yet but the constants */
 WARP_FN void
 warp_row_begin(const WarpProgram *p, WarpRowState *s, warp_int64 row)
 {
@@ -1511,7 +1552,8 @@ warp_row_begin(const WarpProgram *p, WarpRowState *s, warp_int64 row)
 
 	s->row = row;
 	for (i = 0; i < p->nnodes; i++)
-		WRS_ST(s, i) = 0;
+		if (p->nodes[i].op != WN_CONST)
+			WRS_ST(s, i) = 0;
 }
 
 /* the quals, in order, each only while all earlier ones passed */

@@ -310,16 +310,28 @@ row_fail(DevResult *res, int st, long long row)
  * stops after the tile.
  */
 /*
- * At least 3 blocks of 256 threads per SM: caps the kernel at 85 registers
- * (it would take 108, leaving room for 2 blocks).  Measured on the H200 with
- * SSB SF=20 (bench/results/2026-12-04-h200-gpu-kernel-session4.md): kernel
- * time 291 ms over the 13 queries against 325 ms uncapped.
+ * Blocks of 128 threads, at least 8 per SM: caps the kernel at 64 registers
+ * (it would take 108; a few bytes spill) for 32 resident warps per SM.  The
+ * kernel is latency-bound (ncu on an H100, SSB SF=20, 256 x 3: 27 % of
+ * issue slots busy, 0.4 eligible warps per scheduler, 30-48 % of the
+ * stalls at the barriers between steps), so more warps in flight, and
+ * barriers that hold 4 warps rather than 8, pay.  Measured on an H100 with
+ * SSB SF=20 (bench/results/2026-12-05-h100-gpu-kernel-session13.md), kernel
+ * time summed over the 13 queries: 256 x 3 (85 registers) 396 ms, 256 x 4
+ * 373 ms, 128 x 6 383 ms, 128 x 8 368 ms; q1.x and q4.1/q4.2 gain 20-25 %,
+ * the selective q2.2-q3.4 lose up to 10 %.  Earlier, on the H200
+ * (2026-12-04-h200-gpu-kernel-session4.md): 256 x 3 291 ms against 325 ms
+ * uncapped.
  */
 #ifndef WARP_GPU_ROW_MIN_BLOCKS
-#define WARP_GPU_ROW_MIN_BLOCKS 3
+#define WARP_GPU_ROW_MIN_BLOCKS 8
+#endif
+/* threads per block of warp_gpu_rows (fewer where a program's scratch needs it) */
+#ifndef WARP_GPU_ROW_THREADS
+#define WARP_GPU_ROW_THREADS 128
 #endif
 
-__global__ void __launch_bounds__(BLOCK_THREADS, WARP_GPU_ROW_MIN_BLOCKS)
+__global__ void __launch_bounds__(WARP_GPU_ROW_THREADS, WARP_GPU_ROW_MIN_BLOCKS)
 warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, DevResult *res,
 			  int nnodes, int njoins)
 {
@@ -338,6 +350,20 @@ warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, Dev
 	queue[1] = queue[0] + nt;
 	cnt.rows_filtered = 0;
 	cnt.rows_joined = 0;
+	/* slot t's constants, once (the loop's first barrier publishes them) */
+	{
+		WarpRowState s0;
+
+		warp_row_state_init(&s0, row_smem, nnodes, nt, t);
+		warp_row_prepare(env.p, &s0);
+	}
+	/*
+	 * Without quals every row in range reaches the first probe, so
+	 * compacting them first would only cost a barrier: the first step
+	 * probes join 0 itself.
+	 */
+	const int	j0 = (env.p->nquals == 0 && njoins > 0) ? 1 : 0;
+
 	for (base = r0 + (long long) blockIdx.x * nt; base < r1; base += (long long) gridDim.x * nt)
 	{
 		WarpRowState s;
@@ -346,9 +372,19 @@ warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, Dev
 					k,
 					n;
 
+		/*
+		 * One barrier between tiles: it publishes the reset counters and
+		 * whether a row failed (here or in another block: the batch goes to
+		 * the CPU anyway), and the previous tile's emit step is over before
+		 * this one writes the scratch and the queues.
+		 */
 		if (t < njoins + 2)
 			qn[t] = 0;
+		if (t == 0)
+			stop = *(volatile int *) &res->status != 0;
 		__syncthreads();
+		if (stop)
+			break;
 
 		/* quals and join keys, row base + t in slot t */
 		if (base + t < r1)
@@ -368,12 +404,19 @@ warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, Dev
 				row_fail(res, st, base + t);
 				alive = false;
 			}
+			else if (alive && j0 == 1)
+			{
+				warp_int32	f = -1;
+
+				alive = warp_row_probe(&env, &s, 0, &f);
+				first[t] = f;
+			}
 		}
-		row_enqueue(alive, queue[0], &qn[0], t);
+		row_enqueue(alive, queue[j0], &qn[j0], t);
 		__syncthreads();
 
 		/* each probe over the rows still alive, into the other queue */
-		for (j = 0; j < njoins; j++)
+		for (j = j0; j < njoins; j++)
 		{
 			const warp_uint16 *in = queue[j & 1];
 			warp_uint16 *out = queue[(j + 1) & 1];
@@ -414,14 +457,8 @@ warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, Dev
 				row_fail(res, st, base + slot);
 		}
 
-		/* another row failed (here or in another block): the batch goes
-		 * to the CPU anyway */
+		/* every thread is done with this tile's queues and scratch */
 		__syncthreads();
-		if (t == 0)
-			stop = *(volatile int *) &res->status != 0;
-		__syncthreads();
-		if (stop)
-			break;
 	}
 	if (cnt.rows_filtered)
 		atomicAdd(&res->rows_filtered, (unsigned long long) cnt.rows_filtered);
@@ -532,7 +569,7 @@ row_grid(const WarpGpu *g, long long n)
 
 /*
  * Threads per block and shared memory of warp_gpu_rows for the program: as
- * many threads as BLOCK_THREADS while a block's shared memory stays within
+ * many threads as WARP_GPU_ROW_THREADS while a block's shared memory stays within
  * ROW_SMEM_BLOCK (so at least two blocks fit an SM), else fewer (a
  * multiple of 32 always); the grid is one wave of the blocks that can be
  * resident.
@@ -543,7 +580,7 @@ static bool
 row_launch_shape(WarpGpu *g, const WarpProgram *prog, int smem_optin, char *why, size_t whylen)
 {
 	cudaFuncAttributes attr;
-	int			threads = BLOCK_THREADS;
+	int			threads = WARP_GPU_ROW_THREADS;
 	int			per_sm = 0;
 	int			dyn_max;
 

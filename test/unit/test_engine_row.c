@@ -992,6 +992,7 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 	env.tables = tabs;
 	env.cols = cols;
 	warp_row_state_init(s, scratch, p->nnodes, nthreads, (int) rn(nthreads));
+	warp_row_prepare(p, s);
 	g.nkeys = p->nkeys;
 	g.naggs = p->naggs;
 	if (mode == MODE_DIRECT)
