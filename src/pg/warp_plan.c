@@ -965,21 +965,13 @@ add_group_key(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref)
 }
 
 /*
- * Whether evaluating an expression could raise an error: anything but
- * columns, constants, parameters, comparisons with built-in operators,
- * extract/date_part and the date of a timestamp(tz), AND/OR/NOT, IS [NOT]
- * NULL, CASE and COALESCE of such.
+ * Whether an operator or function node cannot raise an error itself (its
+ * arguments aside): comparisons with built-in operators, extract/date_part
+ * and the date of a timestamp(tz).
  */
 static bool
-may_fail_walker(Node *node, void *context)
+node_cannot_fail(Node *node)
 {
-	if (node == NULL)
-		return false;
-	if (IsA(node, Var) || IsA(node, Const) || IsA(node, Param) || IsA(node, RelabelType) ||
-		IsA(node, BoolExpr) || IsA(node, NullTest) || IsA(node, BooleanTest) ||
-		IsA(node, CaseExpr) || IsA(node, CaseWhen) || IsA(node, CaseTestExpr) ||
-		IsA(node, CoalesceExpr) || IsA(node, List) || IsA(node, TargetEntry))
-		return expression_tree_walker(node, may_fail_walker, context);
 	if (IsA(node, OpExpr) || IsA(node, DistinctExpr) || IsA(node, NullIfExpr) ||
 		IsA(node, ScalarArrayOpExpr))
 	{
@@ -991,7 +983,7 @@ may_fail_walker(Node *node, void *context)
 
 		for (k = 0; name && k < lengthof(cmp_names); k++)
 			if (strcmp(name, cmp_names[k]) == 0)
-				return expression_tree_walker(node, may_fail_walker, context);
+				return true;
 	}
 	if (IsA(node, FuncExpr))
 	{
@@ -1000,31 +992,91 @@ may_fail_walker(Node *node, void *context)
 		/* fields of a date or timestamp, and the calendar day of one */
 		if (warp_is_extract_func(f) || f == F_DATE_PART_TEXT_TIMESTAMP ||
 			f == F_DATE_PART_TEXT_TIMESTAMPTZ || f == F_DATE_TIMESTAMP || f == F_DATE_TIMESTAMPTZ)
-			return expression_tree_walker(node, may_fail_walker, context);
+			return true;
 	}
+	return false;
+}
+
+/* nodes that raise no error themselves and only combine their arguments */
+static bool
+node_is_plain(Node *node)
+{
+	return IsA(node, Var) || IsA(node, Const) || IsA(node, Param) || IsA(node, RelabelType) ||
+		IsA(node, BoolExpr) || IsA(node, NullTest) || IsA(node, BooleanTest) ||
+		IsA(node, CaseExpr) || IsA(node, CaseWhen) || IsA(node, CaseTestExpr) ||
+		IsA(node, CoalesceExpr) || IsA(node, List) || IsA(node, TargetEntry);
+}
+
+/*
+ * Whether evaluating an expression could raise an error: anything but
+ * columns, constants, parameters, comparisons with built-in operators,
+ * extract/date_part and the date of a timestamp(tz), AND/OR/NOT, IS [NOT]
+ * NULL, CASE and COALESCE of such.
+ */
+static bool
+may_fail_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (node_is_plain(node) || node_cannot_fail(node))
+		return expression_tree_walker(node, may_fail_walker, context);
 	return true;				/* arithmetic, casts, functions: they may */
 }
 
 /*
- * Whether an expression divides (/, %, div(), mod()): besides an overflow
- * it can raise a division by zero, so which error its rows meet first
- * depends on their order.
+ * The errors (SQLSTATEs) evaluating an expression could raise, as bits:
+ * arithmetic and casts overflow (22003), a division also divides by zero
+ * (22012), date/time arithmetic and conversions leave the calendar's range
+ * (22008); anything else is a class of its own.  Which of two different
+ * errors rows raise first depends on the order they are evaluated in.
  */
-static bool
-divides_walker(Node *node, void *context)
-{
-	const char *name = NULL;
+#define ERRC_OVERFLOW	0x01
+#define ERRC_DIVZERO	0x02
+#define ERRC_DATETIME	0x04
+#define ERRC_OTHER		0x08
 
+static bool
+error_classes_walker(Node *node, int *classes)
+{
 	if (node == NULL)
 		return false;
-	if (IsA(node, OpExpr))
-		name = get_opname(((OpExpr *) node)->opno);
-	else if (IsA(node, FuncExpr))
-		name = get_func_name(((FuncExpr *) node)->funcid);
-	if (name && (strcmp(name, "/") == 0 || strcmp(name, "%") == 0 ||
-				 strcmp(name, "div") == 0 || strcmp(name, "mod") == 0))
-		return true;
-	return expression_tree_walker(node, divides_walker, context);
+	if (node_is_plain(node) || node_cannot_fail(node))
+		return expression_tree_walker(node, error_classes_walker, classes);
+	if (IsA(node, OpExpr) || IsA(node, FuncExpr))
+	{
+		const char *name;
+		Oid			rettype = exprType(node);
+
+		name = IsA(node, OpExpr) ? get_opname(((OpExpr *) node)->opno)
+			: get_func_name(((FuncExpr *) node)->funcid);
+		if (name && (strcmp(name, "/") == 0 || strcmp(name, "%") == 0 ||
+					 strcmp(name, "div") == 0 || strcmp(name, "mod") == 0))
+			*classes |= ERRC_DIVZERO | ERRC_OVERFLOW;
+		else if (rettype == DATEOID || rettype == TIMESTAMPOID ||
+				 rettype == TIMESTAMPTZOID || rettype == INTERVALOID)
+			*classes |= ERRC_DATETIME;
+		else if ((IsA(node, FuncExpr) &&
+				  ((FuncExpr *) node)->funcformat != COERCE_EXPLICIT_CALL) ||
+				 (name && (strcmp(name, "+") == 0 || strcmp(name, "-") == 0 ||
+						   strcmp(name, "*") == 0)))
+			*classes |= ERRC_OVERFLOW;	/* a cast, or arithmetic */
+		else
+			*classes |= ERRC_OTHER;
+		return expression_tree_walker(node, error_classes_walker, classes);
+	}
+	*classes |= ERRC_OTHER;		/* text input casts (22P02 too), the rest */
+	return expression_tree_walker(node, error_classes_walker, classes);
+}
+
+/* how many different errors *classes stands for */
+static int
+error_class_count(int classes)
+{
+	int			n = 0;
+
+	for (; classes; classes &= classes - 1)
+		n++;
+	return n;
 }
 
 /*
@@ -1183,6 +1235,7 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 	int			i = 0;
 	const char *why = NULL;
 	int			d;
+	int			arg_errors = 0; /* ERRC_* of the aggregates' arguments */
 
 	si->distinct_aggref = NULL;
 	si->distinct_key = si->distinct_agg = -1;
@@ -1409,15 +1462,20 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 				return not_offloaded("DISTINCT aggregates beside an aggregate whose argument, like a WHERE clause, could raise an error");
 			/*
 			 * ... and it evaluates the aggregate arguments in that sorted
-			 * order, the engine in scan order: an argument that can raise
-			 * two different errors (a division: by zero, or an overflow)
-			 * could raise the other one first (differential seed 32:
-			 * max(f4 / f8) beside count(DISTINCT ...)).
+			 * order, the engine in scan order: arguments that can raise
+			 * two different errors (a division: by zero, or an overflow;
+			 * an overflow in one aggregate, a timestamp out of range in
+			 * another) could raise the other one first (differential seed
+			 * 32: max(f4 / f8) beside count(DISTINCT ...)).  Counted over
+			 * all the aggregates, below.
 			 */
-			if (si->has_distinct && root->parse->groupClause &&
-				(divides_walker((Node *) arg, NULL) ||
-				 divides_walker((Node *) agg->aggfilter, NULL)))
-				return not_offloaded("DISTINCT aggregates beside an aggregate whose argument divides (which error its rows raise first depends on their order)");
+			if (si->has_distinct && root->parse->groupClause)
+			{
+				(void) error_classes_walker((Node *) arg, &arg_errors);
+				(void) error_classes_walker((Node *) agg->aggfilter, &arg_errors);
+				if (error_class_count(arg_errors) > 1)
+					return not_offloaded("DISTINCT aggregates beside aggregate arguments that can raise different errors (which one their rows raise first depends on their order)");
+			}
 			si->merge_plain = lappend(si->merge_plain, query_agg);
 			si->merge_partial = lappend(si->merge_partial, partial);
 		}

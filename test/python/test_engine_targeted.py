@@ -1692,6 +1692,27 @@ def test_division_beside_distinct(mk):
     check(s, "SELECT g, count(DISTINCT d), max(x), min(y) FROM f GROUP BY g", expect=nonempty)
 
 
+def test_different_errors_beside_distinct(mk):
+    """The same as test_division_beside_distinct across two aggregates: an
+    int4 product that overflows (22003) on a row scanned first, a timestamp
+    minus an interval that leaves the calendar (22008) on a row that sorts
+    first.  PostgreSQL raises the latter; such a query keeps its plan.  One
+    kind of error only (two overflows) stays offloaded."""
+    s = mk()
+    t0 = datetime.datetime(2020, 1, 1)
+    rows = [(i % 4, 1000 + i, 3, t0 + datetime.timedelta(days=i), i % 7) for i in range(60)]
+    rows[5] = (3, 2000000000, 2, t0, 2)                          # 22003, group 3, scanned first
+    rows[50] = (0, 7, 3, datetime.datetime(1, 1, 1), 3)          # 22008, group 0, sorted first
+    s.table("f", [("g", "int4"), ("a", "int4"), ("b", "int4"), ("t", "timestamp"), ("d", "int4")],
+            rows, batch_rows=16)
+    check(s, "SELECT g, count(DISTINCT d), max(a * b), min(t - interval '4800 years') "
+             "FROM f GROUP BY g", offload=False, expect="error:22008")
+    check(s, "SELECT g, count(DISTINCT d), max(a * b), min(a + b) FROM f GROUP BY g",
+          expect="error:22003")
+    check(s, "SELECT g, count(DISTINCT d), max(a - b), min(t - interval '1 year') FROM f "
+             "WHERE g <> 0 GROUP BY g", offload=False, expect=nonempty)
+
+
 def test_join_key_ranges(mk):
     """Join tables over dense and sparse key ranges (direct-address and
     hashed), probed with keys below, above and far outside the range,
