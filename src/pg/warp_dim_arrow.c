@@ -308,6 +308,16 @@ warp_dim_arrow_int(WarpDimArrow *r, int k, int64 *v, bool *isnull)
 }
 
 bool
+warp_dim_arrow_text(WarpDimArrow *r, int k, const uint8 **p, int64 *len, bool *isnull)
+{
+	int64		unused;
+
+	if (r->batch_by_pg || r->raw[k] != RAW_TEXT)
+		return false;
+	return warp_dim_arrow_raw(r, k, p, len, &unused, isnull);
+}
+
+bool
 warp_dim_arrow_raw(WarpDimArrow *r, int k, const uint8 **p, int64 *len, int64 *ibuf,
 				   bool *isnull)
 {

@@ -35,6 +35,7 @@
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
 #include "catalog/namespace.h"
+#include "mb/pg_wchar.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "portability/instr_time.h"
@@ -443,13 +444,9 @@ dim_from_cache(WarpScanState *ws, WarpDim *d)
  * added if new; slots and mask: an open-addressing table over them.
  */
 static int64
-text_key_number(WarpDim *d, Datum key, int32 **slots, uint32 *mask)
+text_key_bytes(WarpDim *d, const char *p, int len, int32 **slots, uint32 *mask)
 {
-	text	   *t = DatumGetTextPP(key);
-	const char *p = VARDATA_ANY(t);
-	int			len = VARSIZE_ANY_EXHDR(t);
-	uint32		h = hash_bytes((const unsigned char *) p, len);
-	uint32		s = h & *mask;
+	uint32		s = hash_bytes((const unsigned char *) p, len) & *mask;
 	int			id;
 
 	for (;;)
@@ -491,6 +488,56 @@ text_key_number(WarpDim *d, Datum key, int32 **slots, uint32 *mask)
 		*mask = cap - 1;
 	}
 	return id;
+}
+
+static int64
+text_key_number(WarpDim *d, Datum key, int32 **slots, uint32 *mask)
+{
+	text	   *t = DatumGetTextPP(key);
+
+	return text_key_bytes(d, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), slots, mask);
+}
+
+/*
+ * The join key of the reader's current row without a Datum (as build_dim
+ * computes it from Datums): an integer; two int2/int4 columns packed as
+ * a * 2^32 + (b + 2^31); or the number of a text key string (added if
+ * new).  False where the row must go through its Datums (a column the
+ * reader cannot give that way).
+ */
+static bool
+raw_dim_key(WarpDim *d, WarpDimArrow *reader, int32 **kslots, uint32 *kmask, int64 *kv, bool *kn)
+{
+	if (d->text_key)
+	{
+		const uint8 *p;
+		int64		len;
+
+		if (!warp_dim_arrow_text(reader, d->key_resno - 1, &p, &len, kn) ||
+			len > PG_INT32_MAX / 2 || GetDatabaseEncoding() != PG_UTF8)
+			return false;
+		if (*kn)
+			return true;
+		/* the check the conversion to text makes (arrow_datum.c): text
+		 * join keys are offloaded in UTF-8 databases only, where the
+		 * text's bytes are Arrow's */
+		pg_verify_mbstr(PG_UTF8, (const char *) p, (int) len, false);
+		*kv = text_key_bytes(d, (const char *) p, (int) len, kslots, kmask);
+		return true;
+	}
+	if (!warp_dim_arrow_int(reader, d->key_resno - 1, kv, kn))
+		return false;
+	if (d->key2_resno > 0 && !*kn)
+	{
+		int64		b;
+		bool		bn;
+
+		if (!warp_dim_arrow_int(reader, d->key2_resno - 1, &b, &bn))
+			return false;
+		*kn = bn;
+		*kv = *kv * INT64CONST(4294967296) + (b + INT64CONST(2147483648));
+	}
+	return true;
 }
 
 /*
@@ -641,7 +688,7 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	bool	   *rown = NULL;
 	int			ntl;
 	Oid			key2type = InvalidOid;
-	bool		int_key;
+	bool		raw_key;
 	RawPayloads rawpay;
 
 	d->table = NULL;			/* built again from these rows */
@@ -685,9 +732,14 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	reader = warp_dim_arrow_begin(d->ps);
 	MemoryContextSwitchTo(old);
 	d->read_by_engine = reader != NULL;
-	int_key = reader != NULL && !d->text_key && d->key2_resno == 0 &&
-		(keytype == INT2OID || keytype == INT4OID || keytype == INT8OID);
-	if (int_key && d->npay > 0)
+	/* keys read as they are: one integer, two int2/int4 columns, or text
+	 * (a string seen before; a new one goes through its Datum once) */
+	raw_key = reader != NULL &&
+		(d->text_key ||
+		 (d->key2_resno == 0 && (keytype == INT2OID || keytype == INT4OID || keytype == INT8OID)) ||
+		 (d->key2_resno > 0 && (keytype == INT2OID || keytype == INT4OID) &&
+		  (key2type == INT2OID || key2type == INT4OID)));
+	if (raw_key && d->npay > 0)
 		raw_payloads_init(&rawpay);
 	if (reader)
 	{
@@ -708,15 +760,15 @@ build_dim(WarpScanState *ws, WarpDim *d)
 
 			if (!warp_dim_arrow_next_row(reader))
 				break;
-			if (int_key)
+			if (raw_key)
 			{
-				/* an integer key and raw payload bytes: no Datum at all,
-				 * except for payload bytes seen for the first time */
+				/* the key and payload bytes as they are: no Datum at all,
+				 * except for bytes seen for the first time */
 				int64		kv;
 				bool		kn;
 				int32		pid = 0;
 
-				if (warp_dim_arrow_int(reader, d->key_resno - 1, &kv, &kn) &&
+				if (raw_dim_key(d, reader, &kslots, &kmask, &kv, &kn) &&
 					(kn || d->npay == 0 || raw_payload_id(d, &rawpay, reader, v, nl, &pid)))
 				{
 					if (kn)

@@ -384,3 +384,85 @@ def test_dimension_of_two_files(star, module_scratch):
             got, n = warp_run(db, sql, dim_scan, "WarpPreAgg")
             assert got == want, (where, dim_scan, got, want)
             assert n == (reads if dim_scan else 0), (where, dim_scan)
+
+
+def test_text_and_two_column_keys(star, module_scratch):
+    """Join keys read from the batches without Datums: a text key (plain and
+    dictionary-encoded, repeated across batches, NULL, duplicate strings:
+    each new string goes through its Datum once, later rows find it by its
+    bytes) and a key of two columns (int4, int2) packed into one integer"""
+    db = star
+    d = module_scratch
+    n = 20_000
+    codes = ["k%03d" % (i % 400) for i in range(n)]
+    fact = pa.table({"tk": pa.array([None if i % 61 == 0 else c for i, c in enumerate(codes)]),
+                     "a": pa.array([i % 37 for i in range(n)], pa.int32()),
+                     "b": pa.array([None if i % 89 == 0 else (i % 11) - 5 for i in range(n)],
+                                   pa.int16()),
+                     "v": pa.array([i % 997 for i in range(n)], pa.int64())})
+    m = 1200
+    tdim = pa.table({"code": pa.array([None if i % 50 == 7 else "k%03d" % (i % 450)
+                                       for i in range(m)]),
+                     "grp": pa.array(["g%d" % (i % 5) for i in range(m)]),
+                     "w": pa.array([i % 30 for i in range(m)], pa.int32())})
+    pdim = pa.table({"a": pa.array([None if i % 97 == 3 else i % 40 for i in range(m)], pa.int32()),
+                     "b": pa.array([(i // 40) % 12 - 6 for i in range(m)], pa.int16()),
+                     "grp": pa.array(["p%d" % (i % 6) for i in range(m)])})
+    files = {"tfact": fact, "tdim": tdim, "pdim": pdim,
+             "tdimd": tdim.set_column(0, "code", tdim.column("code").dictionary_encode())}
+    cols = {"tfact": "tk text, a int, b smallint, v bigint", "tdim": "code text, grp text, w int",
+            "tdimd": "code text, grp text, w int", "pdim": "a int, b smallint, grp text"}
+    for name, table in files.items():
+        path = os.path.join(d, name + ".arrow")
+        write_arrow(path, table, 300 if name != "tfact" else 5000)
+        db.execute("CREATE FOREIGN TABLE %s (%s) SERVER arrow_fdw OPTIONS (file '%s')"
+                   % (name, cols[name], path))
+        db.execute("CREATE TABLE %s_h (%s)" % (name, cols[name]))
+        plain = table.cast(pa.schema([f.with_type(pa.string()) if pa.types.is_dictionary(f.type)
+                                      else f for f in table.schema]))
+        csv = os.path.join(d, name + ".csv")
+        pacsv.write_csv(plain, csv)
+        os.chmod(csv, 0o644)
+        db.execute("COPY %s_h FROM '%s' WITH (FORMAT csv, HEADER true)" % (name, csv))
+        db.execute("ANALYZE %s" % name)
+        db.execute("ANALYZE %s_h" % name)
+    queries = [
+        "SELECT t.grp, count(*), sum(f.v) FROM tfact f JOIN tdim t ON f.tk = t.code "
+        "WHERE t.w < 20 GROUP BY t.grp",
+        "SELECT t.grp, count(*), sum(f.v) FROM tfact f JOIN tdimd t ON f.tk = t.code "
+        "WHERE t.grp <> 'g2' GROUP BY t.grp",
+        "SELECT t.code, count(*) FROM tfact f JOIN tdim t ON f.tk = t.code GROUP BY t.code",
+        "SELECT p.grp, count(*), sum(f.v) FROM tfact f JOIN pdim p ON f.a = p.a AND f.b = p.b "
+        "WHERE p.grp <> 'p4' GROUP BY p.grp",
+    ]
+    for sql in queries:
+        want = oracle(db, sql.replace("tfact ", "tfact_h ").replace("tdim ", "tdim_h ")
+                      .replace("tdimd ", "tdimd_h ").replace("pdim ", "pdim_h "))
+        assert want[0] == "ok" and len(want[1]) > 1, (sql, want)
+        for dim_scan in (True, False):
+            got, reads = warp_run(db, sql, dim_scan, "WarpPreAgg")
+            assert got == want, (sql, dim_scan, got[:5], want[1][:5])
+            assert reads == (1 if dim_scan else 0), (sql, dim_scan)
+
+
+def test_text_key_not_utf8_is_postgresql_s_error(star, module_scratch):
+    """a text key that is not valid text (a NUL byte) raises 22021 from the
+    engine's raw key read, as the conversion to text does with the engine
+    read off"""
+    db = star
+    path = os.path.join(module_scratch, "badkey.arrow")
+    keys = ["k%03d" % i for i in range(600)]
+    keys[450] = "k\x00bad"
+    write_arrow(path, pa.table({"code": pa.array(keys), "grp": pa.array(["g"] * 600)}), 200)
+    db.execute("CREATE FOREIGN TABLE badkey (code text, grp text) SERVER arrow_fdw "
+               "OPTIONS (file '%s')" % path)
+    fpath = os.path.join(module_scratch, "badfact.arrow")
+    write_arrow(fpath, pa.table({"tk": pa.array(["k%03d" % (i % 700) for i in range(5000)]),
+                                 "v": pa.array(range(5000), pa.int64())}), 2500)
+    db.execute("CREATE FOREIGN TABLE badfact (tk text, v bigint) SERVER arrow_fdw "
+               "OPTIONS (file '%s')" % fpath)
+    db.execute("ANALYZE badfact")
+    sql = "SELECT b.grp, count(*) FROM badfact f JOIN badkey b ON f.tk = b.code GROUP BY b.grp"
+    for dim_scan in (True, False):
+        got, _ = warp_run(db, sql, dim_scan, "WarpPreAgg")
+        assert got == ("error", "22021"), (dim_scan, got)
