@@ -135,6 +135,22 @@ arrow_scan_check_file(ScanFile *sf)
 	}
 }
 
+/* Every open file's statistics again, for the quals the scan has now
+ * (join ranges added after the files were opened). */
+void
+arrow_scan_reload_stats(ArrowScanState *ss)
+{
+	int			i;
+
+	for (i = 0; i < ss->nfiles; i++)
+	{
+		ScanFile   *sf = &ss->files[i];
+
+		if (sf->opened && !sf->empty && sf->field_of_attr)
+			sf->stats = arrow_skip_stats_load(&sf->file, ss->skip, sf->field_of_attr);
+	}
+}
+
 /* Map each referenced attribute to a field of the file, by name. */
 void
 arrow_scan_bind_columns(ArrowScanState *ss, ScanFile *sf, TupleDesc tupdesc)
@@ -499,8 +515,10 @@ arrow_scan_explain(ArrowScanState *ss, TupleDesc td, ExplainState *es)
 			appendStringInfo(&cols, "%s%s", cols.len ? ", " : "",
 							 quote_identifier(NameStr(TupleDescAttr(td, a)->attname)));
 	ExplainPropertyText("Columns Read", cols.len ? cols.data : "(none)", es);
-	if (ss->skip)
+	if (ss->skip && arrow_skip_quals_count(ss->skip) > 0)
 		ExplainPropertyText("Batch Skipping", arrow_skip_quals_describe(ss->skip, td), es);
+	if (es->analyze && arrow_skip_join_ranges_describe(ss->skip, td))
+		ExplainPropertyText("Join Key Ranges", arrow_skip_join_ranges_describe(ss->skip, td), es);
 	if (es->analyze)
 	{
 		ExplainPropertyInteger("Batches Read", NULL,

@@ -139,6 +139,7 @@ extern void arrow_scan_open_file(ArrowScanState *ss, int i);
 extern void arrow_scan_counting_reads(ArrowScanState *ss, bool on);
 extern void arrow_scan_check_file(ScanFile *sf);
 extern void arrow_scan_bind_columns(ArrowScanState *ss, ScanFile *sf, TupleDesc tupdesc);
+extern void arrow_scan_reload_stats(ArrowScanState *ss);
 extern void arrow_scan_use_shared(ArrowScanState *ss, ArrowSharedScan *sh);
 
 #endif							/* ARROW_SCAN_H */

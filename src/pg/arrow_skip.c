@@ -82,8 +82,11 @@ typedef struct NullQual
 
 struct ArrowSkipQuals
 {
-	int			n;
+	int			n;				/* the quals', then the join ranges' */
 	SkipQual   *q;
+	int			cap;			/* of q */
+	int			nfixed;			/* from the quals (the rest: join ranges) */
+	bool		all;			/* every qual given to build is in q or nq */
 	int			nnull;
 	NullQual   *nq;
 };
@@ -303,7 +306,7 @@ add_qual(ArrowSkipQuals *sq, Expr *clause, Index scanrelid, TupleDesc tupdesc, P
 int
 arrow_skip_quals_count(const ArrowSkipQuals *sq)
 {
-	return sq ? sq->n + sq->nnull : 0;
+	return sq ? sq->nfixed + sq->nnull : 0;
 }
 
 ArrowSkipQuals *
@@ -312,8 +315,10 @@ arrow_skip_quals_build(List *quals, Index scanrelid, TupleDesc tupdesc, PlanStat
 	ArrowSkipQuals *sq = palloc0(sizeof(ArrowSkipQuals));
 	ListCell   *lc;
 
-	sq->q = palloc0(sizeof(SkipQual) * Max(list_length(quals), 1));
+	sq->cap = Max(list_length(quals), 1);
+	sq->q = palloc0(sizeof(SkipQual) * sq->cap);
 	sq->nq = palloc0(sizeof(NullQual) * Max(list_length(quals), 1));
+	sq->all = true;
 
 	/*
 	 * The executor evaluates the quals in list order, row by row.  A batch
@@ -325,10 +330,61 @@ arrow_skip_quals_build(List *quals, Index scanrelid, TupleDesc tupdesc, PlanStat
 	 */
 	foreach(lc, quals)
 		if (!add_qual(sq, lfirst(lc), scanrelid, tupdesc, ps))
+		{
+			sq->all = false;
 			break;
+		}
+	sq->nfixed = sq->n;
 	if (sq->n == 0 && sq->nnull == 0)
 		return NULL;
 	return sq;
+}
+
+bool
+arrow_skip_quals_all(const ArrowSkipQuals *sq, List *quals)
+{
+	return quals == NIL || (sq != NULL && sq->all);
+}
+
+void
+arrow_skip_join_ranges_clear(ArrowSkipQuals *sq)
+{
+	if (sq)
+		sq->n = sq->nfixed;
+}
+
+void
+arrow_skip_join_range_add(ArrowSkipQuals **sqp, int attno, int64 lo, int64 hi)
+{
+	ArrowSkipQuals *sq = *sqp;
+	int			k;
+
+	if (sq == NULL)
+	{
+		sq = *sqp = palloc0(sizeof(ArrowSkipQuals));
+		sq->cap = 2;
+		sq->q = palloc0(sizeof(SkipQual) * sq->cap);
+		sq->nq = palloc0(sizeof(NullQual));
+		sq->all = true;
+	}
+	if (sq->n + 2 > sq->cap)
+	{
+		sq->q = repalloc(sq->q, sizeof(SkipQual) * (sq->n + 2) * 2);
+		memset(sq->q + sq->cap, 0, sizeof(SkipQual) * ((sq->n + 2) * 2 - sq->cap));
+		sq->cap = (sq->n + 2) * 2;
+	}
+	for (k = 0; k < 2; k++)
+	{
+		SkipQual   *q = &sq->q[sq->n++];
+
+		memset(q, 0, sizeof(SkipQual));
+		q->cxt = CurrentMemoryContext;
+		q->attno = attno;
+		q->strategy = k == 0 ? BTGreaterEqualStrategyNumber : BTLessEqualStrategyNumber;
+		q->domain = DOM_INT;
+		q->have_value = true;	/* no value_expr: known already */
+		q->ivalue = k == 0 ? lo : hi;
+	}
 }
 
 void
@@ -354,7 +410,7 @@ arrow_skip_quals_describe(ArrowSkipQuals *sq, TupleDesc tupdesc)
 		appendStringInfo(&buf, "%s%s IS %sNULL", buf.len ? ", " : "",
 						 quote_identifier(NameStr(TupleDescAttr(tupdesc, sq->nq[i].attno)->attname)),
 						 sq->nq[i].is_null ? "" : "NOT ");
-	for (i = 0; i < sq->n; i++)
+	for (i = 0; i < sq->nfixed; i++)
 	{
 		SkipQual   *q = &sq->q[i];
 		char	   *v;
@@ -381,6 +437,23 @@ arrow_skip_quals_describe(ArrowSkipQuals *sq, TupleDesc tupdesc)
 						 quote_identifier(NameStr(TupleDescAttr(tupdesc, q->attno)->attname)),
 						 strategy_name(q->strategy), v);
 	}
+	return buf.data;
+}
+
+/* the join ranges, e.g. "lo_orderdate in [19930101, 19931231]", or NULL */
+const char *
+arrow_skip_join_ranges_describe(ArrowSkipQuals *sq, TupleDesc tupdesc)
+{
+	StringInfoData buf;
+	int			i;
+
+	if (sq == NULL || sq->n == sq->nfixed)
+		return NULL;
+	initStringInfo(&buf);
+	for (i = sq->nfixed; i + 1 < sq->n; i += 2)
+		appendStringInfo(&buf, "%s%s in [%lld, %lld]", buf.len ? ", " : "",
+						 quote_identifier(NameStr(TupleDescAttr(tupdesc, sq->q[i].attno)->attname)),
+						 (long long) sq->q[i].ivalue, (long long) sq->q[i + 1].ivalue);
 	return buf.data;
 }
 

@@ -24,6 +24,19 @@ extern int	arrow_skip_quals_count(const ArrowSkipQuals *sq);
 extern void arrow_skip_quals_rescan(ArrowSkipQuals *sq);
 /* e.g. "lo_quantity < 25, lo_orderdate >= $1" */
 extern const char *arrow_skip_quals_describe(ArrowSkipQuals *sq, TupleDesc tupdesc);
+/* Whether sq holds every one of quals (so none of them can raise an error). */
+extern bool arrow_skip_quals_all(const ArrowSkipQuals *sq, List *quals);
+
+/*
+ * Join ranges: "column BETWEEN lo AND hi" over an integer column, known at
+ * run time (the keys an inner join's dimension holds, warp_exec.c), after
+ * the quals; *sqp is created if NULL.  The files' statistics must be loaded
+ * again after adding (arrow_scan_reload_stats).  Not counted by
+ * arrow_skip_quals_count.
+ */
+extern void arrow_skip_join_ranges_clear(ArrowSkipQuals *sq);
+extern void arrow_skip_join_range_add(ArrowSkipQuals **sqp, int attno, int64 lo, int64 hi);
+extern const char *arrow_skip_join_ranges_describe(ArrowSkipQuals *sq, TupleDesc tupdesc);
 
 /* A file's statistics for the columns the quals use, in PostgreSQL's value
  * domain; NULL if the file has none usable.  field_of_attr maps attno-1 to

@@ -18,6 +18,7 @@ bool		pgwarp_enable_join = true;
 bool		pgwarp_enable_scan = true;
 bool		pgwarp_enable_scan_filter = true;
 bool		pgwarp_enable_dim_scan = true;
+bool		pgwarp_enable_join_ranges = true;
 int			pgwarp_heap_min_rows = 100000;
 int			pgwarp_inner_hash_mem = 256 * 1024;	/* kB */
 int			pgwarp_cpu_threads = -1;
@@ -133,6 +134,22 @@ pgwarp_define_gucs(void)
 							 "batches' columns into the join table without "
 							 "PostgreSQL's executor.",
 							 &pgwarp_enable_dim_scan,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pg_warp.enable_join_ranges",
+							 "Lets pg_warp skip fact batches and rows whose join "
+							 "key lies outside the keys an inner join's dimension "
+							 "holds.",
+							 "Once the dimensions are built, each inner or semi "
+							 "join on an integer column of an Arrow fact table "
+							 "adds \"column BETWEEN min AND max\" of the "
+							 "dimension's keys to the batch statistics and the "
+							 "raw-value row filter (only where every fact qual is "
+							 "one that cannot raise an error).",
+							 &pgwarp_enable_join_ranges,
 							 true,
 							 PGC_USERSET,
 							 0,

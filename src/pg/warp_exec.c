@@ -1929,6 +1929,69 @@ run_on_daemon(WarpScanState *ws)
 	return true;
 }
 
+/*
+ * Join ranges: an inner or semi join on an integer column of an Arrow fact
+ * table drops every fact row whose key lies outside [min, max] of the
+ * dimension's keys (and NULL keys), so those bounds go to the scan's batch
+ * statistics and raw-value row filter (arrow_skip.c).  A row dropped there
+ * never reaches the quals, the other joins' keys or the aggregates, so
+ * this is done only where all the fact quals are of the simple forms that
+ * cannot raise an error (arrow_skip_quals_all) and every join key on the
+ * fact side is a plain column (a Var): then what the row would have met
+ * later cannot fail either, and the answer is the same.
+ */
+static void
+set_join_ranges(WarpScanState *ws)
+{
+	ArrowScanState *ss = &ws->scan;
+	TupleDesc	td;
+	int			i;
+	int			n = 0;
+
+	MemoryContext old;
+
+	if (ws->heap || !ws->scan.files)
+		return;
+	arrow_skip_join_ranges_clear(ss->skip);
+	if (!pgwarp_enable_join_ranges || !arrow_skip_quals_all(ss->skip, ws->quals))
+		return;
+	td = RelationGetDescr(ws->fact_rel);
+	for (i = 0; i < ws->ndims; i++)
+		if (ws->dims[i].fact_key == NULL || !IsA(ws->dims[i].fact_key, Var))
+			return;
+	/* the scan's context (the quals' and statistics'), not the engine's */
+	old = MemoryContextSwitchTo(GetMemoryChunkContext(ss->files));
+	for (i = 0; i < ws->ndims; i++)
+	{
+		WarpDim    *d = &ws->dims[i];
+		Var		   *v = d->fact_key;
+		Oid			t;
+		int64		lo = 1,
+					hi = 0;		/* no keys: every row goes */
+		int64		r;
+
+		if ((d->kind != WARP_JOIN_INNER && d->kind != WARP_JOIN_SEMI) || d->text_key ||
+			d->key2_resno > 0 || v->varno != ws->fact_relid || v->varattno <= 0 ||
+			v->varattno > td->natts)
+			continue;
+		t = TupleDescAttr(td, v->varattno - 1)->atttypid;
+		if (t != INT2OID && t != INT4OID && t != INT8OID)
+			continue;
+		for (r = 0; r < d->rows; r++)
+		{
+			if (r == 0 || d->keys[r] < lo)
+				lo = d->keys[r];
+			if (r == 0 || d->keys[r] > hi)
+				hi = d->keys[r];
+		}
+		arrow_skip_join_range_add(&ss->skip, v->varattno - 1, lo, hi);
+		n++;
+	}
+	if (n > 0)
+		arrow_scan_reload_stats(ss);
+	MemoryContextSwitchTo(old);
+}
+
 /* Build every dimension (or take it from the cache), once per execution. */
 static void
 build_dims(WarpScanState *ws)
@@ -1947,6 +2010,7 @@ build_dims(WarpScanState *ws)
 	ws->dims_read_by_engine = 0;
 	for (i = 0; i < ws->ndims; i++)
 		build_dim(ws, &ws->dims[i]);
+	set_join_ranges(ws);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	ws->build_ms = INSTR_TIME_GET_MILLISEC(t1);
@@ -3386,6 +3450,7 @@ receive_dims(WarpScanState *ws, WarpShared *wsh)
 			elog(ERROR, "pg_warp: shared join table %d is malformed", i);
 		d->table_ready = true;
 	}
+	set_join_ranges(ws);		/* the leader's keys, so the leader's ranges */
 	MemoryContextSwitchTo(old);
 	ws->dims_ready = true;
 	ws->dims_from_leader = true;

@@ -655,6 +655,73 @@ def test_every_batch_skipped(mk):
         check(s, "SELECT count(*), min(id), max(id), sum(x) FROM f WHERE " + cond, expect=nonempty)
 
 
+def test_join_key_ranges_skip_batches(mk):
+    """Inner and semi joins on an integer fact column skip the fact batches
+    outside [min, max] of the dimension's keys (pg_warp.enable_join_ranges);
+    answers equal PostgreSQL's either way, and no range is used where a fact
+    qual could raise an error or for a left join."""
+    s = mk()
+    conn = s.conn
+    rows = [(None if i % 97 == 0 else i // 100, i % 7, (i * 13) % 1000) for i in range(6000)]
+    s.table("f", [("day", "int4"), ("g", "int4"), ("v", "int8")], rows, batch_rows=500,
+            stats=True)
+    s.table("d", [("day", "int8"), ("yr", "int4")], [(i, 2000 + i // 12) for i in range(60)])
+    s.table("e", [("day", "int4"), ("w", "int4")], [(i, i % 3) for i in range(10, 14)],
+            arrow=False)
+    s.table("h", [("g", "int4"), ("w", "int4")], [(i, i % 2) for i in range(2, 5)],
+            arrow=False)
+    queries = [
+        ("SELECT d.yr, count(*), sum(f.v) FROM f JOIN d ON f.day = d.day WHERE d.yr = 2002 "
+         "GROUP BY d.yr", True),
+        ("SELECT d.yr, h.w, count(*) FROM f JOIN d ON f.day = d.day JOIN h ON f.g = h.g "
+         "WHERE d.yr = 2001 GROUP BY 1, 2", True),
+        ("SELECT count(*), sum(v) FROM f WHERE EXISTS (SELECT 1 FROM e WHERE e.day = f.day)", True),
+        ("SELECT d.yr, count(*) FROM f JOIN d ON f.day = d.day WHERE d.yr = 1999 GROUP BY d.yr",
+         True),                                          # no keys: every batch
+        ("SELECT d.yr, count(*) FROM f JOIN d ON f.day = d.day WHERE f.g < 3 AND d.yr = 2003 "
+         "GROUP BY d.yr", True),
+        ("SELECT d.yr, count(*) FROM f JOIN d ON f.day = d.day WHERE 100 / (f.g - 3) > 0 "
+         "AND d.yr = 2002 GROUP BY d.yr", False),         # a qual that can fail: none
+        ("SELECT d.yr, count(*), count(f.day) FROM f LEFT JOIN d ON f.day = d.day AND d.yr = 2002 "
+         "GROUP BY d.yr", False),                         # left join: none
+    ]
+    for sql, ranges in queries:
+        check(s, sql, expect=nonempty if "1999" not in sql and "100 /" not in sql else None)
+        set_side(conn, s.w, True)
+        for on in ("on", "off"):
+            conn.execute("SET pg_warp.enable_join_ranges = " + on)
+            res = run(conn, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + sql)
+            conn.execute("RESET pg_warp.enable_join_ranges")
+            if res[0] == "error":
+                assert "100 /" in sql, res
+                continue
+            lines = [r[0] for r in res[1]]
+            assert any("Warp" in l for l in lines), lines
+            skipped = sum(int(l.split(":")[1]) for l in lines if "Batches Skipped:" in l)
+            described = any("Join Key Ranges:" in l for l in lines)
+            assert described == (ranges and on == "on"), (sql, on, lines)
+            if ranges and on == "on":
+                assert skipped >= 6, (sql, lines)
+            elif "WHERE f.g" not in sql:
+                assert skipped == 0, (sql, on, lines)
+    # a parameter in the dimension's qual: the range follows each execution
+    set_side(conn, s.w, True)
+    conn.execute("PREPARE jr(int) AS SELECT d.yr, count(*), sum(f.v) FROM f JOIN d "
+                 "ON f.day = d.day WHERE d.yr = $1 GROUP BY d.yr")
+    try:
+        conn.execute("SET plan_cache_mode = force_generic_plan")
+        for yr in (2001, 2004, 2002):
+            got = run(conn, "EXECUTE jr(%d)" % yr)
+            set_side(conn, s.h, False)
+            want = run(conn, "SELECT d.yr, count(*), sum(f.v) FROM f JOIN d ON f.day = d.day "
+                             "WHERE d.yr = %d GROUP BY d.yr" % yr)
+            set_side(conn, s.w, True)
+            assert got == want and want[1], (yr, got, want)
+    finally:
+        conn.execute("DEALLOCATE jr")
+        conn.execute("RESET plan_cache_mode")
+
+
 def test_all_rows_filtered(base):
     check(base, "SELECT count(*), sum(a), avg(a), sum(x), avg(r), min(dt), max(ts), count(b) "
                 "FROM f WHERE a > 2147483647", expect=lambda r: r[0][0] == 0)
