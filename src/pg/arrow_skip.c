@@ -353,11 +353,16 @@ arrow_skip_join_ranges_clear(ArrowSkipQuals *sq)
 		sq->n = sq->nfixed;
 }
 
-void
-arrow_skip_join_range_add(ArrowSkipQuals **sqp, int attno, int64 lo, int64 hi)
+bool
+arrow_skip_join_range_add(ArrowSkipQuals **sqp, int attno, Oid typid, int64 lo, int64 hi)
 {
 	ArrowSkipQuals *sq = *sqp;
+	SkipDomain	dom;
 	int			k;
+
+	if (!domain_of(typid, &dom) ||
+		(dom != DOM_INT && dom != DOM_DATE && dom != DOM_TIMESTAMP))
+		return false;
 
 	if (sq == NULL)
 	{
@@ -381,10 +386,11 @@ arrow_skip_join_range_add(ArrowSkipQuals **sqp, int attno, int64 lo, int64 hi)
 		q->cxt = CurrentMemoryContext;
 		q->attno = attno;
 		q->strategy = k == 0 ? BTGreaterEqualStrategyNumber : BTLessEqualStrategyNumber;
-		q->domain = DOM_INT;
+		q->domain = dom;
 		q->have_value = true;	/* no value_expr: known already */
 		q->ivalue = k == 0 ? lo : hi;
 	}
+	return true;
 }
 
 void
@@ -451,9 +457,28 @@ arrow_skip_join_ranges_describe(ArrowSkipQuals *sq, TupleDesc tupdesc)
 		return NULL;
 	initStringInfo(&buf);
 	for (i = sq->nfixed; i + 1 < sq->n; i += 2)
-		appendStringInfo(&buf, "%s%s in [%lld, %lld]", buf.len ? ", " : "",
-						 quote_identifier(NameStr(TupleDescAttr(tupdesc, sq->q[i].attno)->attname)),
-						 (long long) sq->q[i].ivalue, (long long) sq->q[i + 1].ivalue);
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, sq->q[i].attno);
+		char	   *bound[2];
+		int			k;
+
+		for (k = 0; k < 2; k++)
+		{
+			int64		v = (int64) sq->q[i + k].ivalue;
+
+			if (sq->q[i].domain == DOM_DATE)
+				bound[k] = DatumGetCString(DirectFunctionCall1(date_out,
+															   DateADTGetDatum((DateADT) v)));
+			else if (sq->q[i].domain == DOM_TIMESTAMP)
+				bound[k] = DatumGetCString(DirectFunctionCall1(att->atttypid == TIMESTAMPTZOID ?
+															   timestamptz_out : timestamp_out,
+															   Int64GetDatum(v)));
+			else
+				bound[k] = psprintf(INT64_FORMAT, v);
+		}
+		appendStringInfo(&buf, "%s%s in [%s, %s]", buf.len ? ", " : "",
+						 quote_identifier(NameStr(att->attname)), bound[0], bound[1]);
+	}
 	return buf.data;
 }
 

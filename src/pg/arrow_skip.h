@@ -28,14 +28,16 @@ extern const char *arrow_skip_quals_describe(ArrowSkipQuals *sq, TupleDesc tupde
 extern bool arrow_skip_quals_all(const ArrowSkipQuals *sq, List *quals);
 
 /*
- * Join ranges: "column BETWEEN lo AND hi" over an integer column, known at
- * run time (the keys an inner join's dimension holds, warp_exec.c), after
- * the quals; *sqp is created if NULL.  The files' statistics must be loaded
- * again after adding (arrow_scan_reload_stats).  Not counted by
- * arrow_skip_quals_count.
+ * Join ranges: "column BETWEEN lo AND hi" over an integer, date (DateADT)
+ * or timestamp (microseconds) column of type typid, known at run time (the
+ * keys an inner join's dimension holds, warp_exec.c), after the quals;
+ * *sqp is created if NULL; false for another type.  The files' statistics
+ * must be loaded again after adding (arrow_scan_reload_stats).  Not
+ * counted by arrow_skip_quals_count.
  */
 extern void arrow_skip_join_ranges_clear(ArrowSkipQuals *sq);
-extern void arrow_skip_join_range_add(ArrowSkipQuals **sqp, int attno, int64 lo, int64 hi);
+extern bool arrow_skip_join_range_add(ArrowSkipQuals **sqp, int attno, Oid typid,
+									  int64 lo, int64 hi);
 extern const char *arrow_skip_join_ranges_describe(ArrowSkipQuals *sq, TupleDesc tupdesc);
 
 /* A file's statistics for the columns the quals use, in PostgreSQL's value

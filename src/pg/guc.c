@@ -144,7 +144,8 @@ pgwarp_define_gucs(void)
 							 "key lies outside the keys an inner join's dimension "
 							 "holds.",
 							 "Once the dimensions are built, each inner or semi "
-							 "join on an integer column of an Arrow fact table "
+							 "join on an integer, date or timestamp column of an "
+							 "Arrow fact table "
 							 "adds \"column BETWEEN min AND max\" of the "
 							 "dimension's keys to the batch statistics and the "
 							 "raw-value row filter (only where every fact qual is "

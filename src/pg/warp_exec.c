@@ -1930,8 +1930,9 @@ run_on_daemon(WarpScanState *ws)
 }
 
 /*
- * Join ranges: an inner or semi join on an integer column of an Arrow fact
- * table drops every fact row whose key lies outside [min, max] of the
+ * Join ranges: an inner or semi join on an integer, date or timestamp
+ * column of an Arrow fact table (dimension keys in the same domain:
+ * DateADT, microseconds) drops every fact row whose key lies outside [min, max] of the
  * dimension's keys (and NULL keys), so those bounds go to the scan's batch
  * statistics and raw-value row filter (arrow_skip.c).  A row dropped there
  * never reaches the quals, the other joins' keys or the aggregates, so
@@ -1975,8 +1976,8 @@ set_join_ranges(WarpScanState *ws)
 			v->varattno > td->natts)
 			continue;
 		t = TupleDescAttr(td, v->varattno - 1)->atttypid;
-		if (t != INT2OID && t != INT4OID && t != INT8OID)
-			continue;
+		if (t != INT2OID && t != INT4OID && t != INT8OID && t != DATEOID && t != TIMESTAMPOID)
+			continue;			/* keys of another domain (text numbers) */
 		for (r = 0; r < d->rows; r++)
 		{
 			if (r == 0 || d->keys[r] < lo)
@@ -1984,8 +1985,8 @@ set_join_ranges(WarpScanState *ws)
 			if (r == 0 || d->keys[r] > hi)
 				hi = d->keys[r];
 		}
-		arrow_skip_join_range_add(&ss->skip, v->varattno - 1, lo, hi);
-		n++;
+		if (arrow_skip_join_range_add(&ss->skip, v->varattno - 1, t, lo, hi))
+			n++;
 	}
 	if (n > 0)
 		arrow_scan_reload_stats(ss);

@@ -662,9 +662,19 @@ def test_join_key_ranges_skip_batches(mk):
     qual could raise an error or for a left join."""
     s = mk()
     conn = s.conn
-    rows = [(None if i % 97 == 0 else i // 100, i % 7, (i * 13) % 1000) for i in range(6000)]
-    s.table("f", [("day", "int4"), ("g", "int4"), ("v", "int8")], rows, batch_rows=500,
-            stats=True)
+    d0 = datetime.date(2020, 1, 1)
+    t0 = datetime.datetime(2020, 1, 1)
+    rows = [(None if i % 97 == 0 else i // 100, i % 7, (i * 13) % 1000,
+             None if i % 89 == 0 else d0 + datetime.timedelta(days=i // 100),
+             t0 + datetime.timedelta(hours=i // 100, seconds=i % 100))
+            for i in range(6000)]
+    s.table("f", [("day", "int4"), ("g", "int4"), ("v", "int8"), ("dt", "date"),
+                  ("ts", "timestamp")], rows, batch_rows=500, stats=True)
+    s.table("dd", [("dt", "date"), ("m", "int4")],
+            [(d0 + datetime.timedelta(days=i), i // 30) for i in range(70)])
+    s.table("dts", [("ts", "timestamp"), ("q", "int4")],
+            [(t0 + datetime.timedelta(hours=i // 100, seconds=i % 100), i % 4)
+             for i in range(1800, 2300)], arrow=False)
     s.table("d", [("day", "int8"), ("yr", "int4")], [(i, 2000 + i // 12) for i in range(60)])
     s.table("e", [("day", "int4"), ("w", "int4")], [(i, i % 3) for i in range(10, 14)],
             arrow=False)
@@ -678,6 +688,10 @@ def test_join_key_ranges_skip_batches(mk):
         ("SELECT count(*), sum(v) FROM f WHERE EXISTS (SELECT 1 FROM e WHERE e.day = f.day)", True),
         ("SELECT d.yr, count(*) FROM f JOIN d ON f.day = d.day WHERE d.yr = 1999 GROUP BY d.yr",
          True),                                          # no keys: every batch
+        ("SELECT dd.m, count(*), sum(f.v) FROM f JOIN dd ON f.dt = dd.dt WHERE dd.m = 1 "
+         "GROUP BY dd.m", True),                         # date keys
+        ("SELECT dts.q, count(*), sum(f.v) FROM f JOIN dts ON f.ts = dts.ts GROUP BY dts.q",
+         True),                                          # timestamp keys
         ("SELECT d.yr, count(*) FROM f JOIN d ON f.day = d.day WHERE f.g < 3 AND d.yr = 2003 "
          "GROUP BY d.yr", True),
         ("SELECT d.yr, count(*) FROM f JOIN d ON f.day = d.day WHERE 100 / (f.g - 3) > 0 "
