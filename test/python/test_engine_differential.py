@@ -1006,6 +1006,10 @@ CASES = [("cpu", c) for c in range(NCHUNKS)] + [("gpu", c) for c in range(GPU_CH
     [("threads", c) for c in range(3)] + [("heap", c) for c in range(3)] + \
     [("params", c) for c in range(2)]
 MIN_OFFLOADED_HEAP = 0.25
+# through pg_warp_gpud only aggregations are offloaded (WarpJoin and WarpScan,
+# a quarter of the offloaded queries on the CPU, are not planned there):
+# seed 7171 chunk 1 offloads 254 of 300 on the CPU, 178 through the daemon
+MIN_OFFLOADED_GPU = 0.50
 
 
 # each chunk runs in a TimeZone of its own (both sides): the timestamptz
@@ -1196,7 +1200,8 @@ def run_chunk(star, mode, chunk, gen):
         print("  float sums apart within n * eps * sum(|x|): " + sql)
     assert not failures, "PGWARP_DIFF_SEED=%d: %d of %d queries differ:\n%s" % (
         SEED, len(failures), n, "\n".join(failures))
-    assert offloaded >= (MIN_OFFLOADED_HEAP if mode == "heap" else MIN_OFFLOADED) * n, \
+    assert offloaded >= {"heap": MIN_OFFLOADED_HEAP, "gpu": MIN_OFFLOADED_GPU}.get(
+        mode, MIN_OFFLOADED) * n, \
         "seed %d: only %d of %d queries got a WarpPreAgg, WarpJoin or WarpScan plan" % (SEED, offloaded, n)
     assert oracle_ok >= MIN_ORACLE_OK * n, \
         "seed %d: only %d of %d queries succeeded on the oracle" % (SEED, oracle_ok, n)
