@@ -175,6 +175,15 @@ set_raw_kinds(WarpDimArrow *r)
 				r->raw[k] = RAW_TEXT;
 			continue;
 		}
+		/* dates, times and timestamps: their integer is the value exactly,
+		 * so equal integers convert to equal Datums (payload lookups only) */
+		if ((t->id == ARROW_TYPE_DATE || t->id == ARROW_TYPE_TIME ||
+			 t->id == ARROW_TYPE_TIMESTAMP || t->id == ARROW_TYPE_BOOL) &&
+			!col->field->has_dict)
+		{
+			r->raw[k] = RAW_INT_BYTES;
+			continue;
+		}
 		if (t->id != ARROW_TYPE_INT || col->field->has_dict ||
 			(!t->is_signed && t->bit_width == 64))
 			continue;

@@ -43,10 +43,13 @@ def dim_table():
         "w": pa.array([(i * 13) % 50 for i in range(NDIM)], pa.int32()),
         "z": pa.array([i % 250 for i in range(NDIM)], pa.int32()),
         "ts": pa.array([i * 3_600_000_000 for i in range(NDIM)], pa.timestamp("us")),
+        "dt": pa.array([None if i % 43 == 1 else 18000 + i % 60 for i in range(NDIM)],
+                       pa.date32()),
+        "ok": pa.array([None if i % 31 == 2 else i % 3 == 0 for i in range(NDIM)]),
     })
 
 
-DIM_COLS = "id int, grp text, cat text, name text, w int, z int, ts timestamp"
+DIM_COLS = "id int, grp text, cat text, name text, w int, z int, ts timestamp, dt date, ok bool"
 
 
 @pytest.fixture(scope="module")
@@ -163,6 +166,8 @@ GROUPED = "SELECT {keys}, count(*), sum(f.v) FROM fact f JOIN dim d ON f.k = d.i
     ("d.grp", "WHERE d.z <> 0 AND 100 / d.z > 1"),     # the zeros dropped first
     ("d.cat", "WHERE d.grp IS NOT NULL AND d.w < 30"),  # a text column's null test
     ("d.cat", "WHERE d.grp IS NULL OR d.cat IS NULL"),
+    ("d.dt, d.ok", "WHERE d.w < 40"),                  # date and bool payloads
+    ("d.ts", "WHERE d.z < 4"),                         # timestamp payloads
 ])
 def test_engine_reads_the_dimension(star, keys, where):
     check(star, GROUPED.format(keys=keys, where=where), engine_reads=1)
