@@ -327,11 +327,33 @@ def same_result(got, want, ordered):
     if not ordered:
         g, w = sorted(g, key=_sort_key), sorted(w, key=_sort_key)
     tol = approx_columns(want[2])
+
+    def row_equal(rg, rw):
+        return len(rg) == len(rw) and all(
+            same_value(a, b, REL_TOL if t else 0) for a, b, t in zip(rg, rw, tol))
+
     for i, (rg, rw) in enumerate(zip(g, w)):
-        if len(rg) != len(rw) or not all(
-                same_value(a, b, REL_TOL if t else 0) for a, b, t in zip(rg, rw, tol)):
+        if not row_equal(rg, rw):
+            # rows whose other columns tie (a CUBE's NULL keys beside real
+            # NULLs) sort by their float columns, which may differ in the
+            # last bits (seed 66666): pair the rows up instead
+            if not ordered and _pair_rows(g, w, row_equal):
+                return None
             return "row %d differs: %r instead of %r" % (i, rg, rw)
     return None
+
+
+def _pair_rows(g, w, row_equal):
+    """whether every row of g equals a different row of w"""
+    free = list(w)
+    for rg in g:
+        for k, rw in enumerate(free):
+            if row_equal(rg, rw):
+                del free[k]
+                break
+        else:
+            return False
+    return True
 
 
 def _short(res, limit=25):
