@@ -517,10 +517,12 @@ arrow_scan_explain(ArrowScanState *ss, TupleDesc td, ExplainState *es)
 	ExplainPropertyText("Columns Read", cols.len ? cols.data : "(none)", es);
 	if (ss->skip && arrow_skip_quals_count(ss->skip) > 0)
 		ExplainPropertyText("Batch Skipping", arrow_skip_quals_describe(ss->skip, td), es);
-	if (es->analyze && arrow_skip_join_ranges_describe(ss->skip, td))
-		ExplainPropertyText("Join Key Ranges", arrow_skip_join_ranges_describe(ss->skip, td), es);
 	if (es->analyze)
 	{
+		const char *ranges = arrow_skip_join_ranges_describe(ss->skip, td);
+
+		if (ranges)
+			ExplainPropertyText("Join Key Ranges", ranges, es);
 		ExplainPropertyInteger("Batches Read", NULL,
 							   pg_atomic_read_u64(&ss->shared->batches_read), es);
 		ExplainPropertyInteger("Batches Skipped", NULL,

@@ -309,16 +309,24 @@ arrow_skip_quals_count(const ArrowSkipQuals *sq)
 	return sq ? sq->nfixed + sq->nnull : 0;
 }
 
+/* an empty set with room for n quals */
+static ArrowSkipQuals *
+skip_quals_alloc(int n)
+{
+	ArrowSkipQuals *sq = palloc0(sizeof(ArrowSkipQuals));
+
+	sq->cap = Max(n, 1);
+	sq->q = palloc0(sizeof(SkipQual) * sq->cap);
+	sq->nq = palloc0(sizeof(NullQual) * sq->cap);
+	sq->all = true;
+	return sq;
+}
+
 ArrowSkipQuals *
 arrow_skip_quals_build(List *quals, Index scanrelid, TupleDesc tupdesc, PlanState *ps)
 {
-	ArrowSkipQuals *sq = palloc0(sizeof(ArrowSkipQuals));
+	ArrowSkipQuals *sq = skip_quals_alloc(list_length(quals));
 	ListCell   *lc;
-
-	sq->cap = Max(list_length(quals), 1);
-	sq->q = palloc0(sizeof(SkipQual) * sq->cap);
-	sq->nq = palloc0(sizeof(NullQual) * Max(list_length(quals), 1));
-	sq->all = true;
 
 	/*
 	 * The executor evaluates the quals in list order, row by row.  A batch
@@ -363,20 +371,12 @@ arrow_skip_join_range_add(ArrowSkipQuals **sqp, int attno, Oid typid, int64 lo, 
 	if (!domain_of(typid, &dom) ||
 		(dom != DOM_INT && dom != DOM_DATE && dom != DOM_TIMESTAMP))
 		return false;
-
 	if (sq == NULL)
-	{
-		sq = *sqp = palloc0(sizeof(ArrowSkipQuals));
-		sq->cap = 2;
-		sq->q = palloc0(sizeof(SkipQual) * sq->cap);
-		sq->nq = palloc0(sizeof(NullQual));
-		sq->all = true;
-	}
+		sq = *sqp = skip_quals_alloc(2);
 	if (sq->n + 2 > sq->cap)
 	{
-		sq->q = repalloc(sq->q, sizeof(SkipQual) * (sq->n + 2) * 2);
-		memset(sq->q + sq->cap, 0, sizeof(SkipQual) * ((sq->n + 2) * 2 - sq->cap));
 		sq->cap = (sq->n + 2) * 2;
+		sq->q = repalloc(sq->q, sizeof(SkipQual) * sq->cap);	/* set below */
 	}
 	for (k = 0; k < 2; k++)
 	{

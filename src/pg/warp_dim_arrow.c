@@ -175,8 +175,9 @@ set_raw_kinds(WarpDimArrow *r)
 				r->raw[k] = RAW_TEXT;
 			continue;
 		}
-		/* dates, times and timestamps: their integer is the value exactly,
-		 * so equal integers convert to equal Datums (payload lookups only) */
+		/* booleans, dates, times and timestamps: their integer is the value
+		 * exactly, so equal integers convert to equal Datums (payload
+		 * lookups only) */
 		if ((t->id == ARROW_TYPE_DATE || t->id == ARROW_TYPE_TIME ||
 			 t->id == ARROW_TYPE_TIMESTAMP || t->id == ARROW_TYPE_BOOL) &&
 			!col->field->has_dict)

@@ -514,7 +514,7 @@ raw_dim_key(WarpDim *d, WarpDimArrow *reader, int32 **kslots, uint32 *kmask, int
 		int64		len;
 
 		if (!warp_dim_arrow_text(reader, d->key_resno - 1, &p, &len, kn) ||
-			len > PG_INT32_MAX / 2 || GetDatabaseEncoding() != PG_UTF8)
+			len > PG_INT32_MAX / 2)
 			return false;
 		if (*kn)
 			return true;
@@ -735,7 +735,7 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	/* keys read as they are: one integer, two int2/int4 columns, or text
 	 * (a string seen before; a new one goes through its Datum once) */
 	raw_key = reader != NULL &&
-		(d->text_key ||
+		((d->text_key && GetDatabaseEncoding() == PG_UTF8) ||
 		 (d->key2_resno == 0 && (keytype == INT2OID || keytype == INT4OID || keytype == INT8OID)) ||
 		 (d->key2_resno > 0 && (keytype == INT2OID || keytype == INT4OID) &&
 		  (key2type == INT2OID || key2type == INT4OID)));
@@ -1932,9 +1932,9 @@ run_on_daemon(WarpScanState *ws)
 /*
  * Join ranges: an inner or semi join on an integer, date or timestamp
  * column of an Arrow fact table (dimension keys in the same domain:
- * DateADT, microseconds) drops every fact row whose key lies outside [min, max] of the
- * dimension's keys (and NULL keys), so those bounds go to the scan's batch
- * statistics and raw-value row filter (arrow_skip.c).  A row dropped there
+ * DateADT, microseconds) drops every fact row whose key lies outside
+ * [min, max] of the dimension's keys (and NULL keys), so those bounds join
+ * the scan's skip quals (arrow_skip.c), which decide the batches it reads.  A row dropped there
  * never reaches the quals, the other joins' keys or the aggregates, so
  * this is done only where all the fact quals are of the simple forms that
  * cannot raise an error (arrow_skip_quals_all) and every join key on the
@@ -1946,10 +1946,9 @@ set_join_ranges(WarpScanState *ws)
 {
 	ArrowScanState *ss = &ws->scan;
 	TupleDesc	td;
+	MemoryContext old;
 	int			i;
 	int			n = 0;
-
-	MemoryContext old;
 
 	if (ws->heap || !ws->scan.files)
 		return;
@@ -1977,7 +1976,7 @@ set_join_ranges(WarpScanState *ws)
 			continue;
 		t = TupleDescAttr(td, v->varattno - 1)->atttypid;
 		if (t != INT2OID && t != INT4OID && t != INT8OID && t != DATEOID && t != TIMESTAMPOID)
-			continue;			/* keys of another domain (text numbers) */
+			continue;
 		for (r = 0; r < d->rows; r++)
 		{
 			if (r == 0 || d->keys[r] < lo)
