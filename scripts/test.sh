@@ -31,8 +31,10 @@ fi
 . scripts/cluster.sh
 trap cluster_stop EXIT
 # the GPU daemon runs with the CPU driver here, so the daemon, its protocol,
-# cancellation and crash recovery are tested without a GPU
-cluster_start -c shared_preload_libraries=pg_warp -c pg_warp.gpud_device=cpu ||
+# cancellation and crash recovery are tested without a GPU; prepared
+# transactions are allowed for the heap dimension cache's test
+cluster_start -c shared_preload_libraries=pg_warp -c pg_warp.gpud_device=cpu \
+	-c max_prepared_transactions=4 ||
 	{ echo "0 passed, 1 failed (cluster start)"; exit 1; }
 export PGWARP_BIN="$ROOT/build/pgwarp" PGWARP_EXPECT_GPUD=1
 

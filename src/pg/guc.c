@@ -18,6 +18,7 @@ bool		pgwarp_enable_join = true;
 bool		pgwarp_enable_scan = true;
 bool		pgwarp_enable_scan_filter = true;
 bool		pgwarp_enable_dim_scan = true;
+bool		pgwarp_cache_heap_dimensions = true;
 bool		pgwarp_enable_join_ranges = true;
 int			pgwarp_heap_min_rows = 100000;
 int			pgwarp_inner_hash_mem = 256 * 1024;	/* kB */
@@ -134,6 +135,19 @@ pgwarp_define_gucs(void)
 							 "batches' columns into the join table without "
 							 "PostgreSQL's executor.",
 							 &pgwarp_enable_dim_scan,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pg_warp.cache_heap_dimensions",
+							 "Lets a backend keep the join tables it built from "
+							 "heap dimension tables for later queries.",
+							 "An entry is used only while no transaction that "
+							 "modified the table has committed since it was built "
+							 "(tracked in shared memory when pg_warp is in "
+							 "shared_preload_libraries).",
+							 &pgwarp_cache_heap_dimensions,
 							 true,
 							 PGC_USERSET,
 							 0,

@@ -11,6 +11,7 @@
 #include "miscadmin.h"
 
 #include "gpud_client.h"
+#include "heap_changes.h"
 #include "pg_warp.h"
 #include "warp.h"
 
@@ -28,6 +29,7 @@ _PG_init(void)
 	if (process_shared_preload_libraries_in_progress)
 	{
 		pgwarp_footer_cache_preload();
+		pgwarp_heap_changes_preload();
 		pgwarp_gpud_register_supervisor();
 	}
 }

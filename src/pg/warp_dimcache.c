@@ -1,28 +1,35 @@
 /*
  * warp_dimcache.c — built dimension tables kept across queries.
  *
- * Building a dimension means running its PostgreSQL plan (an arrow_fdw
- * scan with the dimension's filters) and collecting each row's join key and
- * payload id; for SSB at SF=1 that is most of a GPU query's time.  A
- * backend keeps what it built, keyed by
+ * Building a dimension means running its PostgreSQL plan (a scan with the
+ * dimension's filters) and collecting each row's join key and payload id;
+ * for SSB at SF=1 that is most of a GPU query's time.  A backend keeps what
+ * it built, keyed by
  *
  *   - the dimension plan itself (nodeToString: its filters, constants and
  *     output columns; a plan holding a parameter or a function that is not
  *     immutable is never cached), and the relation's OID;
- *   - the identity of every file of the table (path, inode, size, mtime
- *     in nanoseconds), so a replaced or rewritten file is a different key.
+ *   - for a read-only arrow_fdw table, the identity of every file of the
+ *     table (path, inode, size, mtime in nanoseconds), so a replaced or
+ *     rewritten file is a different key;
+ *   - for a heap table, its relfilenode (TRUNCATE, VACUUM FULL and table
+ *     rewrites give a new one) and, beside the key, the table's change
+ *     counter from heap_changes.c: an entry is used only while no
+ *     transaction that modified the table has committed since, and only by
+ *     a snapshot that sees the same committed changes as the one that built
+ *     it (pg_warp.cache_heap_dimensions).
  *
- * Only read-only arrow_fdw tables qualify: a writable table's visible rows
- * depend on the snapshot, a heap table's on its MVCC state, and neither has
- * a cheap change counter.  Entries live in a memory context of their own,
- * least recently used first out when pg_warp.inner_hash_mem would be
- * exceeded; an entry used by the running query is never evicted (the query
- * reads its arrays in place).
+ * A writable arrow_fdw table's visible rows depend on the snapshot and it
+ * has no change counter: never cached.  Entries live in a memory context of
+ * their own, least recently used first out when pg_warp.inner_hash_mem
+ * would be exceeded; an entry used by the running query is never evicted
+ * (the query reads its arrays in place).
  */
 #include "postgres.h"
 
 #include <sys/stat.h>
 
+#include "access/relation.h"
 #include "foreign/foreign.h"
 #include "lib/stringinfo.h"
 #include "nodes/nodeFuncs.h"
@@ -30,8 +37,11 @@
 #include "parser/parsetree.h"
 #include "utils/datum.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 
 #include "arrow_fdw.h"
+#include "heap_changes.h"
+#include "pg_warp.h"
 #include "warp.h"
 #include "warp_dimcache.h"
 
@@ -40,6 +50,8 @@ typedef struct DimCacheEntry
 	dlist_node	node;			/* most recently used first */
 	char	   *key;
 	uint64		seq;			/* query that used it last */
+	Oid			heap_relid;		/* a heap table's, else InvalidOid */
+	uint64		gen;			/* its change counter when built */
 	Size		bytes;
 	WarpDimCached dim;
 } DimCacheEntry;
@@ -74,32 +86,108 @@ exprs_stable(List *exprs)
 }
 
 /*
- * The plan's text without the ":location N" fields: those are offsets into
- * the query string, so the same dimension in a query spelled differently
- * (or under EXPLAIN ANALYZE) would otherwise be another key.
+ * The plan's text without the fields that do not change its rows: query
+ * string offsets (":location": the same dimension in a query spelled
+ * differently, or under EXPLAIN ANALYZE), its place in the whole plan
+ * (plan_node_id, the range table index of its one relation, whose OID
+ * leads the key) and the planner's estimates, which move with ANALYZE.
  */
 static void
 append_plan_text(StringInfo buf, const char *text)
 {
-	static const char tag[] = ":location ";
+	static const char *const tags[] = {
+		":location ", ":plan_node_id ", ":startup_cost ", ":total_cost ",
+		":plan_rows ", ":plan_width ", ":varno ", ":varnosyn ", ":scanrelid "
+	};
 	const char *p = text;
-	const char *hit;
 
-	while ((hit = strstr(p, tag)) != NULL)
+	while (*p)
 	{
-		appendBinaryStringInfo(buf, p, hit - p + strlen(tag));
-		p = hit + strlen(tag);
-		if (*p == '-')
-			p++;
-		while (*p >= '0' && *p <= '9')
+		const char *hit = strchr(p, ':');
+		int			t;
+
+		if (hit == NULL)
+			break;
+		for (t = 0; t < lengthof(tags); t++)
+			if (strncmp(hit, tags[t], strlen(tags[t])) == 0)
+				break;
+		if (t == lengthof(tags))
+		{
+			appendBinaryStringInfo(buf, p, hit - p + 1);
+			p = hit + 1;
+			continue;
+		}
+		appendBinaryStringInfo(buf, p, hit - p + strlen(tags[t]));
+		p = hit + strlen(tags[t]);
+		while (*p && *p != ' ' && *p != ')' && *p != '}')
 			p++;
 		appendStringInfoChar(buf, '?');
 	}
 	appendStringInfoString(buf, p);
 }
 
+/* a heap dimension's scan: its expressions all stable? */
+static bool
+heap_scan_stable(Plan *scan)
+{
+	switch (nodeTag(scan))
+	{
+		case T_SeqScan:
+			return scan->lefttree == NULL;
+		case T_IndexScan:
+			{
+				IndexScan  *is = (IndexScan *) scan;
+
+				return exprs_stable(is->indexqualorig) &&
+					exprs_stable(is->indexorderbyorig);
+			}
+		case T_IndexOnlyScan:
+			{
+				IndexOnlyScan *is = (IndexOnlyScan *) scan;
+
+				return exprs_stable(is->indexqual) && exprs_stable(is->recheckqual) &&
+					exprs_stable(is->indexorderby);
+			}
+		default:
+			return false;
+	}
+}
+
+/*
+ * The key of a plan scanning a heap table (*heap_relid set), or NULL where
+ * it cannot be cached.
+ */
+static char *
+heap_dim_key(Scan *scan, EState *estate, Plan *plan, Oid *heap_relid)
+{
+	RangeTblEntry *rte;
+	Relation	rel;
+	uint64		gen;
+	Oid			relnode;
+	bool		ok;
+	StringInfoData buf;
+
+	if (!pgwarp_cache_heap_dimensions || scan->scanrelid == 0 ||
+		!heap_scan_stable(&scan->plan) || scan->plan.righttree)
+		return NULL;
+	rte = exec_rt_fetch(scan->scanrelid, estate);
+	if (rte->rtekind != RTE_RELATION)
+		return NULL;
+	rel = relation_open(rte->relid, NoLock);
+	ok = heap_changes_consistent(rel, estate->es_snapshot, &gen);
+	relnode = rel->rd_node.relNode;
+	relation_close(rel, NoLock);
+	if (!ok)
+		return NULL;
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "heap %u %u\n", rte->relid, relnode);
+	append_plan_text(&buf, nodeToString(plan));
+	*heap_relid = rte->relid;
+	return buf.data;
+}
+
 char *
-warp_dimcache_key(Plan *plan, EState *estate)
+warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid)
 {
 	Plan	   *scan;
 	ForeignScan *fs;
@@ -110,8 +198,10 @@ warp_dimcache_key(Plan *plan, EState *estate)
 	StringInfoData buf;
 	ListCell   *lc;
 
-	/* a big dimension is often planned as Gather -> Parallel Foreign Scan:
-	 * its rows are the same, so it is cached the same way */
+	*heap_relid = InvalidOid;
+	/* a big dimension is often planned as Gather -> Parallel Foreign Scan
+	 * (or Parallel Seq Scan): its rows are the same, so it is cached the
+	 * same way */
 	if (IsA(plan, Gather))
 	{
 		if (plan->qual || plan->initPlan || ((Gather *) plan)->initParam ||
@@ -121,8 +211,12 @@ warp_dimcache_key(Plan *plan, EState *estate)
 	}
 	else
 		scan = plan;
-	if (scan == NULL || !IsA(scan, ForeignScan) || scan->lefttree || scan->righttree ||
-		scan->initPlan)
+	if (scan == NULL || scan->initPlan || !exprs_stable(scan->qual) ||
+		!exprs_stable(scan->targetlist))
+		return NULL;
+	if (!IsA(scan, ForeignScan))
+		return heap_dim_key((Scan *) scan, estate, plan, heap_relid);
+	if (scan->lefttree || scan->righttree)
 		return NULL;
 	fs = (ForeignScan *) scan;
 	if (fs->scan.scanrelid == 0 || fs->fdw_scan_tlist != NIL)
@@ -131,8 +225,7 @@ warp_dimcache_key(Plan *plan, EState *estate)
 	fdw = GetForeignDataWrapper(server->fdwid);
 	if (strcmp(fdw->fdwname, "arrow_fdw") != 0)
 		return NULL;
-	if (!exprs_stable(scan->qual) || !exprs_stable(scan->targetlist) ||
-		!exprs_stable(fs->fdw_exprs) || !exprs_stable(fs->fdw_recheck_quals))
+	if (!exprs_stable(fs->fdw_exprs) || !exprs_stable(fs->fdw_recheck_quals))
 		return NULL;
 	rte = exec_rt_fetch(fs->scan.scanrelid, estate);
 	arrow_fdw_get_options(rte->relid, &opts);
@@ -156,24 +249,15 @@ warp_dimcache_key(Plan *plan, EState *estate)
 	return buf.data;
 }
 
-const WarpDimCached *
-warp_dimcache_get(const char *key)
+/* the change counter of heap table relid if snapshot may use its cache */
+static bool
+heap_gen(Oid relid, Snapshot snapshot, uint64 *gen)
 {
-	dlist_iter	it;
+	Relation	rel = relation_open(relid, NoLock);
+	bool		ok = heap_changes_consistent(rel, snapshot, gen);
 
-	dlist_foreach(it, &entries)
-	{
-		DimCacheEntry *e = dlist_container(DimCacheEntry, node, it.cur);
-
-		if (strcmp(e->key, key) == 0)
-		{
-			dlist_delete(&e->node);
-			dlist_push_head(&entries, &e->node);
-			e->seq = query_seq;
-			return &e->dim;
-		}
-	}
-	return NULL;
+	relation_close(rel, NoLock);
+	return ok;
 }
 
 static void
@@ -184,9 +268,43 @@ evict(DimCacheEntry *e)
 	MemoryContextDelete((MemoryContext) e->dim.cxt);
 }
 
+const WarpDimCached *
+warp_dimcache_get(const char *key, Oid heap_relid, Snapshot snapshot)
+{
+	dlist_mutable_iter it;
+
+	dlist_foreach_modify(it, &entries)
+	{
+		DimCacheEntry *e = dlist_container(DimCacheEntry, node, it.cur);
+
+		if (strcmp(e->key, key) == 0)
+		{
+			if (OidIsValid(heap_relid))
+			{
+				uint64		gen;
+
+				if (!heap_gen(heap_relid, snapshot, &gen))
+					return NULL;	/* not for this snapshot */
+				if (gen != e->gen)
+				{
+					/* the table changed since: stale for good */
+					if (e->seq != query_seq)
+						evict(e);
+					return NULL;
+				}
+			}
+			dlist_delete(&e->node);
+			dlist_push_head(&entries, &e->node);
+			e->seq = query_seq;
+			return &e->dim;
+		}
+	}
+	return NULL;
+}
+
 void
-warp_dimcache_put(const char *key, const WarpDimCached *dim, const int16 *typlen,
-				  const bool *typbyval)
+warp_dimcache_put(const char *key, Oid heap_relid, Snapshot snapshot,
+				  const WarpDimCached *dim, const int16 *typlen, const bool *typbyval)
 {
 	Size		bytes = dim->rows * (sizeof(int64) + sizeof(int32)) +
 		(Size) dim->npayloads * Max(dim->npay, 1) * (sizeof(Datum) + sizeof(bool) + 16) +
@@ -197,9 +315,23 @@ warp_dimcache_put(const char *key, const WarpDimCached *dim, const int16 *typlen
 				old;
 	DimCacheEntry *e;
 	int64		i;
+	uint64		gen = 0;
+	dlist_mutable_iter it;
 
 	if (bytes > limit / 2)
 		return;					/* would crowd out everything else */
+	/* a heap table's rows are kept only if every change that committed is
+	 * seen by the snapshot that read them */
+	if (OidIsValid(heap_relid) && !heap_gen(heap_relid, snapshot, &gen))
+		return;
+	/* an older copy under the same key (one stale or for other snapshots) */
+	dlist_foreach_modify(it, &entries)
+	{
+		DimCacheEntry *o = dlist_container(DimCacheEntry, node, it.cur);
+
+		if (o->seq != query_seq && strcmp(o->key, key) == 0)
+			evict(o);
+	}
 	/* make room: oldest first, never what this query uses */
 	cur = dlist_is_empty(&entries) ? NULL : dlist_tail_node(&entries);
 	while (cur && cache_bytes + bytes > limit)
@@ -221,6 +353,8 @@ warp_dimcache_put(const char *key, const WarpDimCached *dim, const int16 *typlen
 	e = palloc0(sizeof(DimCacheEntry));
 	e->key = pstrdup(key);
 	e->seq = query_seq;
+	e->heap_relid = heap_relid;
+	e->gen = gen;
 	e->bytes = bytes;
 	e->dim = *dim;
 	e->dim.cxt = cxt;

@@ -9,6 +9,7 @@
 
 #include "nodes/execnodes.h"
 #include "nodes/plannodes.h"
+#include "utils/snapshot.h"
 
 /* A built dimension: per build row its key and payload id, and the
  * distinct payload tuples (npayloads x npay values). */
@@ -27,14 +28,20 @@ typedef struct WarpDimCached
 /* call once per query execution, before any get/put */
 extern void warp_dimcache_begin_query(void);
 
-/* the cache key of a dimension plan, or NULL if it cannot be cached */
-extern char *warp_dimcache_key(Plan *plan, EState *estate);
+/*
+ * The cache key of a dimension plan, or NULL if it cannot be cached;
+ * *heap_relid is the heap table it scans (else InvalidOid), to be passed
+ * to get and put with the snapshot the plan runs under.
+ */
+extern char *warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid);
 
 /* the entry for key (valid for the rest of this query), or NULL */
-extern const WarpDimCached *warp_dimcache_get(const char *key);
+extern const WarpDimCached *warp_dimcache_get(const char *key, Oid heap_relid,
+											  Snapshot snapshot);
 
-/* keep a copy of dim under key (if it fits) */
-extern void warp_dimcache_put(const char *key, const WarpDimCached *dim,
-							  const int16 *typlen, const bool *typbyval);
+/* keep a copy of dim, built under snapshot, under key (if it fits) */
+extern void warp_dimcache_put(const char *key, Oid heap_relid, Snapshot snapshot,
+							  const WarpDimCached *dim, const int16 *typlen,
+							  const bool *typbyval);
 
 #endif							/* WARP_DIMCACHE_H */

@@ -94,6 +94,7 @@ typedef struct WarpDim
 								 * leader for its workers) or attached to
 								 * the leader's in the DSM */
 	char	   *cache_key;		/* warp_dimcache key, or NULL */
+	Oid			cache_heap_relid;	/* its heap table, if one */
 	bool		from_cache;		/* built by an earlier query */
 	bool		read_by_engine; /* rows from warp_dim_arrow.c */
 	/*
@@ -398,7 +399,7 @@ dim_from_cache(WarpScanState *ws, WarpDim *d)
 	const WarpDimCached *c;
 	int64		i;
 
-	d->cache_key = warp_dimcache_key(d->ps->plan, ws->css.ss.ps.state);
+	d->cache_key = warp_dimcache_key(d->ps->plan, ws->css.ss.ps.state, &d->cache_heap_relid);
 	if (d->cache_key != NULL)
 	{
 		/*
@@ -415,7 +416,8 @@ dim_from_cache(WarpScanState *ws, WarpDim *d)
 			appendStringInfo(&buf, " %d", d->pay_resno[k]);
 		d->cache_key = buf.data;
 	}
-	if (d->cache_key == NULL || (c = warp_dimcache_get(d->cache_key)) == NULL ||
+	if (d->cache_key == NULL || (c = warp_dimcache_get(d->cache_key, d->cache_heap_relid,
+											 ws->css.ss.ps.state->es_snapshot)) == NULL ||
 		c->npay != d->npay)
 		return false;
 	d->rows = c->rows;
@@ -898,7 +900,8 @@ build_dim(WarpScanState *ws, WarpDim *d)
 		c.npay = d->npay;
 		c.pvalues = d->pvalues;
 		c.pnulls = d->pnulls;
-		warp_dimcache_put(d->cache_key, &c, d->pay_len, d->pay_byval);
+		warp_dimcache_put(d->cache_key, d->cache_heap_relid,
+						  ws->css.ss.ps.state->es_snapshot, &c, d->pay_len, d->pay_byval);
 	}
 }
 

@@ -12,12 +12,13 @@
 
 #include <libpq-fe.h>
 
-#define MAX_MODES 6
+#define MAX_MODES 7
 
 typedef struct ModeDef
 {
 	const char *name;
 	bool		arrow;			/* *_arrow tables */
+	bool		fact_only;		/* ... lineorder_arrow only, heap dimensions */
 	const char *settings;		/* run before the mode's queries */
 	bool		warp;			/* needs a pg_warp plan node */
 	bool		gpu;			/* ... that runs on the GPU */
@@ -92,7 +93,7 @@ char	   *xasprintf(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 
 /* bench_sql.c */
 char	   *clean_sql(char *text);
-char	   *rewrite_to_arrow(const char *sql);
+char	   *rewrite_to_arrow(const char *sql, bool fact_only);
 int			order_by_keys(const char *sql, const PGresult *res, int **keys, int *nkeys);
 
 /* bench_report.c */

@@ -315,10 +315,11 @@ ssb_table_index(const Token *t)
 
 /*
  * The query text with the SSB tables in FROM clauses replaced by their
- * _arrow foreign tables (the rule is in the file header).  malloc'd.
+ * _arrow foreign tables (the rule is in the file header), or only lineorder
+ * if fact_only.  malloc'd.
  */
 char *
-rewrite_to_arrow(const char *sql)
+rewrite_to_arrow(const char *sql, bool fact_only)
 {
 	Token	   *t;
 	int			n = sql_tokens(sql, &t);
@@ -395,7 +396,8 @@ rewrite_to_arrow(const char *sql)
 			next && next->kind == T_DOT)
 			continue;
 		expect[d] = false;
-		if (ssb_table_index(tk) < 0 || (next && next->kind == T_LPAREN))
+		if (ssb_table_index(tk) < 0 || (next && next->kind == T_LPAREN) ||
+			(fact_only && ssb_table_index(tk) != 0))
 			continue;
 		/* rewrite this token */
 		buf_putn(&out, sql + copied, tk->start - copied);

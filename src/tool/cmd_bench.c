@@ -17,6 +17,8 @@
  *   warp-cpu  the *_arrow tables, pg_warp.enabled = on, pg_warp.mode = cpu
  *   warp-gpu  the *_arrow tables, pg_warp.enabled = on, pg_warp.mode = gpu
  *   warp      the *_arrow tables, pg_warp.enabled = on, pg_warp.mode = auto
+ *   fact-warp lineorder_arrow with the heap dimension tables (a fact table
+ *             converted, the rest kept), pg_warp.enabled = on, mode = cpu
  *
  * Table rewrite for the arrow tables: the SQL text is tokenized (strings,
  * quoted identifiers, comments and dollar quotes are skipped), and an
@@ -85,6 +87,7 @@ static const char *bench_usage =
 "                         warp-cpu  *_arrow tables, pg_warp.mode = cpu\n"
 "                         warp-gpu  *_arrow tables, pg_warp.mode = gpu\n"
 "                         warp      *_arrow tables, pg_warp.mode = auto\n"
+"                         fact-warp lineorder_arrow + heap dimensions, mode = cpu\n"
 "  --runs N             timed runs per query and mode, after one warm-up\n"
 "                       (default 3)\n"
 "  --queries DIR        the query files, DIR/q*.sql (default bench/ssb/queries)\n"
@@ -109,12 +112,13 @@ static const char *bench_usage =
 
 
 static const ModeDef mode_defs[] = {
-	{"heap", false, "SET pg_warp.enabled = off", false, false},
-	{"heap-warp", false, "SET pg_warp.enabled = on; SET pg_warp.mode = cpu", true, false},
-	{"arrow", true, "SET pg_warp.enabled = off", false, false},
-	{"warp-cpu", true, "SET pg_warp.enabled = on; SET pg_warp.mode = cpu", true, false},
-	{"warp-gpu", true, "SET pg_warp.enabled = on; SET pg_warp.mode = gpu", true, true},
-	{"warp", true, "SET pg_warp.enabled = on; SET pg_warp.mode = auto", true, false},
+	{"heap", false, false, "SET pg_warp.enabled = off", false, false},
+	{"heap-warp", false, false, "SET pg_warp.enabled = on; SET pg_warp.mode = cpu", true, false},
+	{"arrow", true, false, "SET pg_warp.enabled = off", false, false},
+	{"warp-cpu", true, false, "SET pg_warp.enabled = on; SET pg_warp.mode = cpu", true, false},
+	{"warp-gpu", true, false, "SET pg_warp.enabled = on; SET pg_warp.mode = gpu", true, true},
+	{"warp", true, false, "SET pg_warp.enabled = on; SET pg_warp.mode = auto", true, false},
+	{"fact-warp", true, true, "SET pg_warp.enabled = on; SET pg_warp.mode = cpu", true, false},
 };
 
 _Static_assert(sizeof(mode_defs) / sizeof(mode_defs[0]) == MAX_MODES,
@@ -889,7 +893,8 @@ cmd_bench(int argc, char **argv)
 		for (int i = 0; i < nq; i++)
 			for (int m = 0; m < ri.nmodes; m++)
 			{
-				char	   *sql = ri.modes[m]->arrow ? rewrite_to_arrow(qs[i]->text) :
+				char	   *sql = ri.modes[m]->arrow ?
+					rewrite_to_arrow(qs[i]->text, ri.modes[m]->fact_only) :
 					xstrdup(qs[i]->text);
 
 				printf("-- %s %s (%s)\n%s;\n\n", qs[i]->name, ri.modes[m]->name,
@@ -936,7 +941,8 @@ cmd_bench(int argc, char **argv)
 		{
 			const ModeDef *md = ri.modes[m];
 			Cell	   *cell = &q->cells[m];
-			char	   *sql = md->arrow ? rewrite_to_arrow(q->text) : xstrdup(q->text);
+			char	   *sql = md->arrow ? rewrite_to_arrow(q->text, md->fact_only) :
+				xstrdup(q->text);
 			char	   *err;
 
 			err = run_command("RESET pg_warp.enabled; RESET pg_warp.mode");

@@ -181,6 +181,14 @@ def test_show_sql_rewrites_only_table_references(pgwarp, queries):
     assert "from lineorder, date\n" in r.out          # heap mode as written
 
 
+def test_show_sql_fact_warp_rewrites_only_the_fact_table(pgwarp, queries):
+    r = pgwarp("bench", "ssb", "--modes", "fact-warp", "--queries", queries, "--show-sql")
+    assert r.rc == 0, r.describe()
+    assert "from lineorder_arrow AS lineorder, date\n" in r.out
+    assert "from date join lineorder_arrow AS lineorder on" in r.out
+    assert "date_arrow" not in r.out
+
+
 def test_usage_errors(pgwarp, queries):
     assert pgwarp("bench").rc == 2
     assert pgwarp("bench", "tpch").rc == 2

@@ -158,7 +158,9 @@ BEGIN
 	END LOOP;
 	RETURN NEXT;
 END $$;
+SET pg_warp.cache_heap_dimensions = off;   -- built, not taken from the cache
 SELECT * FROM we_dim_once('SELECT d1.grp, k2, count(*) FROM we_fact_a f JOIN we_dim1 d1 ON f.k1 = d1.id GROUP BY d1.grp, k2');
+RESET pg_warp.cache_heap_dimensions;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

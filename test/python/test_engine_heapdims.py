@@ -1,0 +1,313 @@
+"""Heap dimension tables kept across queries (src/pg/heap_changes.c,
+src/pg/warp_dimcache.c).
+
+A backend keeps the join table it built from a heap dimension while no
+transaction that modified the table has committed since, and uses it only
+under snapshots that see the same committed changes.  Each test runs a
+star query over an Arrow fact table and a heap dimension in one session,
+changes the dimension in another session (or in the same transaction, or
+behind an older snapshot), and compares every answer with PostgreSQL's own
+(pg_warp.enabled = off, the fact table a heap copy loaded from pyarrow's
+CSV) in the same session and transaction, so under the same snapshot.
+"""
+import os
+import re
+
+import psycopg
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.ipc as ipc
+import pytest
+
+from pwhelpers import pg_dsn
+
+SCHEMA = "heapdims_t"
+NDIM = 60
+
+QUERY = ("SELECT d.grp, count(*), sum(f.v) FROM {s}.{f} f "
+         "JOIN {s}.{d} d ON f.k = d.id WHERE d.w < 9 GROUP BY 1 ORDER BY 1")
+
+
+def write_arrow(path, table):
+    with ipc.new_file(path, table.schema) as w:
+        w.write_table(table)
+    os.chmod(path, 0o644)
+
+
+@pytest.fixture(scope="module")
+def star(db, module_scratch):
+    d = module_scratch
+    n = 40_000
+    fact = pa.table({"k": pa.array([(i * 7) % 64 for i in range(n)], pa.int32()),
+                     "v": pa.array([i % 1000 for i in range(n)], pa.int64())})
+    write_arrow(os.path.join(d, "fact.arrow"), fact)
+    csv = os.path.join(d, "fact.csv")
+    pacsv.write_csv(fact, csv)
+    os.chmod(csv, 0o644)
+    db.execute("CREATE EXTENSION IF NOT EXISTS pg_warp")
+    db.execute("DROP SCHEMA IF EXISTS %s CASCADE" % SCHEMA)
+    db.execute("CREATE SCHEMA %s" % SCHEMA)
+    db.execute("CREATE FOREIGN TABLE %s.fact (k int, v bigint) SERVER arrow_fdw "
+               "OPTIONS (file '%s')" % (SCHEMA, os.path.join(d, "fact.arrow")))
+    db.execute("CREATE TABLE %s.fact_h (k int, v bigint)" % SCHEMA)
+    db.execute("COPY %s.fact_h FROM '%s' WITH (FORMAT csv, HEADER true)" % (SCHEMA, csv))
+    db.execute("CREATE TABLE %s.parent (id int PRIMARY KEY)" % SCHEMA)
+    db.execute("CREATE TABLE %s.dim (id int REFERENCES %s.parent ON DELETE CASCADE, "
+               "grp text, w int)" % (SCHEMA, SCHEMA))
+    db.execute("CREATE TABLE %s.other (id int, grp text, w int)" % SCHEMA)
+    db.execute("ANALYZE %s.fact" % SCHEMA)
+    db.execute("SET pg_warp.mode = cpu")
+    db.execute("SET max_parallel_workers_per_gather = 0")
+    yield db, d
+    db.execute("RESET pg_warp.mode")
+    db.execute("RESET max_parallel_workers_per_gather")
+    db.execute("DROP SCHEMA IF EXISTS %s CASCADE" % SCHEMA)
+
+
+def reset_dim(db):
+    db.execute("TRUNCATE %s.dim, %s.parent" % (SCHEMA, SCHEMA))
+    db.execute("INSERT INTO %s.parent SELECT g FROM generate_series(0, %d) g" % (SCHEMA, NDIM + 10))
+    db.execute("INSERT INTO %s.dim SELECT g, 'g' || (g %% 5), (g * 3) %% 11 "
+               "FROM generate_series(0, %d) g" % (SCHEMA, NDIM - 1))
+    db.execute("ANALYZE %s.dim" % SCHEMA)
+
+
+def warp(db):
+    """The query through pg_warp: its rows and how many dimensions came
+    from the cache."""
+    sql = QUERY.format(s=SCHEMA, f="fact", d="dim")
+    plan = "\n".join(r[0] for r in db.execute("EXPLAIN (ANALYZE) " + sql).fetchall())
+    assert "WarpPreAgg" in plan, plan
+    m = re.search(r"Dimensions From Cache: (\d+)", plan)
+    assert m, plan
+    return db.execute(sql).fetchall(), int(m.group(1))
+
+
+def oracle(db):
+    db.execute("SET pg_warp.enabled = off")
+    try:
+        return db.execute(QUERY.format(s=SCHEMA, f="fact_h", d="dim")).fetchall()
+    finally:
+        db.execute("RESET pg_warp.enabled")
+
+
+def cached_state(db):
+    """Run twice: the second run must come from the cache, both right."""
+    reset_dim(db)
+    first, _ = warp(db)
+    again, cached = warp(db)
+    assert cached == 1, "a heap dimension nobody changed was not cached"
+    assert first == again == oracle(db)
+
+
+def other_session():
+    return psycopg.connect(pg_dsn(), autocommit=True)
+
+
+def test_second_run_uses_the_cache(star):
+    db, _ = star
+    cached_state(db)
+
+
+MODIFICATIONS = {
+    "update": "UPDATE {s}.dim SET grp = 'moved' WHERE id %% 7 = 0",
+    "insert": "INSERT INTO {s}.dim VALUES (63, 'new', 1)",
+    "delete": "DELETE FROM {s}.dim WHERE id < 10",
+    "merge": ("MERGE INTO {s}.dim d USING (SELECT 5 AS id) s ON d.id = s.id "
+              "WHEN MATCHED THEN UPDATE SET w = 0, grp = 'merged'"),
+    "on_conflict_cte": ("WITH x AS (INSERT INTO {s}.dim VALUES (61, 'cte', 2) RETURNING 1) "
+                        "SELECT count(*) FROM x"),
+    "function": ("DO $$ BEGIN EXECUTE 'UPDATE {s}.dim SET w = 1 WHERE id = 3'; "
+                 "END $$"),
+    "fk_cascade": "DELETE FROM {s}.parent WHERE id IN (1, 2, 11)",
+    "copy": "COPY {s}.dim FROM PROGRAM 'printf \"62,copied,4\\n\"' WITH (FORMAT csv)",
+    "truncate": "TRUNCATE {s}.dim CASCADE",
+    "insert_select": "INSERT INTO {s}.dim SELECT id + 1, grp || 'x', w FROM {s}.dim WHERE id < 4",
+}
+
+
+@pytest.mark.parametrize("what", sorted(MODIFICATIONS))
+def test_change_committed_elsewhere_is_seen(star, what):
+    db, _ = star
+    cached_state(db)
+    with other_session() as b:
+        sql = MODIFICATIONS[what].format(s=SCHEMA).replace("%%", "%")
+        b.execute(sql)
+    rows, cached = warp(db)
+    assert cached == 0, "a heap dimension changed by a committed %s came from the cache" % what
+    assert rows == oracle(db)
+    rows, cached = warp(db)
+    assert cached == 1
+    assert rows == oracle(db)
+
+
+def test_uncommitted_change_then_commit(star):
+    db, _ = star
+    cached_state(db)
+    before = oracle(db)
+    with other_session() as b:
+        b.autocommit = False
+        b.execute("UPDATE %s.dim SET grp = 'pending' WHERE id < 30" % SCHEMA)
+        rows, _ = warp(db)
+        assert rows == before == oracle(db)
+        b.commit()
+    rows, cached = warp(db)
+    assert cached == 0
+    assert rows == oracle(db)
+    assert rows != before
+
+
+def test_rolled_back_change(star):
+    db, _ = star
+    cached_state(db)
+    before = oracle(db)
+    with other_session() as b:
+        b.autocommit = False
+        b.execute("DELETE FROM %s.dim" % SCHEMA)
+        b.rollback()
+    rows, _ = warp(db)
+    assert rows == before == oracle(db)
+
+
+def test_own_transaction_and_savepoint(star):
+    db, _ = star
+    cached_state(db)
+    before = oracle(db)
+    db.execute("BEGIN")
+    try:
+        db.execute("UPDATE %s.dim SET grp = 'mine' WHERE id %% 3 = 0" % SCHEMA)
+        rows, cached = warp(db)
+        assert cached == 0, "a dimension this transaction changed came from the cache"
+        assert rows == oracle(db) != before
+        db.execute("SAVEPOINT s")
+        db.execute("DELETE FROM %s.dim WHERE id < 40" % SCHEMA)
+        rows, _ = warp(db)
+        assert rows == oracle(db)
+        db.execute("ROLLBACK TO SAVEPOINT s")
+        rows, cached = warp(db)
+        assert cached == 0
+        assert rows == oracle(db)
+    finally:
+        db.execute("ROLLBACK")
+    rows, _ = warp(db)
+    assert rows == before == oracle(db)
+
+
+def test_repeatable_read_keeps_its_snapshot(star):
+    db, _ = star
+    cached_state(db)
+    before = oracle(db)
+    db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+    try:
+        rows, _ = warp(db)
+        assert rows == before
+        with other_session() as b:
+            b.execute("UPDATE %s.dim SET grp = 'later' WHERE id < 50" % SCHEMA)
+        rows, _ = warp(db)
+        assert rows == before == oracle(db), "a repeatable read saw another's later commit"
+        rows, _ = warp(db)
+        assert rows == before
+    finally:
+        db.execute("COMMIT")
+    rows, cached = warp(db)
+    assert cached == 0
+    assert rows == oracle(db) != before
+    rows, cached = warp(db)
+    assert cached == 1
+
+
+def test_cursor_with_older_snapshot(star):
+    """A cursor's snapshot predates a commit; a query after the commit puts
+    the newer rows in the cache; the cursor must not take them."""
+    db, _ = star
+    cached_state(db)
+    db.execute("BEGIN")
+    try:
+        db.execute("DECLARE c CURSOR FOR " + QUERY.format(s=SCHEMA, f="fact", d="dim"))
+        db.execute("SET LOCAL pg_warp.enabled = off")
+        db.execute("DECLARE o CURSOR FOR " + QUERY.format(s=SCHEMA, f="fact_h", d="dim"))
+        db.execute("SET LOCAL pg_warp.enabled = on")
+        with other_session() as b:
+            b.execute("DELETE FROM %s.dim WHERE id %% 2 = 0" % SCHEMA)
+        newer, _ = warp(db)
+        newer_again, cached = warp(db)
+        assert cached == 1 and newer == newer_again == oracle(db)
+        old = db.execute("FETCH ALL FROM c").fetchall()
+        assert old == db.execute("FETCH ALL FROM o").fetchall()
+        assert old != newer
+    finally:
+        db.execute("COMMIT")
+
+
+def test_serializable_is_not_cached(star):
+    db, _ = star
+    cached_state(db)
+    db.execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
+    try:
+        rows, cached = warp(db)
+        assert cached == 0, "a serializable transaction took no predicate lock on the dimension"
+        assert rows == oracle(db)
+    finally:
+        db.execute("COMMIT")
+
+
+def test_guc_off(star):
+    db, _ = star
+    cached_state(db)
+    db.execute("SET pg_warp.cache_heap_dimensions = off")
+    try:
+        rows, cached = warp(db)
+        assert cached == 0
+        assert rows == oracle(db)
+    finally:
+        db.execute("RESET pg_warp.cache_heap_dimensions")
+
+
+def test_prepared_transaction(star):
+    db, _ = star
+    if int(db.execute("SHOW max_prepared_transactions").fetchone()[0]) == 0:
+        pytest.skip("max_prepared_transactions = 0 on this cluster")
+    cached_state(db)
+    before = oracle(db)
+    with other_session() as b:
+        b.execute("BEGIN")
+        b.execute("UPDATE %s.dim SET grp = 'prepared' WHERE id < 20" % SCHEMA)
+        b.execute("PREPARE TRANSACTION 'pg_warp_heapdims'")
+    try:
+        rows, _ = warp(db)
+        assert rows == before == oracle(db)
+    finally:
+        db.execute("COMMIT PREPARED 'pg_warp_heapdims'")
+    rows, cached = warp(db)
+    assert cached == 0
+    assert rows == oracle(db) != before
+
+
+def test_temp_and_partitioned_dimensions_are_not_cached(star):
+    db, _ = star
+    db.execute("CREATE TEMP TABLE tdim AS SELECT * FROM %s.dim" % SCHEMA)
+    db.execute("CREATE TABLE %s.pdim (id int, grp text, w int) PARTITION BY RANGE (id)"
+               % SCHEMA)
+    db.execute("CREATE TABLE %s.pdim_a PARTITION OF %s.pdim FOR VALUES FROM (0) TO (1000)"
+               % (SCHEMA, SCHEMA))
+    db.execute("INSERT INTO %s.pdim SELECT * FROM %s.dim" % (SCHEMA, SCHEMA))
+    try:
+        for dim in ("pg_temp.tdim", "%s.pdim_a" % SCHEMA):
+            sql = ("SELECT d.grp, count(*), sum(f.v) FROM %s.fact f JOIN %s d ON f.k = d.id "
+                   "GROUP BY 1 ORDER BY 1" % (SCHEMA, dim))
+            for _ in range(2):
+                plan = "\n".join(r[0] for r in
+                                 db.execute("EXPLAIN (ANALYZE) " + sql).fetchall())
+                assert "WarpPreAgg" in plan, plan
+                assert "Dimensions From Cache: 0" in plan, plan
+            db.execute("INSERT INTO %s SELECT 63, 'routed', 1" %
+                       ("%s.pdim" % SCHEMA if dim.endswith("pdim_a") else dim))
+            got = db.execute(sql).fetchall()
+            db.execute("SET pg_warp.enabled = off")
+            want = db.execute(sql.replace("%s.fact f" % SCHEMA,
+                                          "%s.fact_h f" % SCHEMA)).fetchall()
+            db.execute("RESET pg_warp.enabled")
+            assert got == want
+    finally:
+        db.execute("DROP TABLE IF EXISTS tdim")
+        db.execute("DROP TABLE IF EXISTS %s.pdim" % SCHEMA)
