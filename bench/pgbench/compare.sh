@@ -1,10 +1,13 @@
 #!/bin/bash
-# OLTP point-read cost of pg_warp: pgbench TPS and latency with pg_warp in
+# OLTP cost of pg_warp: pgbench TPS and latency with pg_warp in
 # shared_preload_libraries and without it, in interleaved runs.
 #
 #   bench/pgbench/compare.sh [-s SCALE] [-T SECONDS] [-c CLIENTS] [-j THREADS]
-#                            [-r ROUNDS] [-w WARMUP_S] [-o FILE]
+#                            [-r ROUNDS] [-w WARMUP_S] [-o FILE] [-W]
 #
+# -W: pgbench's built-in TPC-B-like transactions (three UPDATEs, a SELECT,
+# an INSERT per transaction: what heap_changes.c's hooks see) instead of
+# the point reads below.
 # Defaults: -s 10 -T 20 -c 2 -j 2 -r 5 -w 3.  Needs pg_warp installed
 # (make install).  One throwaway cluster (scripts/cluster.sh) holds the
 # pgbench data (pgbench -i -s SCALE, CREATE EXTENSION pg_warp); between runs
@@ -25,8 +28,8 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 export PATH="$(pg_config --bindir):$PATH"
 
-SCALE=10 SECS=20 CLIENTS=2 THREADS=2 ROUNDS=5 WARMUP=3 OUT=
-while getopts "s:T:c:j:r:w:o:h" opt; do
+SCALE=10 SECS=20 CLIENTS=2 THREADS=2 ROUNDS=5 WARMUP=3 OUT= WRITES=
+while getopts "s:T:c:j:r:w:o:Wh" opt; do
 	case $opt in
 		s) SCALE=$OPTARG ;;
 		T) SECS=$OPTARG ;;
@@ -35,18 +38,26 @@ while getopts "s:T:c:j:r:w:o:h" opt; do
 		r) ROUNDS=$OPTARG ;;
 		w) WARMUP=$OPTARG ;;
 		o) OUT=$OPTARG ;;
-		h) sed -n '2,22p' "$0"; exit 0 ;;
-		*) echo "usage: $0 [-s SCALE] [-T SECONDS] [-c CLIENTS] [-j THREADS] [-r ROUNDS] [-w WARMUP_S] [-o FILE]" >&2
+		W) WRITES=1 ;;
+		h) sed -n '2,26p' "$0"; exit 0 ;;
+		*) echo "usage: $0 [-s SCALE] [-T SECONDS] [-c CLIENTS] [-j THREADS] [-r ROUNDS] [-w WARMUP_S] [-o FILE] [-W]" >&2
 		   exit 2 ;;
 	esac
 done
 [ "$ROUNDS" -ge 1 ] || { echo "compare.sh: -r must be at least 1" >&2; exit 2; }
 HOST=$(hostname -s 2>/dev/null || hostname)
-[ -n "$OUT" ] || OUT="bench/results/$(date +%F)-pgbench-compare-$HOST.md"
+KIND=${WRITES:+-writes}
+[ -n "$OUT" ] || OUT="bench/results/$(date +%F)-pgbench-compare$KIND-$HOST.md"
 NACCOUNTS=$((100000 * SCALE))
 W=bench/pgbench
-PGBENCH_ARGS=(-n -M prepared -c "$CLIENTS" -j "$THREADS" -D "naccounts=$NACCOUNTS" -D hot_pct=5
-	-f "$W/hot.sql@80" -f "$W/uniform.sql@10" -f "$W/tellers.sql@5" -f "$W/branches.sql@5")
+if [ -n "$WRITES" ]; then
+	PGBENCH_ARGS=(-n -M prepared -c "$CLIENTS" -j "$THREADS" -b tpcb-like)
+	TITLE="pgbench TPC-B-like writes"
+else
+	PGBENCH_ARGS=(-n -M prepared -c "$CLIENTS" -j "$THREADS" -D "naccounts=$NACCOUNTS" -D hot_pct=5
+		-f "$W/hot.sql@80" -f "$W/uniform.sql@10" -f "$W/tellers.sql@5" -f "$W/branches.sql@5")
+	TITLE="pgbench point reads"
+fi
 
 . scripts/cluster.sh
 trap cluster_stop EXIT
@@ -107,14 +118,14 @@ se = ((a["sd"] ** 2 / a["n"]) + (b["sd"] ** 2 / b["n"])) ** 0.5 / a["mean"] * 10
 cv = max(a["sd"] / a["mean"], b["sd"] / b["mean"]) * 100
 with open(sys.argv[2], "w") as f:
     w = f.write
-    w("# pgbench point reads: pg_warp preloaded vs not\n\n")
+    w("# $TITLE: pg_warp preloaded vs not\n\n")
     w("- date: $(date -u '+%Y-%m-%d %H:%M UTC')\n")
     w("- machine: $HOST; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); "
       "$(nproc) CPUs; $(free -m | awk '/^Mem:/ {print $2}') MB\n")
     w("- server: $PGVERSION; throwaway cluster (scripts/cluster.sh: fsync=off, "
       "otherwise defaults); pg_warp built from $(git -C "$ROOT" rev-parse --short HEAD)\n")
     w("- command: \`bench/pgbench/compare.sh -s $SCALE -T $SECS -c $CLIENTS -j $THREADS "
-      "-r $ROUNDS -w $WARMUP\`\n")
+      "-r $ROUNDS -w $WARMUP${WRITES:+ -W}\`\n")
     w("- workload: \`pgbench ${PGBENCH_ARGS[*]} -T $SECS\` after \`pgbench -i -s $SCALE\`; "
       "$ROUNDS rounds, both configurations per round in ABBA order, each run after a "
       "server restart and a ${WARMUP} s unrecorded warm-up\n\n")

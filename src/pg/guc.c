@@ -57,6 +57,76 @@ static const struct config_enum_entry mode_options[] = {
 	{NULL, 0, false}
 };
 
+/*
+ * The daemon's settings: read by the supervisor when it starts
+ * pg_warp_gpud, so PGC_POSTMASTER, which PostgreSQL allows to be defined
+ * only while shared_preload_libraries are loaded (a library loaded later,
+ * by CREATE EXTENSION or LOAD, would end the session with FATAL); without
+ * preloading there is no daemon and they keep their defaults.
+ */
+static void
+define_daemon_gucs(void)
+{
+	DefineCustomEnumVariable("pg_warp.gpud_device",
+							 "What the pg_warp_gpud daemon runs jobs on.",
+							 "auto: every GPU if there is one (without one "
+							 "the daemon serves nothing and backends use the CPU "
+							 "engine); gpu: the same; cpu: the CPU engine inside "
+							 "the daemon (for tests); off: no daemon.  Needs "
+							 "pg_warp in shared_preload_libraries.",
+							 &pgwarp_gpud_device,
+							 PGWARP_GPUD_AUTO,
+							 gpud_device_options,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_warp.max_registered_memory",
+							"Most Arrow file data pg_warp_gpud keeps registered "
+							"(pinned) for DMA.",
+							"Registered file windows are copied to the GPU "
+							"straight from the page cache; pinned pages cannot be "
+							"evicted, so the daemon also keeps this under half of "
+							"physical memory.  0 reads files with pread instead.",
+							&pgwarp_max_registered_memory,
+							16384,
+							0,
+							INT_MAX,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_warp.gpu_cache_memory",
+							"GPU memory pg_warp_gpud keeps Arrow columns in across "
+							"queries.",
+							"Column buffers a GPU query reads stay resident in device "
+							"memory (least recently used ones make room), so later "
+							"queries over them copy nothing over PCIe.  -1: a quarter "
+							"of the GPU's memory; 0: no column cache.",
+							&pgwarp_gpu_cache_memory,
+							-1,
+							-1,
+							INT_MAX,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_warp.gpu_lanes",
+							"Lanes pg_warp_gpud drives each GPU through.",
+							"A lane has its own turns, staging memory and share of "
+							"the GPU's memory; a big query's share of a GPU runs on "
+							"its lanes at the same time, which keeps the device "
+							"busier than one stream of batches (small queries take "
+							"one lane each).",
+							&pgwarp_gpu_lanes,
+							2,
+							1,
+							16,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+}
+
 void
 pgwarp_define_gucs(void)
 {
@@ -240,35 +310,6 @@ pgwarp_define_gucs(void)
 							 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomEnumVariable("pg_warp.gpud_device",
-							 "What the pg_warp_gpud daemon runs jobs on.",
-							 "auto: every GPU if there is one (without one "
-							 "the daemon serves nothing and backends use the CPU "
-							 "engine); gpu: the same; cpu: the CPU engine inside "
-							 "the daemon (for tests); off: no daemon.  Needs "
-							 "pg_warp in shared_preload_libraries.",
-							 &pgwarp_gpud_device,
-							 PGWARP_GPUD_AUTO,
-							 gpud_device_options,
-							 PGC_POSTMASTER,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomIntVariable("pg_warp.max_registered_memory",
-							"Most Arrow file data pg_warp_gpud keeps registered "
-							"(pinned) for DMA.",
-							"Registered file windows are copied to the GPU "
-							"straight from the page cache; pinned pages cannot be "
-							"evicted, so the daemon also keeps this under half of "
-							"physical memory.  0 reads files with pread instead.",
-							&pgwarp_max_registered_memory,
-							16384,
-							0,
-							INT_MAX,
-							PGC_POSTMASTER,
-							GUC_UNIT_MB,
-							NULL, NULL, NULL);
-
 	DefineCustomIntVariable("pg_warp.gpu_memory_per_query",
 							"Most GPU memory one query may use.",
 							"pg_warp_gpud reserves a query's device memory (join "
@@ -282,36 +323,6 @@ pgwarp_define_gucs(void)
 							INT_MAX,
 							PGC_USERSET,
 							GUC_UNIT_MB,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("pg_warp.gpu_cache_memory",
-							"GPU memory pg_warp_gpud keeps Arrow columns in across "
-							"queries.",
-							"Column buffers a GPU query reads stay resident in device "
-							"memory (least recently used ones make room), so later "
-							"queries over them copy nothing over PCIe.  -1: a quarter "
-							"of the GPU's memory; 0: no column cache.",
-							&pgwarp_gpu_cache_memory,
-							-1,
-							-1,
-							INT_MAX,
-							PGC_POSTMASTER,
-							GUC_UNIT_MB,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("pg_warp.gpu_lanes",
-							"Lanes pg_warp_gpud drives each GPU through.",
-							"A lane has its own turns, staging memory and share of "
-							"the GPU's memory; a big query's share of a GPU runs on "
-							"its lanes at the same time, which keeps the device "
-							"busier than one stream of batches (small queries take "
-							"one lane each).",
-							&pgwarp_gpu_lanes,
-							2,
-							1,
-							16,
-							PGC_POSTMASTER,
-							0,
 							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("pg_warp.gpu_cache",
@@ -338,5 +349,7 @@ pgwarp_define_gucs(void)
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
+	if (process_shared_preload_libraries_in_progress)
+		define_daemon_gucs();
 	MarkGUCPrefixReserved("pg_warp");
 }
