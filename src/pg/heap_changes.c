@@ -104,9 +104,13 @@ static shmem_startup_hook_type prev_shmem_startup_hook;
 static ExecutorStart_hook_type prev_executor_start_hook;
 static ProcessUtility_hook_type prev_process_utility_hook;
 
-/* the slots this backend's running transaction wrote to */
+/* the slots this backend's running transaction wrote to: a bitmap, and
+ * the first few in a list, so that a typical transaction is published and
+ * forgotten without scanning the bitmap */
+#define NOTED_LIST	16
 static uint64 noted[CHANGE_SLOTS / 64];
-static bool noted_any;
+static uint16 noted_list[NOTED_LIST];
+static int	noted_count;		/* may exceed NOTED_LIST: then scan noted */
 
 static uint32
 slot_of(Oid relid)
@@ -126,8 +130,12 @@ note_relation(Oid relid)
 	if (!OidIsValid(relid))
 		return;
 	s = slot_of(relid);
+	if (noted[s / 64] & (UINT64CONST(1) << (s % 64)))
+		return;
 	noted[s / 64] |= UINT64CONST(1) << (s % 64);
-	noted_any = true;
+	if (noted_count < NOTED_LIST)
+		noted_list[noted_count] = (uint16) s;
+	noted_count++;
 }
 
 static void
@@ -228,6 +236,23 @@ hc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 						 queryEnv, dest, qc);
 }
 
+static void
+publish_slot(ChangeSlot *s, FullTransactionId fxid)
+{
+	FullTransactionId old;
+
+	SpinLockAcquire(&s->mutex);
+	old = s->xids[s->next];
+	if (FullTransactionIdIsValid(old) &&
+		(!FullTransactionIdIsValid(s->horizon) ||
+		 FullTransactionIdPrecedes(s->horizon, old)))
+		s->horizon = old;
+	s->xids[s->next] = fxid;
+	s->next = (s->next + 1) % RECENT_XIDS;
+	s->gen++;
+	SpinLockRelease(&s->mutex);
+}
+
 /* record this transaction in every slot it noted, before it can commit */
 static void
 publish_noted(void)
@@ -237,35 +262,41 @@ publish_noted(void)
 
 	if (!FullTransactionIdIsValid(fxid))
 		return;					/* it wrote no row */
+	if (noted_count <= NOTED_LIST)
+	{
+		for (w = 0; w < noted_count; w++)
+			publish_slot(&slots[noted_list[w]], fxid);
+		return;
+	}
 	for (w = 0; w < CHANGE_SLOTS / 64; w++)
 	{
 		uint64		bits = noted[w];
 
 		while (bits)
 		{
-			int			b = pg_rightmost_one_pos64(bits);
-			ChangeSlot *s = &slots[w * 64 + b];
-			FullTransactionId old;
-
+			publish_slot(&slots[w * 64 + pg_rightmost_one_pos64(bits)], fxid);
 			bits &= bits - 1;
-			SpinLockAcquire(&s->mutex);
-			old = s->xids[s->next];
-			if (FullTransactionIdIsValid(old) &&
-				(!FullTransactionIdIsValid(s->horizon) ||
-				 FullTransactionIdPrecedes(s->horizon, old)))
-				s->horizon = old;
-			s->xids[s->next] = fxid;
-			s->next = (s->next + 1) % RECENT_XIDS;
-			s->gen++;
-			SpinLockRelease(&s->mutex);
 		}
 	}
 }
 
 static void
+forget_noted(void)
+{
+	int			i;
+
+	if (noted_count <= NOTED_LIST)
+		for (i = 0; i < noted_count; i++)
+			noted[noted_list[i] / 64] = 0;
+	else
+		memset(noted, 0, sizeof(noted));
+	noted_count = 0;
+}
+
+static void
 hc_xact_callback(XactEvent event, void *arg)
 {
-	if (!noted_any)
+	if (noted_count == 0)
 		return;
 	switch (event)
 	{
@@ -278,8 +309,7 @@ hc_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PREPARE:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
-			memset(noted, 0, sizeof(noted));
-			noted_any = false;
+			forget_noted();
 			break;
 		default:
 			break;

@@ -393,3 +393,20 @@ def test_concurrent_writers(star):
     assert not errors, errors
     # both paths ran (on the dev VM: ~400 runs, about half from the cache)
     assert runs >= 10 and 0 < hits < runs, (runs, hits)
+
+
+def test_transaction_writing_many_tables(star):
+    """A transaction that writes more tables than the backend lists (its
+    noted slots are then found in a bitmap), the dimension last."""
+    db, _ = star
+    for i in range(24):
+        db.execute("CREATE TABLE IF NOT EXISTS %s.many_%d (x int)" % (SCHEMA, i))
+    cached_state(db)
+    with other_session() as b:
+        with b.transaction():
+            for i in range(24):
+                b.execute("INSERT INTO %s.many_%d VALUES (%d)" % (SCHEMA, i, i))
+            b.execute("UPDATE %s.dim SET grp = 'many' WHERE id %% 4 = 1" % SCHEMA)
+    rows, cached = warp(db)
+    assert cached == 0
+    assert rows == oracle(db)
