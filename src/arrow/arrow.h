@@ -300,6 +300,9 @@ typedef struct ArrowSource
 	uint64_t	size;			/* readable length: file size, or a committed
 								 * length smaller than it */
 	const uint8_t *map;			/* the whole range [0,size) in memory, or NULL */
+	/* with map: bytes taken from it are added here (atomically) as the
+	 * same loads through read would have read them, or NULL */
+	uint64_t   *map_count;
 	/* read exactly len bytes at offset; return 0, or an errno value (EIO for
 	 * a short read) */
 	int			(*read) (void *ctx, void *dst, size_t len, uint64_t offset);

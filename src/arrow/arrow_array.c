@@ -118,6 +118,7 @@ read_into_arena(LoadCtx *lc, int64_t off, int64_t len)
 	if (src->map)
 	{
 		memcpy(p, src->map + off, (size_t) len);
+		arrow_src_count_mapped(src, (uint64_t) len);
 		return p;
 	}
 	e = src->read(src->ctx, p, (size_t) len, (uint64_t) off);
@@ -142,9 +143,11 @@ plain_buffer(LoadCtx *lc, int64_t off, int64_t len, int64_t need,
 
 	if (src->map != NULL && ((uintptr_t) (src->map + off) & 7) == 0)
 	{
-		/* in place: the meta check put [off, off+len) within the source */
+		/* in place: the meta check put [off, off+len) within the source;
+		 * counted as the `need` bytes a read would have taken */
 		*ptr = src->map + off;
 		*avail = len;
+		arrow_src_count_mapped(src, (uint64_t) need);
 		return 0;
 	}
 	/* only the bytes the array uses travel */
@@ -179,7 +182,10 @@ compressed_buffer(LoadCtx *lc, int idx, const ArrowBufferRef *ref,
 						  "compressed buffer %d (offset %" PRId64 ", length %" PRId64 ") is too short for its length prefix",
 						  idx, ref->offset, ref->length);
 	if (src->map)
+	{
 		memcpy(hdr, src->map + ref->offset, 8);
+		arrow_src_count_mapped(src, 8);
+	}
 	else
 	{
 		in = read_into_arena(lc, ref->offset, 8);
@@ -212,7 +218,10 @@ compressed_buffer(LoadCtx *lc, int idx, const ArrowBufferRef *ref,
 
 	/* the compressed bytes: in place, or read into transient memory */
 	if (src->map)
+	{
 		in = src->map + ref->offset + 8;
+		arrow_src_count_mapped(src, (uint64_t) clen);
+	}
 	else
 	{
 		if (al->max_alloc != 0 && (uint64_t) clen > al->max_alloc)

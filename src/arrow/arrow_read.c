@@ -185,6 +185,7 @@ src_read(const ArrowSource *src, void *dst, size_t len, uint64_t off,
 	if (src->map)
 	{
 		memcpy(dst, src->map + off, len);
+		arrow_src_count_mapped(src, len);
 		return 0;
 	}
 	e = src->read(src->ctx, dst, len, off);
@@ -218,7 +219,10 @@ src_bytes(const ArrowSource *src, uint64_t off, size_t len, ArrowArena *arena,
 		return NULL;
 	}
 	if (src->map)
+	{
+		arrow_src_count_mapped(src, len);
 		return src->map + off;
+	}
 	p = arrow_arena_alloc(arena, len, err);
 	if (p == NULL || src_read(src, p, len, off, err) < 0)
 		return NULL;

@@ -17,6 +17,14 @@
 #define ARROW_METADATA_V4			3
 #define ARROW_METADATA_V5			4
 
+/* Count n bytes served from a mapped source (ArrowSource.map_count). */
+static inline void
+arrow_src_count_mapped(const ArrowSource *src, uint64_t n)
+{
+	if (src->map_count != NULL)
+		__atomic_fetch_add(src->map_count, n, __ATOMIC_RELAXED);
+}
+
 /* Decode a Schema table (not yet laid out) into arena memory. */
 int			arrow_decode_schema(const FbrTable *t, ArrowArena *arena,
 								ArrowSchema *schema, ArrowError *err);

@@ -4,10 +4,13 @@
  * Pure C: no PostgreSQL header, no PostgreSQL call.
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "warp_cpu_pool.h"
+#include "warp_mapguard.h"
 #include "warp_memlist.h"
 
 /* ------------------------------------------------------------ memory */
@@ -21,6 +24,8 @@ typedef struct WarpPoolThread
 	WarpMemList mem;			/* engine memory (driver, group table) */
 	WarpAlloc	alloc;
 	ArrowRecycler bufs;			/* column buffers, recycled unit after unit */
+	ArrowArena	arena;			/* the running unit's */
+	pthread_mutex_t *dict_held; /* the dictionary lock it holds, or NULL */
 	WarpCpu    *cpu;
 	ArrowArray *cols;
 	uint64_t	batches_read;
@@ -86,8 +91,8 @@ set_error(WarpCpuPool *pool, uint64_t u, WarpPoolError kind, WarpStatus st,
 
 /* Load column c of unit (whole batch, or rows [first, first+n)). */
 static int
-load_col(WarpPoolFile *pf, int batch, const ArrowBatchMeta *meta, int field,
-		 bool split, int64_t first, int64_t n, ArrowArena *arena, ArrowArray *out,
+load_col(WarpPoolThread *t, WarpPoolFile *pf, int batch, const ArrowBatchMeta *meta,
+		 int field, bool split, int64_t first, int64_t n, ArrowArray *out,
 		 ArrowError *err)
 {
 	bool		dict = field >= 0 && field < pf->file->schema.n_fields &&
@@ -96,26 +101,30 @@ load_col(WarpPoolFile *pf, int batch, const ArrowBatchMeta *meta, int field,
 
 	/* the dictionary cache is the file's: one thread at a time */
 	if (dict)
+	{
 		pthread_mutex_lock(&pf->dict_lock);
+		t->dict_held = &pf->dict_lock;
+	}
 	if (split)
-		rc = arrow_load_column_range(pf->file, batch, meta, field, first, n, arena, out, err);
+		rc = arrow_load_column_range(pf->file, batch, meta, field, first, n, &t->arena, out, err);
 	else
-		rc = arrow_load_column(pf->file, batch, meta, field, arena, out, err);
+		rc = arrow_load_column(pf->file, batch, meta, field, &t->arena, out, err);
 	if (dict)
+	{
+		t->dict_held = NULL;
 		pthread_mutex_unlock(&pf->dict_lock);
+	}
 	return rc;
 }
 
+/* The unit's loads and program (run_unit), on t->arena. */
 static void
-run_unit(WarpPoolThread *t, uint64_t u)
+run_unit_body(WarpPoolThread *t, uint64_t u, const WarpPoolBatch *pb, int part)
 {
 	WarpCpuPool *pool = t->pool;
 	int			parts = pool->parts > 1 ? pool->parts : 1;
-	const WarpPoolBatch *pb = &pool->batches[u / parts];
-	int			part = (int) (u % parts);
 	WarpPoolFile *pf = &pool->files[pb->file];
 	ArrowFile  *file = pf->file;
-	ArrowArena	arena;
 	ArrowBatchMeta meta;
 	ArrowError	err;
 	int64_t		first = 0,
@@ -128,21 +137,9 @@ run_unit(WarpPoolThread *t, uint64_t u)
 	WarpStatus	st;
 
 	memset(&err, 0, sizeof(err));
-	if (pb->batch < 0 || pb->batch >= file->n_batches)
-	{
-		arrow_error(&err, ARROW_ERR_INVALID, -1, "%s: record batch %d does not exist",
-					file->src.name, pb->batch);
-		set_error(pool, u, WARP_POOL_ARROW, WARP_OK, WARP_LOAD_OK, 0, 0, pb->file, pb->batch, &err);
-		return;
-	}
-	/* a small batch is one unit (its part 0); decided without reading it */
-	if (!arrow_part_may_have_rows(file, pb->batch, part))
-		return;
-	arrow_arena_init(&arena, &t->bufs.alloc);
-	if (arrow_read_batch_meta(file, pb->batch, &arena, &meta, &err) != 0)
+	if (arrow_read_batch_meta(file, pb->batch, &t->arena, &meta, &err) != 0)
 	{
 		set_error(pool, u, WARP_POOL_ARROW, WARP_OK, WARP_LOAD_OK, 0, 0, pb->file, pb->batch, &err);
-		arrow_arena_free_all(&arena);
 		return;
 	}
 	for (c = 0; c < pf->nnull; c++)
@@ -151,29 +148,23 @@ run_unit(WarpPoolThread *t, uint64_t u)
 		{
 			if (part == 0)
 				__atomic_fetch_add(&pool->batches_skipped, 1, __ATOMIC_RELAXED);
-			arrow_arena_free_all(&arena);
 			return;
 		}
 	}
 	if (!arrow_batch_part(file, pb->batch, &meta, pf->fields, pool->prog->ncols, part, parts,
 						  &first, &n, &split))
-	{
-		arrow_arena_free_all(&arena);
 		return;					/* an empty part, or loaded whole by part 0 */
-	}
 	for (c = 0; c < pool->prog->ncols; c++)
 	{
-		if (load_col(pf, pb->batch, &meta, pf->fields[c], split, first, n, &arena,
+		if (load_col(t, pf, pb->batch, &meta, pf->fields[c], split, first, n,
 					 &t->cols[c], &err) != 0)
 		{
 			set_error(pool, u, err.code == ARROW_ERR_NOMEM ? WARP_POOL_NOMEM : WARP_POOL_ARROW,
 					  WARP_OK, WARP_LOAD_OK, 0, 0, pb->file, pb->batch, &err);
-			arrow_arena_free_all(&arena);
 			return;
 		}
 	}
 	st = warp_cpu_run_batch(t->cpu, t->cols, n, NULL, &ls, &bad_col, &bad_row);
-	arrow_arena_free_all(&arena);
 	if (part == 0)
 		t->batches_read++;
 	if (st != WARP_OK)
@@ -181,6 +172,63 @@ run_unit(WarpPoolThread *t, uint64_t u)
 	else if (ls != WARP_LOAD_OK)
 		set_error(pool, u, WARP_POOL_LOAD, WARP_OK, ls, bad_col, first + bad_row,
 				  pb->file, pb->batch, NULL);
+}
+
+static void
+run_unit(WarpPoolThread *t, uint64_t u)
+{
+	WarpCpuPool *pool = t->pool;
+	int			parts = pool->parts > 1 ? pool->parts : 1;
+	const WarpPoolBatch *pb = &pool->batches[u / parts];
+	int			part = (int) (u % parts);
+	WarpPoolFile *pf = &pool->files[pb->file];
+	ArrowFile  *file = pf->file;
+	WarpMapGuard guard;
+
+	if (pb->batch < 0 || pb->batch >= file->n_batches)
+	{
+		ArrowError	err;
+
+		memset(&err, 0, sizeof(err));
+		arrow_error(&err, ARROW_ERR_INVALID, -1, "%s: record batch %d does not exist",
+					file->src.name, pb->batch);
+		set_error(pool, u, WARP_POOL_ARROW, WARP_OK, WARP_LOAD_OK, 0, 0, pb->file, pb->batch, &err);
+		return;
+	}
+	/* a small batch is one unit (its part 0); decided without reading it */
+	if (!arrow_part_may_have_rows(file, pb->batch, part))
+		return;
+	arrow_arena_init(&t->arena, &t->bufs.alloc);
+	if (pool->nmapped == 0)
+	{
+		run_unit_body(t, u, pb, part);
+		arrow_arena_free_all(&t->arena);
+		return;
+	}
+	guard.ranges = pool->map_ranges;
+	guard.nranges = pool->nfiles;
+	if (sigsetjmp(guard.jb, 1) != 0)
+	{
+		/* a mapped page past the end of its file: the file shrank */
+		ArrowError	err;
+
+		if (t->dict_held)
+		{
+			pthread_mutex_unlock(t->dict_held);
+			t->dict_held = NULL;
+		}
+		arrow_arena_free_all(&t->arena);
+		memset(&err, 0, sizeof(err));
+		arrow_error(&err, ARROW_ERR_IO, -1,
+					"%s: record batch %d: the file became shorter while it was read",
+					file->src.name, pb->batch);
+		set_error(pool, u, WARP_POOL_ARROW, WARP_OK, WARP_LOAD_OK, 0, 0, pb->file, pb->batch, &err);
+		return;
+	}
+	warp_mapguard_arm(&guard);
+	run_unit_body(t, u, pb, part);
+	warp_mapguard_disarm();
+	arrow_arena_free_all(&t->arena);
 }
 
 /* Claim and run units until none is left or the pool stops. */
@@ -211,6 +259,42 @@ thread_main(void *arg)
 }
 
 /* ------------------------------------------------------------ the pool */
+
+/*
+ * Map pf's file for this run if the caller allows it (mappable) and none of
+ * the fields the program reads is dictionary-encoded (a dictionary is
+ * cached in the file beyond the run, so it must not point into the
+ * mapping).  Bytes taken from the mapping count like reads.
+ */
+static void
+map_file(WarpCpuPool *pool, WarpPoolFile *pf, WarpMapRange *range)
+{
+	ArrowFile  *file = pf->file;
+	void	   *m;
+	int			c;
+
+	pf->map = NULL;
+	if (!pf->mappable || pf->map_fd < 0 || file->src.map != NULL || file->src.size == 0 ||
+		file->src.size > (uint64_t) SIZE_MAX || !warp_mapguard_install())
+		return;
+	for (c = 0; c < pool->prog->ncols; c++)
+	{
+		int			f = pf->fields[c];
+
+		if (f >= 0 && f < file->schema.n_fields && file->schema.fields[f].has_dict)
+			return;
+	}
+	m = mmap(NULL, (size_t) file->src.size, PROT_READ, MAP_SHARED, pf->map_fd, 0);
+	if (m == MAP_FAILED)
+		return;					/* read as before */
+	pf->map = m;
+	pf->map_len = (size_t) file->src.size;
+	file->src.map = m;
+	file->src.map_count = &pool->bytes_read;
+	range->lo = m;
+	range->len = pf->map_len;
+	pool->nmapped++;
+}
 
 int
 warp_cpu_pool_run(WarpCpuPool *pool)
@@ -265,6 +349,13 @@ warp_cpu_pool_run(WarpCpuPool *pool)
 	}
 	pool->ncpus = nthreads;
 
+	pool->nmapped = 0;
+	pool->map_ranges = calloc(pool->nfiles > 0 ? pool->nfiles : 1, sizeof(WarpMapRange));
+	if (pool->map_ranges == NULL)
+	{
+		pool->error = WARP_POOL_NOMEM;
+		return -1;
+	}
 	for (f = 0; f < pool->nfiles; f++)
 	{
 		WarpPoolFile *pf = &pool->files[f];
@@ -277,10 +368,19 @@ warp_cpu_pool_run(WarpCpuPool *pool)
 		pf->inner_ctx = pf->file->src.ctx;
 		pf->file->src.read = counting_read;
 		pf->file->src.ctx = pf;
+		map_file(pool, pf, &pool->map_ranges[f]);
 	}
 
-	/* the other threads take no signal: the calling process handles them */
+	/*
+	 * The other threads take no asynchronous signal: the calling process
+	 * handles them.  A synchronous one (SIGBUS from a mapped page the file
+	 * no longer has) must reach the thread that caused it.
+	 */
 	sigfillset(&all);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (i = 1; i < nthreads; i++)
 	{
@@ -308,7 +408,16 @@ warp_cpu_pool_run(WarpCpuPool *pool)
 		pf->file->src.read = pf->inner_read;
 		pf->file->src.ctx = pf->inner_ctx;
 		pthread_mutex_destroy(&pf->dict_lock);
+		if (pf->map)
+		{
+			munmap((void *) pf->map, pf->map_len);
+			pf->map = NULL;
+			pf->file->src.map = NULL;
+			pf->file->src.map_count = NULL;
+		}
 	}
+	free(pool->map_ranges);
+	pool->map_ranges = NULL;
 	for (i = 0; i < nthreads; i++)
 	{
 		WarpCpuCounters c;

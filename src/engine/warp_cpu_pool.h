@@ -17,11 +17,15 @@
  * too and polls `interrupted` between them, so a query cancel stops the
  * pool within one unit.
  *
- * Pure C (no PostgreSQL): threads block every signal, memory is malloc'd
- * and freed by warp_cpu_pool_free.  An ArrowFile is shared by the threads:
- * reading goes through its source (which must be safe to call from several
- * threads: pread is) and the dictionary cache, the one part of a file that
- * loading changes, is used under a per-file lock.
+ * Pure C (no PostgreSQL): threads block every signal but the synchronous
+ * ones, memory is malloc'd and freed by warp_cpu_pool_free.  An ArrowFile
+ * is shared by the threads: reading goes through its source (which must be
+ * safe to call from several threads: pread is) and the dictionary cache,
+ * the one part of a file that loading changes, is used under a per-file
+ * lock.  A file the caller marks mappable (with its descriptor) is mapped
+ * read-only for the run, and its uncompressed buffers are used in place
+ * instead of copied: a unit that touches a page the file no longer has
+ * (it was truncated) fails with an I/O error (warp_mapguard.c).
  */
 #ifndef WARP_CPU_POOL_H
 #define WARP_CPU_POOL_H
@@ -42,8 +46,13 @@ typedef struct WarpPoolFile
 	int			nnull;
 	const int  *null_fields;
 	const bool *null_is_null;
+	bool		mappable;		/* map the file (map_fd) for the run, if no
+								 * field read is dictionary-encoded */
+	int			map_fd;
 	/* the pool's: */
 	pthread_mutex_t dict_lock;
+	const uint8_t *map;			/* the mapping, or NULL */
+	size_t		map_len;
 	int			(*inner_read) (void *ctx, void *dst, size_t len, uint64_t off);
 	void	   *inner_ctx;
 	struct WarpCpuPool *pool;
@@ -99,8 +108,11 @@ typedef struct WarpCpuPool
 								 * depends on the order of the rows: run
 								 * the query again in one thread */
 
+	int			nmapped;		/* files read through a mapping this run */
+
 	/* internal */
 	struct WarpPoolThread *threads;
+	struct WarpMapRange *map_ranges;	/* the mappings, for the guards */
 	pthread_mutex_t lock;
 	uint64_t	next_unit;
 	uint64_t	stop_unit;		/* no unit at or after it is started */

@@ -19,6 +19,7 @@ bool		pgwarp_enable_scan = true;
 bool		pgwarp_enable_scan_filter = true;
 bool		pgwarp_enable_dim_scan = true;
 bool		pgwarp_cache_heap_dimensions = true;
+bool		pgwarp_cpu_mmap = true;
 bool		pgwarp_enable_join_ranges = true;
 int			pgwarp_heap_min_rows = 100000;
 int			pgwarp_inner_hash_mem = 256 * 1024;	/* kB */
@@ -205,6 +206,18 @@ pgwarp_define_gucs(void)
 							 "batches' columns into the join table without "
 							 "PostgreSQL's executor.",
 							 &pgwarp_enable_dim_scan,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pg_warp.cpu_mmap",
+							 "Lets the CPU engine's threads read Arrow files through "
+							 "a read-only memory mapping.",
+							 "Uncompressed column buffers are then used in place "
+							 "instead of copied with pread; a file that becomes "
+							 "shorter while it is read ends the query with an error.",
+							 &pgwarp_cpu_mmap,
 							 true,
 							 PGC_USERSET,
 							 0,

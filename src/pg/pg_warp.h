@@ -20,6 +20,7 @@ extern bool pgwarp_enabled;
 extern bool pgwarp_enable_scan_filter;
 extern bool pgwarp_enable_dim_scan;
 extern bool pgwarp_cache_heap_dimensions;
+extern bool pgwarp_cpu_mmap;
 extern bool pgwarp_enable_join_ranges;
 extern int	pgwarp_mode;
 

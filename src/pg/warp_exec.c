@@ -1470,6 +1470,8 @@ pool_create(WarpScanState *ws, WarpJoinTable **tables, MemoryContext cxt)
 			fields[c] = sf->field_of_attr[ws->col_attno[c] - 1];
 		pool->files[i].file = &sf->file;
 		pool->files[i].fields = fields;
+		pool->files[i].mappable = pgwarp_cpu_mmap;
+		pool->files[i].map_fd = sf->fd;
 		if (nnull > 0)
 		{
 			int		   *nf = palloc(sizeof(int) * nnull);
@@ -1502,8 +1504,9 @@ pool_execute(WarpScanState *ws, WarpCpuPool *pool)
 {
 	ArrowScanState *ss = &ws->scan;
 
-	/* the threads read through the files' own sources (pread), the pool
-	 * counting bytes: the scan's counting wrapper is not for threads */
+	/* the threads read through the files' own sources (pread, or a mapping
+	 * of the file: pg_warp.cpu_mmap), the pool counting bytes: the scan's
+	 * counting wrapper is not for threads */
 	arrow_scan_counting_reads(ss, false);
 	warp_cpu_pool_run(pool);
 	arrow_scan_counting_reads(ss, true);
@@ -1524,6 +1527,11 @@ pool_raise(WarpScanState *ws, WarpCpuPool *pool)
 	ArrowScanState *ss = &ws->scan;
 	int			i;
 
+	/* a file that changed under the threads is the cause of what they saw */
+	if (pool->error == WARP_POOL_ARROW || pool->error == WARP_POOL_LOAD)
+		for (i = 0; i < ss->nfiles; i++)
+			if (!ss->files[i].empty && ss->files[i].opened)
+				arrow_scan_check_file(&ss->files[i]);
 	switch (pool->error)
 	{
 		case WARP_POOL_OK:
