@@ -3,8 +3,10 @@
 # shared_preload_libraries and without it, in interleaved runs.
 #
 #   bench/pgbench/compare.sh [-s SCALE] [-T SECONDS] [-c CLIENTS] [-j THREADS]
-#                            [-r ROUNDS] [-w WARMUP_S] [-o FILE] [-W]
+#                            [-r ROUNDS] [-w WARMUP_S] [-o FILE] [-W] [-M PROTOCOL]
 #
+# -M: pgbench's query protocol (default prepared; simple plans every query,
+# so pg_warp's planner hooks run each time).
 # -W: pgbench's built-in TPC-B-like transactions (three UPDATEs, a SELECT,
 # an INSERT per transaction: what heap_changes.c's hooks see) instead of
 # the point reads below.
@@ -28,8 +30,8 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 export PATH="$(pg_config --bindir):$PATH"
 
-SCALE=10 SECS=20 CLIENTS=2 THREADS=2 ROUNDS=5 WARMUP=3 OUT= WRITES=
-while getopts "s:T:c:j:r:w:o:Wh" opt; do
+SCALE=10 SECS=20 CLIENTS=2 THREADS=2 ROUNDS=5 WARMUP=3 OUT= WRITES= PROTO=prepared
+while getopts "s:T:c:j:r:w:o:WM:h" opt; do
 	case $opt in
 		s) SCALE=$OPTARG ;;
 		T) SECS=$OPTARG ;;
@@ -39,22 +41,24 @@ while getopts "s:T:c:j:r:w:o:Wh" opt; do
 		w) WARMUP=$OPTARG ;;
 		o) OUT=$OPTARG ;;
 		W) WRITES=1 ;;
-		h) sed -n '2,26p' "$0"; exit 0 ;;
-		*) echo "usage: $0 [-s SCALE] [-T SECONDS] [-c CLIENTS] [-j THREADS] [-r ROUNDS] [-w WARMUP_S] [-o FILE] [-W]" >&2
+		M) PROTO=$OPTARG ;;
+		h) sed -n '2,29p' "$0"; exit 0 ;;
+		*) echo "usage: $0 [-s SCALE] [-T SECONDS] [-c CLIENTS] [-j THREADS] [-r ROUNDS] [-w WARMUP_S] [-o FILE] [-W] [-M PROTOCOL]" >&2
 		   exit 2 ;;
 	esac
 done
 [ "$ROUNDS" -ge 1 ] || { echo "compare.sh: -r must be at least 1" >&2; exit 2; }
 HOST=$(hostname -s 2>/dev/null || hostname)
 KIND=${WRITES:+-writes}
+[ "$PROTO" = prepared ] || KIND="$KIND-$PROTO"
 [ -n "$OUT" ] || OUT="bench/results/$(date +%F)-pgbench-compare$KIND-$HOST.md"
 NACCOUNTS=$((100000 * SCALE))
 W=bench/pgbench
 if [ -n "$WRITES" ]; then
-	PGBENCH_ARGS=(-n -M prepared -c "$CLIENTS" -j "$THREADS" -b tpcb-like)
+	PGBENCH_ARGS=(-n -M "$PROTO" -c "$CLIENTS" -j "$THREADS" -b tpcb-like)
 	TITLE="pgbench TPC-B-like writes"
 else
-	PGBENCH_ARGS=(-n -M prepared -c "$CLIENTS" -j "$THREADS" -D "naccounts=$NACCOUNTS" -D hot_pct=5
+	PGBENCH_ARGS=(-n -M "$PROTO" -c "$CLIENTS" -j "$THREADS" -D "naccounts=$NACCOUNTS" -D hot_pct=5
 		-f "$W/hot.sql@80" -f "$W/uniform.sql@10" -f "$W/tellers.sql@5" -f "$W/branches.sql@5")
 	TITLE="pgbench point reads"
 fi
@@ -125,7 +129,7 @@ with open(sys.argv[2], "w") as f:
     w("- server: $PGVERSION; throwaway cluster (scripts/cluster.sh: fsync=off, "
       "otherwise defaults); pg_warp built from $(git -C "$ROOT" rev-parse --short HEAD)\n")
     w("- command: \`bench/pgbench/compare.sh -s $SCALE -T $SECS -c $CLIENTS -j $THREADS "
-      "-r $ROUNDS -w $WARMUP${WRITES:+ -W}\`\n")
+      "-r $ROUNDS -w $WARMUP${WRITES:+ -W} -M $PROTO\`\n")
     w("- workload: \`pgbench ${PGBENCH_ARGS[*]} -T $SECS\` after \`pgbench -i -s $SCALE\`; "
       "$ROUNDS rounds, both configurations per round in ABBA order, each run after a "
       "server restart and a ${WARMUP} s unrecorded warm-up\n\n")
