@@ -2131,6 +2131,50 @@ valid_bit(const warp_uint8 *validity, warp_int64 j)
 	}
 
 /*
+ * Is qual qn "column op constant" (either side) on a plain integer column?
+ * Then its column, its constant node and the operator with the column on
+ * the left.
+ */
+static const ArrowArray *
+col_const_shape(WarpCpu *x, int qn, int *colnode, int *constnode, int *op)
+{
+	const WarpNode *nd = &x->p->nodes[qn];
+	const WarpNode *an,
+			   *bn;
+	const ArrowArray *a;
+
+	if (nd->op != WN_CMP)
+		return NULL;
+	an = &x->p->nodes[nd->a];
+	bn = &x->p->nodes[nd->b];
+	*op = nd->sub;
+	if (an->op == WN_COL && bn->op == WN_CONST)
+	{
+		*colnode = nd->a;
+		*constnode = nd->b;
+	}
+	else if (an->op == WN_CONST && bn->op == WN_COL)
+	{
+		*colnode = nd->b;
+		*constnode = nd->a;
+		/* const op col == col op' const */
+		switch (*op)
+		{
+			case WARP_CMP_LT: *op = WARP_CMP_GT; break;
+			case WARP_CMP_LE: *op = WARP_CMP_GE; break;
+			case WARP_CMP_GT: *op = WARP_CMP_LT; break;
+			case WARP_CMP_GE: *op = WARP_CMP_LE; break;
+			default: break;
+		}
+	}
+	else
+		return NULL;
+	if (IS_FLOAT_NODE(x, *constnode) || (a = plain_int_column(x, *colnode)) == NULL)
+		return NULL;
+	return a;
+}
+
+/*
  * Qual qn over the rows sel[0..m) when it is "column op constant" (either
  * side) on a plain integer column: keep the rows where it is true, in
  * place.  Returns the rows kept, or -1 when the qual has another shape.
@@ -2138,9 +2182,6 @@ valid_bit(const warp_uint8 *validity, warp_int64 j)
 static int
 filter_col_const(WarpCpu *x, int qn, warp_uint16 *sel, int m)
 {
-	const WarpNode *nd = &x->p->nodes[qn];
-	const WarpNode *an,
-			   *bn;
 	const ArrowArray *a;
 	int			colnode,
 				constnode,
@@ -2151,33 +2192,7 @@ filter_col_const(WarpCpu *x, int qn, warp_uint16 *sel, int m)
 				cv;
 	bool		dense = m == x->vn;	/* sel is 0 .. vn-1 */
 
-	if (nd->op != WN_CMP)
-		return -1;
-	an = &x->p->nodes[nd->a];
-	bn = &x->p->nodes[nd->b];
-	op = nd->sub;
-	if (an->op == WN_COL && bn->op == WN_CONST)
-	{
-		colnode = nd->a;
-		constnode = nd->b;
-	}
-	else if (an->op == WN_CONST && bn->op == WN_COL)
-	{
-		colnode = nd->b;
-		constnode = nd->a;
-		/* const op col == col op' const */
-		switch (op)
-		{
-			case WARP_CMP_LT: op = WARP_CMP_GT; break;
-			case WARP_CMP_LE: op = WARP_CMP_GE; break;
-			case WARP_CMP_GT: op = WARP_CMP_LT; break;
-			case WARP_CMP_GE: op = WARP_CMP_LE; break;
-			default: break;
-		}
-	}
-	else
-		return -1;
-	if (IS_FLOAT_NODE(x, constnode) || (a = plain_int_column(x, colnode)) == NULL)
+	if ((a = col_const_shape(x, qn, &colnode, &constnode, &op)) == NULL)
 		return -1;
 	if (x->nv[constnode][0])
 		return 0;				/* NULL: the comparison is never true */
@@ -2192,6 +2207,108 @@ filter_col_const(WarpCpu *x, int qn, warp_uint16 *sel, int m)
 	return m2;
 }
 
+#define FCR_LOOP(T) \
+	do { \
+		const T    *in = (const T *) a->values + base; \
+		if (a->validity == NULL && dense) \
+			for (k = 0; k < m; k++) \
+			{ \
+				sel[m2] = (warp_uint16) k; \
+				m2 += (warp_uint64) (warp_int64) in[k] - (warp_uint64) lo <= width; \
+			} \
+		else if (a->validity == NULL) \
+			for (k = 0; k < m; k++) \
+			{ \
+				int			i = sel[k]; \
+				sel[m2] = (warp_uint16) i; \
+				m2 += (warp_uint64) (warp_int64) in[i] - (warp_uint64) lo <= width; \
+			} \
+		else \
+			for (k = 0; k < m; k++) \
+			{ \
+				int			i = sel[k]; \
+				sel[m2] = (warp_uint16) i; \
+				m2 += ((warp_uint64) (warp_int64) in[i] - (warp_uint64) lo <= width) & \
+					valid_bit(a->validity, base + i); \
+			} \
+	} while (0)
+
+/*
+ * Quals qa and qb over the rows sel[0..m) when they bound one plain integer
+ * column from both sides with constants (BETWEEN's two comparisons): one
+ * pass, lo <= v <= hi as one comparison of v - lo (unsigned, wrapping)
+ * with hi - lo.  Neither comparison can
+ * fail, so testing qb on rows qa rejects changes no outcome.  Returns the
+ * rows kept, or -1 for another shape.
+ */
+static int
+filter_col_range(WarpCpu *x, int qa, int qb, warp_uint16 *sel, int m)
+{
+	const ArrowArray *a,
+			   *b;
+	int			ca,
+				cb,
+				ka,
+				kb,
+				opa,
+				opb,
+				k,
+				m2 = 0;
+	warp_int64	lo = INT64_MIN,
+				hi = INT64_MAX,
+				base;
+	warp_uint64 width;
+	bool		dense = m == x->vn;
+	int			i;
+
+	if ((a = col_const_shape(x, qa, &ca, &ka, &opa)) == NULL ||
+		(b = col_const_shape(x, qb, &cb, &kb, &opb)) == NULL ||
+		x->p->nodes[ca].a != x->p->nodes[cb].a)
+		return -1;
+	for (i = 0; i < 2; i++)
+	{
+		int			op = i == 0 ? opa : opb;
+		int			kn = i == 0 ? ka : kb;
+		warp_int64	c;
+
+		if (op != WARP_CMP_GE && op != WARP_CMP_GT && op != WARP_CMP_LE && op != WARP_CMP_LT)
+			return -1;
+		if (x->nv[kn][0])
+			return 0;			/* NULL: never true */
+		c = x->iv[kn][0];
+		switch (op)
+		{
+			case WARP_CMP_GE: if (c > lo) lo = c; break;
+			case WARP_CMP_GT:
+				if (c == INT64_MAX)
+					return 0;
+				if (c + 1 > lo) lo = c + 1;
+				break;
+			case WARP_CMP_LE: if (c < hi) hi = c; break;
+			default:
+				if (c == INT64_MIN)
+					return 0;
+				if (c - 1 < hi) hi = c - 1;
+				break;
+		}
+	}
+	if (lo == INT64_MIN || hi == INT64_MAX)
+		return -1;				/* not one bound on each side */
+	if (lo > hi)
+		return 0;
+	width = (warp_uint64) hi - (warp_uint64) lo;
+	base = a->offset + x->vstart;
+	switch (a->field->type.bit_width)
+	{
+		case 16: FCR_LOOP(warp_int16); break;
+		case 32: FCR_LOOP(warp_int32); break;
+		default: FCR_LOOP(warp_int64); break;
+	}
+	(void) b;
+	return m2;
+}
+
+#undef FCR_LOOP
 #undef FCC_OPS
 #undef FCC_LOOP
 
@@ -2893,8 +3010,18 @@ run_quals(WarpCpu *x, int *m)
 	for (q = 0; q < p->nquals && *m > 0; q++)
 	{
 		int			qn = p->quals[q];
-		int			m2 = filter_col_const(x, qn, x->sel, *m);
+		int			m2 = -1;
 		WarpStatus	st;
+
+		/* BETWEEN's two comparisons in one pass */
+		if (q + 1 < p->nquals &&
+			(m2 = filter_col_range(x, qn, p->quals[q + 1], x->sel, *m)) >= 0)
+		{
+			*m = m2;
+			q++;
+			continue;
+		}
+		m2 = filter_col_const(x, qn, x->sel, *m);
 
 		if (m2 < 0)
 		{
