@@ -23,6 +23,7 @@ bool		pgwarp_cpu_mmap = true;
 bool		pgwarp_enable_join_ranges = true;
 int			pgwarp_heap_min_rows = 100000;
 int			pgwarp_inner_hash_mem = 256 * 1024;	/* kB */
+int			pgwarp_dim_cache_mem = 256 * 1024;	/* kB */
 int			pgwarp_cpu_threads = -1;
 bool		pgwarp_explain_stable = false;
 bool		pgwarp_merge_groups = true;
@@ -276,6 +277,19 @@ pgwarp_define_gucs(void)
 							&pgwarp_inner_hash_mem,
 							256 * 1024,
 							64,
+							MAX_KILOBYTES,
+							PGC_USERSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_warp.dim_cache_mem",
+							"Most memory one backend keeps built dimension tables "
+							"in for later queries.",
+							"Least recently used dimensions make room; one larger "
+							"than half of this is not kept.  0 keeps none.",
+							&pgwarp_dim_cache_mem,
+							256 * 1024,
+							0,
 							MAX_KILOBYTES,
 							PGC_USERSET,
 							GUC_UNIT_KB,

@@ -340,23 +340,32 @@ full_xid(TransactionId xid, FullTransactionId next)
 	return FullTransactionIdFromU64(U64FromFullTransactionId(next) - behind);
 }
 
-/* is relation rel a table whose changes this file sees? */
+/* Is rel a table whose changes this file sees?  If not, *why says why. */
 static bool
-relation_tracked(Relation rel)
+relation_tracked(Relation rel, const char **why)
 {
 	Relation	subrel;
 	ScanKeyData key;
 	SysScanDesc scan;
 	bool		subscribed;
 
-	if (slots == NULL || RecoveryInProgress())
-		return false;
-	if (rel->rd_rel->relkind != RELKIND_RELATION ||
-		rel->rd_rel->relam != HEAP_TABLE_AM_OID ||
-		rel->rd_rel->relispartition ||
-		rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP ||
-		rel->rd_createSubid != InvalidSubTransactionId ||
-		rel->rd_firstRelfilenodeSubid != InvalidSubTransactionId)
+	if (slots == NULL)
+		*why = "pg_warp is not in shared_preload_libraries";
+	else if (RecoveryInProgress())
+		*why = "hot standby";
+	else if (rel->rd_rel->relkind != RELKIND_RELATION ||
+			 rel->rd_rel->relam != HEAP_TABLE_AM_OID)
+		*why = "not a heap table";
+	else if (rel->rd_rel->relispartition)
+		*why = "a partition";
+	else if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		*why = "a temporary table";
+	else if (rel->rd_createSubid != InvalidSubTransactionId ||
+			 rel->rd_firstRelfilenodeSubid != InvalidSubTransactionId)
+		*why = "created or rewritten in this transaction";
+	else
+		*why = NULL;
+	if (*why)
 		return false;
 
 	/* a subscription's apply worker writes without the executor */
@@ -367,11 +376,13 @@ relation_tracked(Relation rel)
 	subscribed = HeapTupleIsValid(systable_getnext(scan));
 	systable_endscan(scan);
 	table_close(subrel, AccessShareLock);
+	if (subscribed)
+		*why = "written by a logical replication subscription";
 	return !subscribed;
 }
 
 bool
-heap_changes_consistent(Relation rel, Snapshot snapshot, uint64 *gen)
+heap_changes_consistent(Relation rel, Snapshot snapshot, uint64 *gen, const char **why)
 {
 	ChangeSlot *s;
 	ChangeSlot	copy;
@@ -382,12 +393,24 @@ heap_changes_consistent(Relation rel, Snapshot snapshot, uint64 *gen)
 				xmin;
 	int			i;
 
-	if (!relation_tracked(rel) || snapshot == NULL || !IsMVCCSnapshot(snapshot) ||
-		IsolationIsSerializable())
+	if (!relation_tracked(rel, why))
 		return false;
+	if (snapshot == NULL || !IsMVCCSnapshot(snapshot))
+	{
+		*why = "not an MVCC snapshot";
+		return false;
+	}
+	if (IsolationIsSerializable())
+	{
+		*why = "serializable transaction";
+		return false;
+	}
 	k = slot_of(RelationGetRelid(rel));
 	if (noted[k / 64] & (UINT64CONST(1) << (k % 64)))
-		return false;			/* this transaction wrote it (or a neighbour) */
+	{
+		*why = "written by this transaction";	/* (or a table of its slot) */
+		return false;
+	}
 
 	SpinLockAcquire(&shared->mutex);
 	prepared = shared->prepared_commits;
@@ -404,7 +427,10 @@ heap_changes_consistent(Relation rel, Snapshot snapshot, uint64 *gen)
 		 !FullTransactionIdPrecedes(copy.horizon, xmin)) ||
 		(FullTransactionIdIsValid(prepared_horizon) &&
 		 FullTransactionIdPrecedes(xmin, prepared_horizon)))
+	{
+		*why = "the snapshot predates recent writes";
 		return false;
+	}
 	for (i = 0; i < RECENT_XIDS; i++)
 	{
 		FullTransactionId x = copy.xids[i];
@@ -415,9 +441,13 @@ heap_changes_consistent(Relation rel, Snapshot snapshot, uint64 *gen)
 		xid = XidFromFullTransactionId(x);
 		if (XidInMVCCSnapshot(xid, snapshot) &&
 			(TransactionIdIsInProgress(xid) || TransactionIdDidCommit(xid)))
-			return false;		/* a change the snapshot does not see */
+		{
+			*why = "a write the snapshot does not see";
+			return false;
+		}
 	}
 	/* both only grow, so their sum changes whenever either does */
 	*gen = copy.gen + prepared;
+	*why = NULL;
 	return true;
 }

@@ -19,8 +19,10 @@ extern void pgwarp_heap_changes_preload(void);
  * True with *gen, the table's change counter, when every change to rel is
  * seen here (a plain heap table, not subscribed, pg_warp preloaded, not in
  * recovery) and snapshot sees every committed change recorded so far; a cached copy made under another
- * such snapshot with the same *gen holds the same rows.
+ * such snapshot with the same *gen holds the same rows.  False with *why,
+ * a phrase for EXPLAIN ANALYZE.
  */
-extern bool heap_changes_consistent(Relation rel, Snapshot snapshot, uint64 *gen);
+extern bool heap_changes_consistent(Relation rel, Snapshot snapshot, uint64 *gen,
+									const char **why);
 
 #endif							/* HEAP_CHANGES_H */

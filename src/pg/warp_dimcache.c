@@ -61,10 +61,17 @@ static dlist_head entries = DLIST_STATIC_INIT(entries);
 static Size cache_bytes;
 static uint64 query_seq;
 
+static void evict(struct DimCacheEntry *e);
+
 void
 warp_dimcache_begin_query(void)
 {
+	Size		limit = (Size) pgwarp_dim_cache_mem * 1024;
+
 	query_seq++;
+	/* pg_warp.dim_cache_mem may have been lowered: oldest out first */
+	while (cache_bytes > limit && !dlist_is_empty(&entries))
+		evict(dlist_container(DimCacheEntry, node, dlist_tail_node(&entries)));
 }
 
 /* a Param or a function that is not immutable anywhere in the plan? */
@@ -158,7 +165,7 @@ heap_scan_stable(Plan *scan)
  * it cannot be cached.
  */
 static char *
-heap_dim_key(Scan *scan, EState *estate, Plan *plan, Oid *heap_relid)
+heap_dim_key(Scan *scan, EState *estate, Plan *plan, Oid *heap_relid, const char **why)
 {
 	RangeTblEntry *rte;
 	Relation	rel;
@@ -167,14 +174,30 @@ heap_dim_key(Scan *scan, EState *estate, Plan *plan, Oid *heap_relid)
 	bool		ok;
 	StringInfoData buf;
 
-	if (!pgwarp_cache_heap_dimensions || scan->scanrelid == 0 ||
-		!heap_scan_stable(&scan->plan) || scan->plan.righttree)
+	if (scan->scanrelid == 0 || scan->plan.righttree ||
+		(!IsA(scan, SeqScan) && !IsA(scan, IndexScan) && !IsA(scan, IndexOnlyScan)))
+	{
+		*why = "not a plain scan";
 		return NULL;
+	}
+	if (!heap_scan_stable(&scan->plan))
+	{
+		*why = "a parameter or a function that is not immutable";
+		return NULL;
+	}
+	if (!pgwarp_cache_heap_dimensions)
+	{
+		*why = "pg_warp.cache_heap_dimensions is off";
+		return NULL;
+	}
 	rte = exec_rt_fetch(scan->scanrelid, estate);
 	if (rte->rtekind != RTE_RELATION)
+	{
+		*why = "not a table";
 		return NULL;
+	}
 	rel = relation_open(rte->relid, NoLock);
-	ok = heap_changes_consistent(rel, estate->es_snapshot, &gen);
+	ok = heap_changes_consistent(rel, estate->es_snapshot, &gen, why);
 	relnode = rel->rd_node.relNode;
 	relation_close(rel, NoLock);
 	if (!ok)
@@ -187,7 +210,7 @@ heap_dim_key(Scan *scan, EState *estate, Plan *plan, Oid *heap_relid)
 }
 
 char *
-warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid)
+warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid, const char **why)
 {
 	Plan	   *scan;
 	ForeignScan *fs;
@@ -199,6 +222,7 @@ warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid)
 	ListCell   *lc;
 
 	*heap_relid = InvalidOid;
+	*why = "not a plain scan";
 	/* a big dimension is often planned as Gather -> Parallel Foreign Scan
 	 * (or Parallel Seq Scan): its rows are the same, so it is cached the
 	 * same way */
@@ -211,11 +235,15 @@ warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid)
 	}
 	else
 		scan = plan;
-	if (scan == NULL || scan->initPlan || !exprs_stable(scan->qual) ||
-		!exprs_stable(scan->targetlist))
+	if (scan == NULL || scan->initPlan)
 		return NULL;
+	if (!exprs_stable(scan->qual) || !exprs_stable(scan->targetlist))
+	{
+		*why = "a parameter or a function that is not immutable";
+		return NULL;
+	}
 	if (!IsA(scan, ForeignScan))
-		return heap_dim_key((Scan *) scan, estate, plan, heap_relid);
+		return heap_dim_key((Scan *) scan, estate, plan, heap_relid, why);
 	if (scan->lefttree || scan->righttree)
 		return NULL;
 	fs = (ForeignScan *) scan;
@@ -224,13 +252,22 @@ warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid)
 	server = GetForeignServer(fs->fs_server);
 	fdw = GetForeignDataWrapper(server->fdwid);
 	if (strcmp(fdw->fdwname, "arrow_fdw") != 0)
+	{
+		*why = "not an arrow_fdw table";
 		return NULL;
+	}
 	if (!exprs_stable(fs->fdw_exprs) || !exprs_stable(fs->fdw_recheck_quals))
+	{
+		*why = "a parameter or a function that is not immutable";
 		return NULL;
+	}
 	rte = exec_rt_fetch(fs->scan.scanrelid, estate);
 	arrow_fdw_get_options(rte->relid, &opts);
 	if (opts.writable)
+	{
+		*why = "a writable Arrow table";
 		return NULL;
+	}
 
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "rel %u\n", rte->relid);
@@ -240,28 +277,32 @@ warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid)
 		struct stat st;
 
 		if (stat(path, &st) != 0)
-			return NULL;		/* the scan reports it */
+		{
+			*why = "a file could not be examined";	/* the scan reports it */
+			return NULL;
+		}
 		appendStringInfo(&buf, "%s %llu %lld %lld.%09ld\n", path,
 						 (unsigned long long) st.st_ino, (long long) st.st_size,
 						 (long long) st.st_mtim.tv_sec, (long) st.st_mtim.tv_nsec);
 	}
 	append_plan_text(&buf, nodeToString(plan));
+	*why = NULL;
 	return buf.data;
 }
 
 /* the change counter of heap table relid if snapshot may use its cache */
 static bool
-heap_gen(Oid relid, Snapshot snapshot, uint64 *gen)
+heap_gen(Oid relid, Snapshot snapshot, uint64 *gen, const char **why)
 {
 	Relation	rel = relation_open(relid, NoLock);
-	bool		ok = heap_changes_consistent(rel, snapshot, gen);
+	bool		ok = heap_changes_consistent(rel, snapshot, gen, why);
 
 	relation_close(rel, NoLock);
 	return ok;
 }
 
 static void
-evict(DimCacheEntry *e)
+evict(struct DimCacheEntry *e)
 {
 	dlist_delete(&e->node);
 	cache_bytes -= e->bytes;
@@ -269,10 +310,11 @@ evict(DimCacheEntry *e)
 }
 
 const WarpDimCached *
-warp_dimcache_get(const char *key, Oid heap_relid, Snapshot snapshot)
+warp_dimcache_get(const char *key, Oid heap_relid, Snapshot snapshot, const char **why)
 {
 	dlist_mutable_iter it;
 
+	*why = NULL;
 	dlist_foreach_modify(it, &entries)
 	{
 		DimCacheEntry *e = dlist_container(DimCacheEntry, node, it.cur);
@@ -283,7 +325,7 @@ warp_dimcache_get(const char *key, Oid heap_relid, Snapshot snapshot)
 			{
 				uint64		gen;
 
-				if (!heap_gen(heap_relid, snapshot, &gen))
+				if (!heap_gen(heap_relid, snapshot, &gen, why))
 					return NULL;	/* not for this snapshot */
 				if (gen != e->gen)
 				{
@@ -304,12 +346,13 @@ warp_dimcache_get(const char *key, Oid heap_relid, Snapshot snapshot)
 
 void
 warp_dimcache_put(const char *key, Oid heap_relid, Snapshot snapshot,
-				  const WarpDimCached *dim, const int16 *typlen, const bool *typbyval)
+				  const WarpDimCached *dim, const int16 *typlen, const bool *typbyval,
+				  const char **why)
 {
 	Size		bytes = dim->rows * (sizeof(int64) + sizeof(int32)) +
 		(Size) dim->npayloads * Max(dim->npay, 1) * (sizeof(Datum) + sizeof(bool) + 16) +
 		strlen(key) + 256;
-	Size		limit = (Size) pgwarp_inner_hash_mem * 1024;
+	Size		limit = (Size) pgwarp_dim_cache_mem * 1024;
 	dlist_node *cur;
 	MemoryContext cxt,
 				old;
@@ -318,11 +361,21 @@ warp_dimcache_put(const char *key, Oid heap_relid, Snapshot snapshot,
 	uint64		gen = 0;
 	dlist_mutable_iter it;
 
+	*why = NULL;
+	if (limit == 0)
+	{
+		*why = "pg_warp.dim_cache_mem is 0";
+		return;
+	}
 	if (bytes > limit / 2)
-		return;					/* would crowd out everything else */
+	{
+		/* would crowd out everything else */
+		*why = "larger than half of pg_warp.dim_cache_mem";
+		return;
+	}
 	/* a heap table's rows are kept only if every change that committed is
 	 * seen by the snapshot that read them */
-	if (OidIsValid(heap_relid) && !heap_gen(heap_relid, snapshot, &gen))
+	if (OidIsValid(heap_relid) && !heap_gen(heap_relid, snapshot, &gen, why))
 		return;
 	/* an older copy under the same key (one stale or for other snapshots) */
 	dlist_foreach_modify(it, &entries)
@@ -343,7 +396,10 @@ warp_dimcache_put(const char *key, Oid heap_relid, Snapshot snapshot,
 			evict(o);
 	}
 	if (cache_bytes + bytes > limit)
+	{
+		*why = "pg_warp.dim_cache_mem is taken by this query's dimensions";
 		return;
+	}
 
 	if (cache_cxt == NULL)
 		cache_cxt = AllocSetContextCreate(TopMemoryContext, "pg_warp dimension cache",

@@ -29,19 +29,23 @@ typedef struct WarpDimCached
 extern void warp_dimcache_begin_query(void);
 
 /*
- * The cache key of a dimension plan, or NULL if it cannot be cached;
+ * The cache key of a dimension plan, or NULL (with *why, a phrase for
+ * EXPLAIN ANALYZE) if it cannot be cached;
  * *heap_relid is the heap table it scans (else InvalidOid), to be passed
  * to get and put with the snapshot the plan runs under.
  */
-extern char *warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid);
+extern char *warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid,
+							   const char **why);
 
-/* the entry for key (valid for the rest of this query), or NULL */
+/* the entry for key (valid for the rest of this query), or NULL; *why says
+ * why an entry of the key could not be used, if one could not */
 extern const WarpDimCached *warp_dimcache_get(const char *key, Oid heap_relid,
-											  Snapshot snapshot);
+											  Snapshot snapshot, const char **why);
 
-/* keep a copy of dim, built under snapshot, under key (if it fits) */
+/* keep a copy of dim, built under snapshot, under key (if it fits; *why
+ * says why it was not kept) */
 extern void warp_dimcache_put(const char *key, Oid heap_relid, Snapshot snapshot,
 							  const WarpDimCached *dim, const int16 *typlen,
-							  const bool *typbyval);
+							  const bool *typbyval, const char **why);
 
 #endif							/* WARP_DIMCACHE_H */

@@ -189,6 +189,7 @@ typedef struct WarpScanState
 	char		fallback[256];	/* why not where planned, or "" */
 	int			dims_cached;	/* dimensions taken from the cache */
 	int			dims_read_by_engine;	/* built from warp_dim_arrow.c */
+	StringInfoData dims_not_cached; /* "name (why), ..." for EXPLAIN */
 	bool		dims_ready;		/* built (or received) for this execution */
 	Size		dims_shared_bytes;	/* leader: the dimensions' DSM bytes, 0 =
 									 * workers build their own */
@@ -393,13 +394,47 @@ payload_id(WarpDim *d, Datum *v, bool *n)
  * used in place (they stay valid for this execution), the payload values
  * are copied, since groups are emitted later.
  */
+/* For EXPLAIN ANALYZE: dimension d was not taken from or kept in the cache. */
+static void
+note_not_cached(WarpScanState *ws, WarpDim *d, const char *why)
+{
+	Plan	   *plan = d->ps->plan;
+	const char *name = NULL;
+
+	if (why == NULL)
+		return;
+	if (IsA(plan, Gather) && outerPlan(plan))
+		plan = outerPlan(plan);
+	switch (nodeTag(plan))
+	{
+		case T_SeqScan:
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_BitmapHeapScan:
+		case T_ForeignScan:
+			if (((Scan *) plan)->scanrelid > 0)
+				name = get_rel_name(exec_rt_fetch(((Scan *) plan)->scanrelid,
+												  ws->css.ss.ps.state)->relid);
+			break;
+		default:
+			break;
+	}
+	appendStringInfo(&ws->dims_not_cached, "%s%s (%s)",
+					 ws->dims_not_cached.len > 0 ? ", " : "",
+					 name ? name : "a dimension", why);
+}
+
 static bool
 dim_from_cache(WarpScanState *ws, WarpDim *d)
 {
 	const WarpDimCached *c;
+	const char *why = NULL;
 	int64		i;
 
-	d->cache_key = warp_dimcache_key(d->ps->plan, ws->css.ss.ps.state, &d->cache_heap_relid);
+	d->cache_key = warp_dimcache_key(d->ps->plan, ws->css.ss.ps.state, &d->cache_heap_relid,
+									 &why);
+	if (d->cache_key == NULL)
+		note_not_cached(ws, d, why);
 	if (d->cache_key != NULL)
 	{
 		/*
@@ -416,9 +451,16 @@ dim_from_cache(WarpScanState *ws, WarpDim *d)
 			appendStringInfo(&buf, " %d", d->pay_resno[k]);
 		d->cache_key = buf.data;
 	}
-	if (d->cache_key == NULL || (c = warp_dimcache_get(d->cache_key, d->cache_heap_relid,
-											 ws->css.ss.ps.state->es_snapshot)) == NULL ||
-		c->npay != d->npay)
+	if (d->cache_key == NULL)
+		return false;
+	c = warp_dimcache_get(d->cache_key, d->cache_heap_relid,
+						  ws->css.ss.ps.state->es_snapshot, &why);
+	if (c == NULL)
+	{
+		note_not_cached(ws, d, why);
+		return false;
+	}
+	if (c->npay != d->npay)
 		return false;
 	d->rows = c->rows;
 	d->keys = c->keys;
@@ -892,6 +934,7 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	if (d->cache_key)
 	{
 		WarpDimCached c;
+		const char *why;
 
 		c.rows = n;
 		c.keys = keys;
@@ -900,8 +943,11 @@ build_dim(WarpScanState *ws, WarpDim *d)
 		c.npay = d->npay;
 		c.pvalues = d->pvalues;
 		c.pnulls = d->pnulls;
+
 		warp_dimcache_put(d->cache_key, d->cache_heap_relid,
-						  ws->css.ss.ps.state->es_snapshot, &c, d->pay_len, d->pay_byval);
+						  ws->css.ss.ps.state->es_snapshot, &c, d->pay_len, d->pay_byval,
+						  &why);
+		note_not_cached(ws, d, why);
 	}
 }
 
@@ -2019,6 +2065,7 @@ build_dims(WarpScanState *ws)
 	warp_dimcache_begin_query();
 	ws->dims_cached = 0;
 	ws->dims_read_by_engine = 0;
+	initStringInfo(&ws->dims_not_cached);
 	for (i = 0; i < ws->ndims; i++)
 		build_dim(ws, &ws->dims[i]);
 	set_join_ranges(ws);
@@ -3256,6 +3303,8 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 				ExplainPropertyInteger("Dimensions From Cache", NULL, ws->dims_cached, es);
 				ExplainPropertyInteger("Dimensions Read by Engine", NULL,
 									   ws->dims_read_by_engine, es);
+				if (ws->dims_not_cached.data && ws->dims_not_cached.len > 0)
+					ExplainPropertyText("Dimensions Not Cached", ws->dims_not_cached.data, es);
 			}
 			if (ws->fallback[0])
 				ExplainPropertyText("Fallback", ws->fallback, es);

@@ -73,15 +73,25 @@ def reset_dim(db):
     db.execute("ANALYZE %s.dim" % SCHEMA)
 
 
+LAST_PLAN = {}
+
+
 def warp(db):
     """The query through pg_warp: its rows and how many dimensions came
-    from the cache."""
+    from the cache (the EXPLAIN ANALYZE text kept in LAST_PLAN)."""
     sql = QUERY.format(s=SCHEMA, f="fact", d="dim")
     plan = "\n".join(r[0] for r in db.execute("EXPLAIN (ANALYZE) " + sql).fetchall())
     assert "WarpPreAgg" in plan, plan
     m = re.search(r"Dimensions From Cache: (\d+)", plan)
     assert m, plan
+    LAST_PLAN["text"] = plan
     return db.execute(sql).fetchall(), int(m.group(1))
+
+
+def not_cached():
+    """The reason EXPLAIN ANALYZE gave for the dimension, or None."""
+    m = re.search(r"Dimensions Not Cached: (.*)", LAST_PLAN["text"])
+    return m.group(1).strip() if m else None
 
 
 def oracle(db):
@@ -179,6 +189,7 @@ def test_own_transaction_and_savepoint(star):
         db.execute("UPDATE %s.dim SET grp = 'mine' WHERE id %% 3 = 0" % SCHEMA)
         rows, cached = warp(db)
         assert cached == 0, "a dimension this transaction changed came from the cache"
+        assert not_cached() == "dim (written by this transaction)"
         assert rows == oracle(db) != before
         db.execute("SAVEPOINT s")
         db.execute("DELETE FROM %s.dim WHERE id < 40" % SCHEMA)
@@ -247,6 +258,7 @@ def test_serializable_is_not_cached(star):
     try:
         rows, cached = warp(db)
         assert cached == 0, "a serializable transaction took no predicate lock on the dimension"
+        assert not_cached() == "dim (serializable transaction)"
         assert rows == oracle(db)
     finally:
         db.execute("COMMIT")
@@ -259,9 +271,20 @@ def test_guc_off(star):
     try:
         rows, cached = warp(db)
         assert cached == 0
+        assert not_cached() == "dim (pg_warp.cache_heap_dimensions is off)"
         assert rows == oracle(db)
     finally:
         db.execute("RESET pg_warp.cache_heap_dimensions")
+    rows, cached = warp(db)
+    assert cached == 1 and not_cached() is None
+    db.execute("SET pg_warp.dim_cache_mem = 0")
+    try:
+        rows, cached = warp(db)
+        assert cached == 0
+        assert not_cached() == "dim (pg_warp.dim_cache_mem is 0)"
+        assert rows == oracle(db)
+    finally:
+        db.execute("RESET pg_warp.dim_cache_mem")
 
 
 def test_prepared_transaction(star):
@@ -301,6 +324,8 @@ def test_temp_and_partitioned_dimensions_are_not_cached(star):
                                  db.execute("EXPLAIN (ANALYZE) " + sql).fetchall())
                 assert "WarpPreAgg" in plan, plan
                 assert "Dimensions From Cache: 0" in plan, plan
+                why = "a temporary table" if dim.startswith("pg_temp") else "a partition"
+                assert re.search(r"Dimensions Not Cached: \S+ \(%s\)" % why, plan), plan
             db.execute("INSERT INTO %s SELECT 63, 'routed', 1" %
                        ("%s.pdim" % SCHEMA if dim.endswith("pdim_a") else dim))
             got = db.execute(sql).fetchall()
