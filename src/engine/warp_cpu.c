@@ -2094,30 +2094,40 @@ valid_bit(const warp_uint8 *validity, warp_int64 j)
 	return (validity[j >> 3] >> (j & 7)) & 1;
 }
 
-#define FCC_LOOP(T, OP) \
+/*
+ * Keep the rows sel[0..m) of an integer column whose value v (as int64)
+ * satisfies KEEP, in place: m2 rows kept.  Branch-free: selectivity is
+ * data, not a pattern.  In scope: a, base, sel, m, m2, k, dense.
+ */
+#define SEL_FILTER_LOOP(T, KEEP) \
 	do { \
 		const T    *in = (const T *) a->values + base; \
 		if (a->validity == NULL && dense) \
 			for (k = 0; k < m; k++) \
 			{ \
+				warp_int64	v = (warp_int64) in[k]; \
 				sel[m2] = (warp_uint16) k; \
-				m2 += (warp_int64) in[k] OP cv; \
+				m2 += (KEEP); \
 			} \
 		else if (a->validity == NULL) \
 			for (k = 0; k < m; k++) \
 			{ \
 				int			i = sel[k]; \
+				warp_int64	v = (warp_int64) in[i]; \
 				sel[m2] = (warp_uint16) i; \
-				m2 += (warp_int64) in[i] OP cv; \
+				m2 += (KEEP); \
 			} \
 		else \
 			for (k = 0; k < m; k++) \
 			{ \
 				int			i = sel[k]; \
+				warp_int64	v = (warp_int64) in[i]; \
 				sel[m2] = (warp_uint16) i; \
-				m2 += ((warp_int64) in[i] OP cv) & valid_bit(a->validity, base + i); \
+				m2 += (KEEP) & valid_bit(a->validity, base + i); \
 			} \
 	} while (0)
+
+#define FCC_LOOP(T, OP) SEL_FILTER_LOOP(T, v OP cv)
 
 #define FCC_OPS(T) \
 	switch (op) \
@@ -2208,30 +2218,7 @@ filter_col_const(WarpCpu *x, int qn, warp_uint16 *sel, int m)
 }
 
 #define FCR_LOOP(T) \
-	do { \
-		const T    *in = (const T *) a->values + base; \
-		if (a->validity == NULL && dense) \
-			for (k = 0; k < m; k++) \
-			{ \
-				sel[m2] = (warp_uint16) k; \
-				m2 += (warp_uint64) (warp_int64) in[k] - (warp_uint64) lo <= width; \
-			} \
-		else if (a->validity == NULL) \
-			for (k = 0; k < m; k++) \
-			{ \
-				int			i = sel[k]; \
-				sel[m2] = (warp_uint16) i; \
-				m2 += (warp_uint64) (warp_int64) in[i] - (warp_uint64) lo <= width; \
-			} \
-		else \
-			for (k = 0; k < m; k++) \
-			{ \
-				int			i = sel[k]; \
-				sel[m2] = (warp_uint16) i; \
-				m2 += ((warp_uint64) (warp_int64) in[i] - (warp_uint64) lo <= width) & \
-					valid_bit(a->validity, base + i); \
-			} \
-	} while (0)
+	SEL_FILTER_LOOP(T, (warp_uint64) v - (warp_uint64) lo <= width)
 
 /*
  * Quals qa and qb over the rows sel[0..m) when they bound one plain integer
@@ -2311,6 +2298,7 @@ filter_col_range(WarpCpu *x, int qa, int qb, warp_uint16 *sel, int m)
 #undef FCR_LOOP
 #undef FCC_OPS
 #undef FCC_LOOP
+#undef SEL_FILTER_LOOP
 
 /* ------------------------------------------------------------ grouping */
 

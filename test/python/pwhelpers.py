@@ -96,6 +96,24 @@ def pg_dsn():
     return " ".join(parts)
 
 
+def wait_for_server(timeout=60):
+    """An autocommit connection once the test cluster accepts one again
+    (after a crash restart), or the test fails."""
+    import time
+    import psycopg
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        try:
+            c = psycopg.connect(pg_dsn(), autocommit=True)
+            c.execute("SELECT 1")
+            return c
+        except psycopg.Error as e:
+            last = e
+            time.sleep(0.2)
+    pytest.fail("server did not come back within %ds: %s" % (timeout, last))
+
+
 def gpud_status(conn):
     """(kind, name, pid) of the pg_warp_gpud serving the test cluster, from
     the status file it writes under $PGDATA, or None when none serves."""

@@ -20,7 +20,7 @@ import pyarrow.csv as pacsv
 import pyarrow.ipc as ipc
 import pytest
 
-from pwhelpers import pg_dsn
+from pwhelpers import pg_dsn, wait_for_server
 
 SCHEMA = "heapdims_restart_t"
 QUERY = ("SELECT d.grp, count(*), sum(f.v) FROM {s}.{f} f JOIN {s}.dim d ON f.k = d.id "
@@ -29,20 +29,6 @@ QUERY = ("SELECT d.grp, count(*), sum(f.v) FROM {s}.{f} f JOIN {s}.dim d ON f.k 
 
 def connect():
     return psycopg.connect(pg_dsn(), autocommit=True)
-
-
-def wait_for_server(timeout):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        try:
-            c = connect()
-            c.execute("SELECT 1")
-            return c
-        except psycopg.Error as e:
-            last = e
-            time.sleep(0.2)
-    pytest.fail("server did not come back within %ds: %s" % (timeout, last))
 
 
 def warp(c):

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pytest
 
-from pwhelpers import cat_values, pg_dsn
+from pwhelpers import cat_values, pg_dsn, wait_for_server
 from test_fdw_types import canon, check_sql_error, pg_canon, qi, ql
 
 psycopg = pytest.importorskip("psycopg")
@@ -453,20 +453,6 @@ def test_concurrent_writers(db, scratch, names):
 
 
 # ------------------------------------------------------------ crash safety
-
-def wait_for_server(timeout=60):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        try:
-            c = connect()
-            c.execute("SELECT 1")
-            return c
-        except psycopg.Error as e:
-            last = e
-            time.sleep(0.2)
-    pytest.fail("server did not come back within %ds: %s" % (timeout, last))
-
 
 def test_crash_safety(scratch, names):
     """Rounds of: a committed INSERT, then a backend killed with SIGKILL in
