@@ -21,9 +21,10 @@
  *
  * A writable arrow_fdw table's visible rows depend on the snapshot and it
  * has no change counter: never cached.  Entries live in a memory context of
- * their own, least recently used first out when pg_warp.inner_hash_mem
- * would be exceeded; an entry used by the running query is never evicted
- * (the query reads its arrays in place).
+ * their own, least recently used first out when pg_warp.dim_cache_mem (per
+ * backend) would be exceeded; an entry used by the running query is never
+ * evicted (the query reads its arrays in place while it builds its join
+ * tables; a rescan builds them again through get).
  */
 #include "postgres.h"
 

@@ -388,12 +388,6 @@ payload_id(WarpDim *d, Datum *v, bool *n)
 	return id;
 }
 
-/*
- * A dimension this backend built for an earlier query, if its plan and
- * files are the same (warp_dimcache.c): the key and payload-id arrays are
- * used in place (they stay valid for this execution), the payload values
- * are copied, since groups are emitted later.
- */
 /* For EXPLAIN ANALYZE: dimension d was not taken from or kept in the cache. */
 static void
 note_not_cached(WarpScanState *ws, WarpDim *d, const char *why)
@@ -424,6 +418,12 @@ note_not_cached(WarpScanState *ws, WarpDim *d, const char *why)
 					 name ? name : "a dimension", why);
 }
 
+/*
+ * A dimension this backend built for an earlier query, if its plan and
+ * files are the same (warp_dimcache.c): the key and payload-id arrays are
+ * used in place (they stay valid for this execution), the payload values
+ * are copied, since groups are emitted later.
+ */
 static bool
 dim_from_cache(WarpScanState *ws, WarpDim *d)
 {
@@ -3114,6 +3114,8 @@ warp_rescan(CustomScanState *node)
 	ws->executed = false;
 	ws->gate_checked = false;
 	ws->dims_ready = false;
+	ws->dims_not_cached.data = NULL;	/* was in engine_cxt */
+	ws->dims_not_cached.len = 0;
 	for (i = 0; i < ws->ndims; i++)
 	{
 		/* freed with engine_cxt: built again from the rebuilt dimension */
