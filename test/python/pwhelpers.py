@@ -114,6 +114,26 @@ def wait_for_server(timeout=60):
     pytest.fail("server did not come back within %ds: %s" % (timeout, last))
 
 
+def wait_for_crash_restart(watch, timeout=30):
+    """Wait until connection `watch` is terminated by the postmaster's
+    crash restart (after a backend was killed with SIGKILL), then close it;
+    then call wait_for_server."""
+    import time
+    import psycopg
+    deadline = time.time() + timeout
+    while True:
+        try:
+            watch.execute("SELECT 1")
+        except psycopg.Error:
+            break
+        assert time.time() < deadline, "other backends survived a SIGKILLed backend"
+        time.sleep(0.05)
+    try:
+        watch.close()
+    except Exception:
+        pass
+
+
 def gpud_status(conn):
     """(kind, name, pid) of the pg_warp_gpud serving the test cluster, from
     the status file it writes under $PGDATA, or None when none serves."""

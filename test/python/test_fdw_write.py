@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pytest
 
-from pwhelpers import cat_values, pg_dsn, wait_for_server
+from pwhelpers import cat_values, pg_dsn, wait_for_crash_restart, wait_for_server
 from test_fdw_types import canon, check_sql_error, pg_canon, qi, ql
 
 psycopg = pytest.importorskip("psycopg")
@@ -508,15 +508,7 @@ def test_crash_safety(scratch, names):
             except Exception:
                 pass
         # wait until the postmaster has terminated the other backends...
-        deadline = time.time() + 30
-        while True:
-            try:
-                watch.execute("SELECT 1")
-            except psycopg.Error:
-                break
-            assert time.time() < deadline, "other backends survived a SIGKILLed backend"
-            time.sleep(0.05)
-        watch.close()
+        wait_for_crash_restart(watch)
         # ... and the server accepts connections again
         c = wait_for_server(60)
         try:
