@@ -7,8 +7,10 @@
  * it built, keyed by
  *
  *   - the dimension plan itself (nodeToString: its filters, constants and
- *     output columns; a plan holding a parameter or a function that is not
- *     immutable is never cached), and the relation's OID;
+ *     output columns; a plan holding an executor parameter or a function
+ *     that is not immutable is never cached), the binary images of the
+ *     values of the external parameters ($n) it refers to, and the
+ *     relation's OID;
  *   - for a read-only arrow_fdw table, the identity of every file of the
  *     table (path, inode, size, mtime in nanoseconds), so a replaced or
  *     rewritten file is a different key;
@@ -37,6 +39,7 @@
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "utils/datum.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -75,14 +78,27 @@ warp_dimcache_begin_query(void)
 		evict(dlist_container(DimCacheEntry, node, dlist_tail_node(&entries)));
 }
 
-/* a Param or a function that is not immutable anywhere in the plan? */
+/*
+ * The external parameters ($n of a prepared statement or a function) the
+ * plan being keyed refers to: their values are part of its key.
+ */
+static Bitmapset *key_params;
+
+/* an executor parameter or a function that is not immutable in the plan? */
 static bool
 unstable_walker(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
 	if (IsA(node, Param))
-		return true;
+	{
+		Param	   *p = (Param *) node;
+
+		if (p->paramkind != PARAM_EXTERN || p->paramid <= 0)
+			return true;
+		key_params = bms_add_member(key_params, p->paramid);
+		return false;
+	}
 	return expression_tree_walker(node, unstable_walker, context);
 }
 
@@ -91,6 +107,66 @@ exprs_stable(List *exprs)
 {
 	return !unstable_walker((Node *) exprs, NULL) &&
 		!contain_mutable_functions((Node *) exprs);
+}
+
+/*
+ * The values of the plan's external parameters appended to the key, as
+ * their binary images (their text forms could be equal for different
+ * values, e.g. floats under a low extra_float_digits); false if one has
+ * no value here.
+ */
+static bool
+append_param_values(StringInfo buf, EState *estate)
+{
+	ParamListInfo pli = estate->es_param_list_info;
+	int			id = -1;
+
+	while ((id = bms_next_member(key_params, id)) >= 0)
+	{
+		ParamExternData *prm,
+					prmdata;
+		int16		typlen;
+		bool		typbyval;
+		const uint8 *bytes;
+		Size		len;
+		Datum		v;
+		Size		i;
+
+		if (pli == NULL || id > pli->numParams)
+			return false;
+		prm = pli->paramFetch ? pli->paramFetch(pli, id, false, &prmdata) :
+			&pli->params[id - 1];
+		if (prm == NULL || !OidIsValid(prm->ptype))
+			return false;
+		appendStringInfo(buf, "\nparam %d %u ", id, prm->ptype);
+		if (prm->isnull)
+		{
+			appendStringInfoString(buf, "null");
+			continue;
+		}
+		get_typlenbyval(prm->ptype, &typlen, &typbyval);
+		v = prm->value;
+		if (typbyval)
+		{
+			bytes = (const uint8 *) &v;
+			len = sizeof(Datum);
+		}
+		else if (typlen == -1)
+		{
+			struct varlena *d = pg_detoast_datum((struct varlena *) DatumGetPointer(v));
+
+			bytes = (const uint8 *) VARDATA(d);
+			len = VARSIZE(d) - VARHDRSZ;
+		}
+		else
+		{
+			bytes = (const uint8 *) DatumGetPointer(v);
+			len = datumGetSize(v, false, typlen);
+		}
+		for (i = 0; i < len; i++)
+			appendStringInfo(buf, "%02x", bytes[i]);
+	}
+	return true;
 }
 
 /*
@@ -206,6 +282,11 @@ heap_dim_key(Scan *scan, EState *estate, Plan *plan, Oid *heap_relid, const char
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "heap %u %u\n", rte->relid, relnode);
 	append_plan_text(&buf, nodeToString(plan));
+	if (!append_param_values(&buf, estate))
+	{
+		*why = "a parameter without a value";
+		return NULL;
+	}
 	*heap_relid = rte->relid;
 	return buf.data;
 }
@@ -224,6 +305,7 @@ warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid, const char **why)
 
 	*heap_relid = InvalidOid;
 	*why = "not a plain scan";
+	key_params = NULL;			/* collected by exprs_stable below */
 	/* a big dimension is often planned as Gather -> Parallel Foreign Scan
 	 * (or Parallel Seq Scan): its rows are the same, so it is cached the
 	 * same way */
@@ -287,6 +369,11 @@ warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid, const char **why)
 						 (long long) st.st_mtim.tv_sec, (long) st.st_mtim.tv_nsec);
 	}
 	append_plan_text(&buf, nodeToString(plan));
+	if (!append_param_values(&buf, estate))
+	{
+		*why = "a parameter without a value";
+		return NULL;
+	}
 	*why = NULL;
 	return buf.data;
 }

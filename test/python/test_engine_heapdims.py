@@ -435,3 +435,45 @@ def test_transaction_writing_many_tables(star):
     rows, cached = warp(db)
     assert cached == 0
     assert rows == oracle(db)
+
+
+def test_prepared_statement_parameters(star):
+    """A generic plan's dimension filter on $1: the parameter's value is
+    part of the key (its binary image: two floats that print alike under a
+    low extra_float_digits are different keys)."""
+    db, _ = star
+    reset_dim(db)
+    db.execute("ALTER TABLE %s.dim ADD COLUMN f float8" % SCHEMA)
+    db.execute("UPDATE %s.dim SET f = 0.1 WHERE id %% 2 = 0" % SCHEMA)
+    db.execute("UPDATE %s.dim SET f = 0.1 + 1e-15 WHERE id %% 2 = 1" % SCHEMA)
+    db.execute("SET plan_cache_mode = force_generic_plan")
+    db.execute("SET extra_float_digits = -15")
+    q = ("SELECT d.grp, count(*), sum(f.v) FROM {s}.{f} f JOIN {s}.dim d ON f.k = d.id "
+         "WHERE d.grp = $1 AND d.f = $2 GROUP BY 1 ORDER BY 1")
+    db.execute("PREPARE hq(text, float8) AS " + q.format(s=SCHEMA, f="fact"))
+    db.execute("PREPARE hq_off(text, float8) AS " + q.format(s=SCHEMA, f="fact_h"))
+    try:
+        def run(grp, f):
+            args = "('%s', %r)" % (grp, f)
+            plan = "\n".join(r[0] for r in db.execute("EXPLAIN (ANALYZE) EXECUTE hq" + args))
+            assert "WarpPreAgg" in plan, plan
+            cached = int(re.search(r"Dimensions From Cache: (\d+)", plan).group(1))
+            rows = db.execute("EXECUTE hq" + args).fetchall()
+            db.execute("SET pg_warp.enabled = off")
+            want = db.execute("EXECUTE hq_off" + args).fetchall()
+            db.execute("RESET pg_warp.enabled")
+            assert rows == want, (grp, f)
+            return cached, rows
+        run("g1", 0.1)
+        assert run("g1", 0.1)[0] == 1, "a parameterized dimension was not cached"
+        cached, rows = run("g1", 0.1 + 1e-15)
+        assert cached == 0, "another parameter value came from the cache"
+        assert run("g2", 0.1)[0] == 0
+        assert run("g1", 0.1)[0] == 1
+        assert run("g1", 0.1 + 1e-15)[0] == 1
+    finally:
+        db.execute("DEALLOCATE hq")
+        db.execute("DEALLOCATE hq_off")
+        db.execute("RESET plan_cache_mode")
+        db.execute("RESET extra_float_digits")
+        db.execute("ALTER TABLE %s.dim DROP COLUMN f" % SCHEMA)
