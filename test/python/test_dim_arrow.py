@@ -234,13 +234,21 @@ def test_generic_plan_parameter(star):
                 want = oracle(db, sql.replace("$1", args[1:-1].split(",")[0]).replace(
                     "$2", args[1:-1].split(",")[1]))
                 assert got == want, (dim_scan, args)
+            # executed before with these values: from the cache (the
+            # parameter values are part of its key) ...
             plan = "\n".join(r[0] for r in db.execute("EXPLAIN (ANALYZE) EXECUTE q(10, 'g2')"))
+            assert "WarpPreAgg" in plan and "Dimensions From Cache: 1" in plan, plan
+            # ... and without the cache, read by the engine when it may
+            db.execute("SET pg_warp.dim_cache_mem = 0")
+            plan = "\n".join(r[0] for r in db.execute("EXPLAIN (ANALYZE) EXECUTE q(10, 'g2')"))
+            db.execute("RESET pg_warp.dim_cache_mem")
             assert "WarpPreAgg" in plan, plan
             assert re.search(r"Dimensions Read by Engine: %d" % (1 if dim_scan == "on" else 0),
                              plan), plan
     finally:
         db.execute("DEALLOCATE ALL")
         db.execute("RESET plan_cache_mode")
+        db.execute("RESET pg_warp.dim_cache_mem")
 
 
 def test_parallel_workers(star):
