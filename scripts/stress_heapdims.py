@@ -7,10 +7,12 @@ transaction running the query through pg_warp and through PostgreSQL
 must agree.
 
     scripts/stress_heapdims.py [--seconds 60] [--readers 3] [--writers 3]
-                               [--pause 0.2] [-d DSN] [--queries bench/ssb/queries]
+                               [--pause 0.2] [--mode cpu] [-d DSN]
+                               [--queries bench/ssb/queries]
 
 --pause: each writer waits up to this many seconds between transactions
 (longer pauses let readers find dimensions in the cache between writes).
+--mode: pg_warp.mode of the readers (gpu on the GPU machine).
 
 Needs the SSB tables of `pgwarp ssb load` (heap dimensions and
 lineorder_arrow) and pg_warp preloaded.  The writers set columns the
@@ -50,6 +52,7 @@ def main():
     ap.add_argument("--readers", type=int, default=3)
     ap.add_argument("--writers", type=int, default=3)
     ap.add_argument("--pause", type=float, default=0.2)
+    ap.add_argument("--mode", default="cpu", choices=["cpu", "gpu", "auto"])
     ap.add_argument("-d", "--dsn", default="")
     ap.add_argument("--queries", default=os.path.join(os.path.dirname(__file__), "..",
                                                        "bench", "ssb", "queries"))
@@ -113,7 +116,7 @@ def main():
     def reader(seed):
         rnd = random.Random(seed)
         with psycopg.connect(a.dsn, autocommit=True) as c:
-            c.execute("SET pg_warp.mode = cpu")
+            c.execute("SET pg_warp.mode = %s" % a.mode)
             while not stop.is_set():
                 name, sql = rnd.choice(queries)
                 c.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
