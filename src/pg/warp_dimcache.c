@@ -54,8 +54,8 @@ typedef struct DimCacheEntry
 	dlist_node	node;			/* most recently used first */
 	char	   *key;
 	uint64		seq;			/* query that used it last */
-	Oid			heap_relid;		/* a heap table's, else InvalidOid */
-	uint64		gen;			/* its change counter when built */
+	uint64		gen;			/* a heap table's change counter when its rows
+								 * were checked (0 otherwise) */
 	Size		bytes;
 	WarpDimCached dim;
 } DimCacheEntry;
@@ -238,15 +238,17 @@ heap_scan_stable(Plan *scan)
 }
 
 /*
- * The key of a plan scanning a heap table (*heap_relid set), or NULL where
- * it cannot be cached.
+ * The key of a plan scanning a heap table, with *gen the table's change
+ * counter, or NULL where it cannot be cached.  The counter is taken with the
+ * check that the query's snapshot sees every committed change it counts,
+ * so the rows this query builds are those of any other snapshot that
+ * passes the check at the same counter: get and put use it as it is.
  */
 static char *
-heap_dim_key(Scan *scan, EState *estate, Plan *plan, Oid *heap_relid, const char **why)
+heap_dim_key(Scan *scan, EState *estate, Plan *plan, uint64 *gen, const char **why)
 {
 	RangeTblEntry *rte;
 	Relation	rel;
-	uint64		gen;
 	Oid			relnode;
 	bool		ok;
 	StringInfoData buf;
@@ -274,7 +276,7 @@ heap_dim_key(Scan *scan, EState *estate, Plan *plan, Oid *heap_relid, const char
 		return NULL;
 	}
 	rel = relation_open(rte->relid, NoLock);
-	ok = heap_changes_consistent(rel, estate->es_snapshot, &gen, why);
+	ok = heap_changes_consistent(rel, estate->es_snapshot, gen, why);
 	relnode = rel->rd_node.relNode;
 	relation_close(rel, NoLock);
 	if (!ok)
@@ -287,12 +289,11 @@ heap_dim_key(Scan *scan, EState *estate, Plan *plan, Oid *heap_relid, const char
 		*why = "a parameter without a value";
 		return NULL;
 	}
-	*heap_relid = rte->relid;
 	return buf.data;
 }
 
 char *
-warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid, const char **why)
+warp_dimcache_key(Plan *plan, EState *estate, uint64 *gen, const char **why)
 {
 	Plan	   *scan;
 	ForeignScan *fs;
@@ -303,7 +304,7 @@ warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid, const char **why)
 	StringInfoData buf;
 	ListCell   *lc;
 
-	*heap_relid = InvalidOid;
+	*gen = 0;
 	*why = "not a plain scan";
 	key_params = NULL;			/* collected by exprs_stable below */
 	/* a big dimension is often planned as Gather -> Parallel Foreign Scan
@@ -326,7 +327,7 @@ warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid, const char **why)
 		return NULL;
 	}
 	if (!IsA(scan, ForeignScan))
-		return heap_dim_key((Scan *) scan, estate, plan, heap_relid, why);
+		return heap_dim_key((Scan *) scan, estate, plan, gen, why);
 	if (scan->lefttree || scan->righttree)
 		return NULL;
 	fs = (ForeignScan *) scan;
@@ -378,17 +379,6 @@ warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid, const char **why)
 	return buf.data;
 }
 
-/* the change counter of heap table relid if snapshot may use its cache */
-static bool
-heap_gen(Oid relid, Snapshot snapshot, uint64 *gen, const char **why)
-{
-	Relation	rel = relation_open(relid, NoLock);
-	bool		ok = heap_changes_consistent(rel, snapshot, gen, why);
-
-	relation_close(rel, NoLock);
-	return ok;
-}
-
 static void
 evict(struct DimCacheEntry *e)
 {
@@ -398,30 +388,22 @@ evict(struct DimCacheEntry *e)
 }
 
 const WarpDimCached *
-warp_dimcache_get(const char *key, Oid heap_relid, Snapshot snapshot, const char **why)
+warp_dimcache_get(const char *key, uint64 gen)
 {
 	dlist_mutable_iter it;
 
-	*why = NULL;
 	dlist_foreach_modify(it, &entries)
 	{
 		DimCacheEntry *e = dlist_container(DimCacheEntry, node, it.cur);
 
 		if (strcmp(e->key, key) == 0)
 		{
-			if (OidIsValid(heap_relid))
+			if (gen != e->gen)
 			{
-				uint64		gen;
-
-				if (!heap_gen(heap_relid, snapshot, &gen, why))
-					return NULL;	/* not for this snapshot */
-				if (gen != e->gen)
-				{
-					/* the table changed since: stale for good */
-					if (e->seq != query_seq)
-						evict(e);
-					return NULL;
-				}
+				/* its heap table changed since: stale for good */
+				if (e->seq != query_seq)
+					evict(e);
+				return NULL;
 			}
 			dlist_delete(&e->node);
 			dlist_push_head(&entries, &e->node);
@@ -433,9 +415,8 @@ warp_dimcache_get(const char *key, Oid heap_relid, Snapshot snapshot, const char
 }
 
 void
-warp_dimcache_put(const char *key, Oid heap_relid, Snapshot snapshot,
-				  const WarpDimCached *dim, const int16 *typlen, const bool *typbyval,
-				  const char **why)
+warp_dimcache_put(const char *key, uint64 gen, const WarpDimCached *dim,
+				  const int16 *typlen, const bool *typbyval, const char **why)
 {
 	Size		bytes = dim->rows * (sizeof(int64) + sizeof(int32)) +
 		(Size) dim->npayloads * Max(dim->npay, 1) * (sizeof(Datum) + sizeof(bool) + 16) +
@@ -446,7 +427,6 @@ warp_dimcache_put(const char *key, Oid heap_relid, Snapshot snapshot,
 				old;
 	DimCacheEntry *e;
 	int64		i;
-	uint64		gen = 0;
 	dlist_mutable_iter it;
 
 	*why = NULL;
@@ -461,10 +441,6 @@ warp_dimcache_put(const char *key, Oid heap_relid, Snapshot snapshot,
 		*why = "larger than half of pg_warp.dim_cache_mem";
 		return;
 	}
-	/* a heap table's rows are kept only if every change that committed is
-	 * seen by the snapshot that read them */
-	if (OidIsValid(heap_relid) && !heap_gen(heap_relid, snapshot, &gen, why))
-		return;
 	/* an older copy under the same key (one stale or for other snapshots) */
 	dlist_foreach_modify(it, &entries)
 	{
@@ -497,7 +473,6 @@ warp_dimcache_put(const char *key, Oid heap_relid, Snapshot snapshot,
 	e = palloc0(sizeof(DimCacheEntry));
 	e->key = pstrdup(key);
 	e->seq = query_seq;
-	e->heap_relid = heap_relid;
 	e->gen = gen;
 	e->bytes = bytes;
 	e->dim = *dim;

@@ -9,7 +9,6 @@
 
 #include "nodes/execnodes.h"
 #include "nodes/plannodes.h"
-#include "utils/snapshot.h"
 
 /* A built dimension: per build row its key and payload id, and the
  * distinct payload tuples (npayloads x npay values). */
@@ -30,22 +29,20 @@ extern void warp_dimcache_begin_query(void);
 
 /*
  * The cache key of a dimension plan, or NULL (with *why, a phrase for
- * EXPLAIN ANALYZE) if it cannot be cached;
- * *heap_relid is the heap table it scans (else InvalidOid), to be passed
- * to get and put with the snapshot the plan runs under.
+ * EXPLAIN ANALYZE) if it cannot be cached; *gen is the change counter of a
+ * heap table the plan scans (warp_dimcache.c), 0 otherwise, to be passed
+ * to get and put.
  */
-extern char *warp_dimcache_key(Plan *plan, EState *estate, Oid *heap_relid,
+extern char *warp_dimcache_key(Plan *plan, EState *estate, uint64 *gen,
 							   const char **why);
 
-/* the entry for key (valid for the rest of this query), or NULL; *why says
- * why an entry of the key could not be used, if one could not */
-extern const WarpDimCached *warp_dimcache_get(const char *key, Oid heap_relid,
-											  Snapshot snapshot, const char **why);
+/* the entry for key built at gen (valid for the rest of this query), or NULL */
+extern const WarpDimCached *warp_dimcache_get(const char *key, uint64 gen);
 
-/* keep a copy of dim, built under snapshot, under key (if it fits; *why
- * says why it was not kept) */
-extern void warp_dimcache_put(const char *key, Oid heap_relid, Snapshot snapshot,
-							  const WarpDimCached *dim, const int16 *typlen,
-							  const bool *typbyval, const char **why);
+/* keep a copy of dim under key and gen (if it fits; *why says why it was
+ * not kept) */
+extern void warp_dimcache_put(const char *key, uint64 gen, const WarpDimCached *dim,
+							  const int16 *typlen, const bool *typbyval,
+							  const char **why);
 
 #endif							/* WARP_DIMCACHE_H */

@@ -94,7 +94,7 @@ typedef struct WarpDim
 								 * leader for its workers) or attached to
 								 * the leader's in the DSM */
 	char	   *cache_key;		/* warp_dimcache key, or NULL */
-	Oid			cache_heap_relid;	/* its heap table, if one */
+	uint64		cache_gen;		/* its heap table's change counter, or 0 */
 	bool		from_cache;		/* built by an earlier query */
 	bool		read_by_engine; /* rows from warp_dim_arrow.c */
 	/*
@@ -431,8 +431,7 @@ dim_from_cache(WarpScanState *ws, WarpDim *d)
 	const char *why = NULL;
 	int64		i;
 
-	d->cache_key = warp_dimcache_key(d->ps->plan, ws->css.ss.ps.state, &d->cache_heap_relid,
-									 &why);
+	d->cache_key = warp_dimcache_key(d->ps->plan, ws->css.ss.ps.state, &d->cache_gen, &why);
 	if (d->cache_key == NULL)
 		note_not_cached(ws, d, why);
 	if (d->cache_key != NULL)
@@ -453,13 +452,9 @@ dim_from_cache(WarpScanState *ws, WarpDim *d)
 	}
 	if (d->cache_key == NULL)
 		return false;
-	c = warp_dimcache_get(d->cache_key, d->cache_heap_relid,
-						  ws->css.ss.ps.state->es_snapshot, &why);
+	c = warp_dimcache_get(d->cache_key, d->cache_gen);
 	if (c == NULL)
-	{
-		note_not_cached(ws, d, why);
 		return false;
-	}
 	if (c->npay != d->npay)
 		return false;
 	d->rows = c->rows;
@@ -944,9 +939,7 @@ build_dim(WarpScanState *ws, WarpDim *d)
 		c.pvalues = d->pvalues;
 		c.pnulls = d->pnulls;
 
-		warp_dimcache_put(d->cache_key, d->cache_heap_relid,
-						  ws->css.ss.ps.state->es_snapshot, &c, d->pay_len, d->pay_byval,
-						  &why);
+		warp_dimcache_put(d->cache_key, d->cache_gen, &c, d->pay_len, d->pay_byval, &why);
 		note_not_cached(ws, d, why);
 	}
 }
