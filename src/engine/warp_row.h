@@ -153,12 +153,36 @@ typedef struct WarpRowCol
  * where the evaluator runs (device pointers in the kernel).  tables[j] is
  * the table of join j (already resolved through joins[j].table).
  */
+/*
+ * The program's leading quals that compare a column with a constant (no
+ * float on either side), as ranges over the column's engine value, decided
+ * from the raw values before a row's memo is touched (warp_row_prefilter):
+ * in the kernel most rows of a selective scan are dropped by a load and a
+ * subtraction instead of the interpreter's steps.  Adjacent quals on one
+ * column (BETWEEN's two) are one range.  Built by warp_row_pre_plan.
+ */
+#define WARP_ROW_MAX_PRE 8
+
+typedef struct WarpRowPre
+{
+	warp_int32	nquals;			/* leading quals decided here */
+	warp_int32	n;				/* ranges, in qual order */
+	warp_int32	col[WARP_ROW_MAX_PRE];	/* program column */
+	warp_int32	never[WARP_ROW_MAX_PRE];	/* NULL or empty bound: no row
+											 * passes (the column is still
+											 * loaded, as the qual loads it) */
+	warp_int64	lo[WARP_ROW_MAX_PRE];
+	warp_uint64 width[WARP_ROW_MAX_PRE];	/* passes iff (unsigned) v - lo <=
+											 * width */
+} WarpRowPre;
+
 typedef struct WarpRowEnv
 {
 	const WarpProgram *p;
 	const WarpJoinTable *tables;
 	const WarpRowCol *cols;
 	warp_int64	nrows;			/* rows of the batch */
+	WarpRowPre	pre;			/* warp_row_pre_plan(p) */
 } WarpRowEnv;
 
 /*
@@ -527,20 +551,21 @@ warp_row_convert(int conv, warp_int64 v, warp_int64 *out)
 }
 
 /*
- * Column c of the current row into node ni's memo (load_column and
- * load_dict_column of warp_cpu.c).
+ * Column c of row i (load_column and load_dict_column of warp_cpu.c):
+ * WARP_OK with *isnull, or with *v the engine's value (double bits for a
+ * float column); WARP_ROW_BAD or WARP_ROW_LOAD for a value the row
+ * evaluator does not take.
  */
 WARP_FN int
-warp_row_load(const WarpRowEnv *env, WarpRowState *s, int ni, int c)
+warp_row_fetch(const WarpRowEnv *env, int c, warp_int64 i, warp_int64 *v, bool *isnull)
 {
 	const WarpRowCol *col = &env->cols[c];
 	const WarpRowBuf *vb = &col->data;
-	warp_int64	i = s->row;
-	warp_int64	v;
 
+	*isnull = false;
 	if (warp_row_buf_null(&col->data, i))
 	{
-		WRS_ST(s, ni) = 2;
+		*isnull = true;
 		return WARP_OK;
 	}
 	if (col->has_dict)
@@ -554,14 +579,13 @@ warp_row_load(const WarpRowEnv *env, WarpRowState *s, int ni, int c)
 		i = idx;
 		if (warp_row_buf_null(vb, i))
 		{
-			WRS_ST(s, ni) = 2;
+			*isnull = true;
 			return WARP_OK;
 		}
 	}
-	WRS_ST(s, ni) = 1;
 	if (col->isfloat)
 	{
-		WRS_V(s, ni) = warp_row_dbits(warp_row_buf_double(vb, i));
+		*v = warp_row_dbits(warp_row_buf_double(vb, i));
 		return WARP_OK;
 	}
 	if (col->conv == WRC_DECIMAL)
@@ -569,7 +593,8 @@ warp_row_load(const WarpRowEnv *env, WarpRowState *s, int ni, int c)
 		/* load_decimal_column: the unscaled value as int64, in bounds */
 		const warp_uint8 *p = vb->values + (vb->offset + i) * 16;
 		warp_uint64 lo = 0;
-		warp_int64	hi = 0;
+		warp_int64	hi = 0,
+					x;
 		int			k;
 
 		for (k = 7; k >= 0; k--)
@@ -577,16 +602,35 @@ warp_row_load(const WarpRowEnv *env, WarpRowState *s, int ni, int c)
 			lo = (lo << 8) | p[k];
 			hi = (warp_int64) (((warp_uint64) hi << 8) | p[8 + k]);
 		}
-		v = (warp_int64) lo;
-		if (hi != (v < 0 ? -1 : 0) ||
-			(col->dec_limit > 0 && (v >= col->dec_limit || v <= -col->dec_limit)))
+		x = (warp_int64) lo;
+		if (hi != (x < 0 ? -1 : 0) ||
+			(col->dec_limit > 0 && (x >= col->dec_limit || x <= -col->dec_limit)))
 			return WARP_ROW_LOAD;	/* the CPU driver reports it */
-		WRS_V(s, ni) = v;
+		*v = x;
 		return WARP_OK;
 	}
-	if (!warp_row_convert(col->conv, warp_row_buf_int(vb, i), &v))
+	if (!warp_row_convert(col->conv, warp_row_buf_int(vb, i), v))
 		return WARP_ROW_LOAD;
-	WRS_V(s, ni) = v;
+	return WARP_OK;
+}
+
+/* Column c of the current row into node ni's memo. */
+WARP_FN int
+warp_row_load(const WarpRowEnv *env, WarpRowState *s, int ni, int c)
+{
+	warp_int64	v = 0;
+	bool		isnull;
+	int			st = warp_row_fetch(env, c, s->row, &v, &isnull);
+
+	if (st != WARP_OK)
+		return st;
+	if (isnull)
+		WRS_ST(s, ni) = 2;
+	else
+	{
+		WRS_ST(s, ni) = 1;
+		WRS_V(s, ni) = v;
+	}
 	return WARP_OK;
 }
 
@@ -1313,6 +1357,62 @@ warp_row_agg_update(const WarpAggSpec *ag, WarpAggState *s, warp_int64 iv, doubl
 }
 
 /*
+ * Add accumulating state b into accumulating state a of the same aggregate
+ * (atomically in device code): the GPU kernel's per-block table of a few
+ * groups in shared memory goes into the device table this way.  The same
+ * as updating a with every input b saw, up to the order of float
+ * additions (which the update's atomics do not fix either).
+ */
+WARP_FN void
+warp_row_agg_combine(const WarpAggSpec *ag, WarpAggState *a, const WarpAggState *b)
+{
+	if (b->count == 0)
+		return;
+	warp_row_add_u64((warp_uint64 *) &a->count, (warp_uint64) b->count);
+	switch ((WarpAggKind) ag->kind)
+	{
+		case WA_COUNT_STAR:
+		case WA_COUNT:
+			break;
+		case WA_SUM_INT:
+		case WA_AVG_INT:
+			warp_row_add_u64((warp_uint64 *) &a->ival, (warp_uint64) b->ival);
+			break;
+		case WA_SUM_INT8:
+			{
+				/* 128-bit add: low words, then b's high word and the carry */
+				warp_uint64 old = warp_row_fetch_add_u64(&a->wide_lo, b->wide_lo);
+				warp_uint64 hi = (warp_uint64) b->wide_hi + (old + b->wide_lo < old ? 1 : 0);
+
+				if (hi != 0)
+					warp_row_add_u64((warp_uint64 *) &a->wide_hi, hi);
+				break;
+			}
+		case WA_MIN:
+			if (WARP_TYPE_IS_FLOAT(ag->type))
+				warp_row_min_u64((warp_uint64 *) &a->ival, (warp_uint64) b->ival);
+			else
+				warp_row_min_i64(&a->ival, b->ival);
+			break;
+		case WA_MAX:
+			if (WARP_TYPE_IS_FLOAT(ag->type))
+				warp_row_max_u64((warp_uint64 *) &a->ival, (warp_uint64) b->ival);
+			else
+				warp_row_max_i64(&a->ival, b->ival);
+			break;
+		case WA_SUM_FLOAT:
+			warp_row_add_f64(&a->fval, b->fval);
+			break;
+		case WA_AVG_FLOAT:
+			warp_row_add_f64(&a->fval, b->fval);
+			warp_row_add_f64(&a->fsxx, b->fsxx);
+			break;
+		case WA_SUM_NUMERIC:
+			break;				/* never here (warp_row_check) */
+	}
+}
+
+/*
  * An accumulating state in the CPU driver's form (what warp_cpu_group_agg
  * returns), except that avg(float)'s fsxx is still Σx² (warp_row_agg_final
  * converts it).  Fields an empty state never set are zero, as in the CPU
@@ -1436,7 +1536,7 @@ warp_row_key_hash(const warp_int64 *kv, const warp_uint8 *kn, int nkeys)
 
 /* Slot of the group with these keys, created if new; -1 if the table is full. */
 WARP_FN warp_int64
-warp_row_group(WarpRowGroups *g, const warp_int64 *kv, const warp_uint8 *kn, warp_int64 code)
+warp_row_group(const WarpRowGroups *g, const warp_int64 *kv, const warp_uint8 *kn, warp_int64 code)
 {
 	int			nkeys = g->nkeys;
 	int			k;
@@ -1506,6 +1606,36 @@ warp_row_group(WarpRowGroups *g, const warp_int64 *kv, const warp_uint8 *kn, war
 	return -1;
 }
 
+/* Empty slot i of g: no group, every aggregate at its initial state. */
+WARP_FN void
+warp_row_group_reset(const WarpProgram *p, const WarpRowGroups *g, warp_int64 i)
+{
+	int			a;
+
+	g->state[i] = 0;
+	for (a = 0; a < p->naggs; a++)
+		warp_row_agg_init(&p->aggs[a], &g->aggs[i * p->naggs + a]);
+}
+
+/*
+ * Slot i of the direct table `from` (a kernel block's table of a few
+ * groups in shared memory) into the direct table `to` of the same shape:
+ * its group created there if new, its states added.
+ */
+WARP_FN void
+warp_row_group_combine(const WarpProgram *p, const WarpRowGroups *to, const WarpRowGroups *from,
+					   warp_int64 i)
+{
+	int			a;
+
+	if (warp_row_load_u32(&from->state[i]) != 2)
+		return;
+	(void) warp_row_group(to, from->keys + i * p->nkeys, from->knull + i * p->nkeys, i);
+	for (a = 0; a < p->naggs; a++)
+		warp_row_agg_combine(&p->aggs[a], &to->aggs[i * p->naggs + a],
+							 &from->aggs[i * p->naggs + a]);
+}
+
 /* ----------------------------------------------------------------- a row */
 
 /*
@@ -1556,7 +1686,39 @@ warp_row_begin(const WarpProgram *p, WarpRowState *s, warp_int64 row)
 			WRS_ST(s, i) = 0;
 }
 
-/* the quals, in order, each only while all earlier ones passed */
+/*
+ * The quals env->pre decides, for row `row`, before warp_row_begin: *pass
+ * whether they all hold.  Each range loads its column and tests it only
+ * while the ones before it passed, as the quals would (so a value the row
+ * evaluator cannot load fails here iff it fails there).
+ */
+WARP_FN int
+warp_row_prefilter(const WarpRowEnv *env, warp_int64 row, bool *pass)
+{
+	const WarpRowPre *pre = &env->pre;
+	int			k;
+
+	*pass = false;
+	for (k = 0; k < pre->n; k++)
+	{
+		warp_int64	v = 0;
+		bool		isnull;
+		int			st = warp_row_fetch(env, pre->col[k], row, &v, &isnull);
+
+		if (st != WARP_OK)
+			return st;
+		if (isnull || pre->never[k] ||
+			(warp_uint64) v - (warp_uint64) pre->lo[k] > pre->width[k])
+			return WARP_OK;
+	}
+	*pass = true;
+	return WARP_OK;
+}
+
+/*
+ * The quals from the first that env->pre does not decide, in order, each
+ * only while all earlier ones passed.
+ */
 WARP_FN int
 warp_row_quals(const WarpRowEnv *env, WarpRowState *s, bool *pass)
 {
@@ -1565,7 +1727,7 @@ warp_row_quals(const WarpRowEnv *env, WarpRowState *s, bool *pass)
 				st;
 
 	*pass = false;
-	for (i = 0; i < p->nquals; i++)
+	for (i = env->pre.nquals; i < p->nquals; i++)
 	{
 		int			q = p->quals[i];
 
@@ -1587,8 +1749,17 @@ warp_row_join_keys(const WarpRowEnv *env, WarpRowState *s)
 				st;
 
 	for (i = 0; i < p->njoins; i++)
-		if ((st = warp_row_eval(env, s, p->joins[i].key_node)) != WARP_OK)
+	{
+		int			kn = p->joins[i].key_node;
+
+		/* a column key (the usual one) loaded without the stack */
+		if (WRS_ST(s, kn) == 0 && p->nodes[kn].op == WN_COL)
+			st = warp_row_load(env, s, kn, p->nodes[kn].a);
+		else
+			st = warp_row_eval(env, s, kn);
+		if (st != WARP_OK)
 			return st;
+	}
 	return WARP_OK;
 }
 
@@ -1620,7 +1791,7 @@ warp_row_probe(const WarpRowEnv *env, const WarpRowState *s, int j, warp_int32 *
  * matching build rows its group and aggregate updates.
  */
 WARP_FN int
-warp_row_emit(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
+warp_row_emit(const WarpRowEnv *env, WarpRowState *s, const WarpRowGroups *g,
 			  const warp_int32 *first, WarpRowCounts *cnt)
 {
 	const WarpProgram *p = env->p;
@@ -1728,7 +1899,7 @@ warp_row_emit(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
  * the status of the first problem.
  */
 WARP_FN int
-warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
+warp_row_run(const WarpRowEnv *env, WarpRowState *s, const WarpRowGroups *g,
 			 warp_int64 row, WarpRowCounts *cnt)
 {
 	const WarpProgram *p = env->p;
@@ -1737,6 +1908,8 @@ warp_row_run(const WarpRowEnv *env, WarpRowState *s, WarpRowGroups *g,
 	int			i,
 				st;
 
+	if ((st = warp_row_prefilter(env, row, &pass)) != WARP_OK || !pass)
+		return st;
 	warp_row_begin(p, s, row);
 	if ((st = warp_row_quals(env, s, &pass)) != WARP_OK || !pass)
 		return st;
@@ -1877,6 +2050,105 @@ warp_row_check(const WarpProgram *p, WarpJoinTable *const *tables)
 		}
 	}
 	return NULL;
+}
+
+/*
+ * env->pre for program p: its leading quals "column op constant" (either
+ * side; =, <, <=, >, >=; neither side a float), up to the first qual of
+ * another shape or WARP_ROW_MAX_PRE ranges.  Every such comparison is the
+ * interpreter's integer comparison of the column's loaded value with the
+ * constant, so a range over that value decides it exactly; a NULL constant
+ * (or an empty range) rejects every row after the load.
+ */
+static inline void
+warp_row_pre_plan(const WarpProgram *p, WarpRowPre *pre)
+{
+	int			q;
+
+	memset(pre, 0, sizeof(*pre));
+	for (q = 0; q < p->nquals; q++)
+	{
+		const WarpNode *nd = &p->nodes[p->quals[q]];
+		const WarpNode *cn,
+				   *kn;
+		int			op,
+					c,
+					k;
+		bool		never = false;
+		warp_int64	lo = WARP_INT64_MIN,
+					hi = WARP_INT64_MAX,
+					v;
+
+		if (nd->op != WN_CMP)
+			break;
+		op = nd->sub;
+		if (p->nodes[nd->a].op == WN_COL && p->nodes[nd->b].op == WN_CONST)
+		{
+			cn = &p->nodes[nd->a];
+			kn = &p->nodes[nd->b];
+		}
+		else if (p->nodes[nd->a].op == WN_CONST && p->nodes[nd->b].op == WN_COL)
+		{
+			cn = &p->nodes[nd->b];
+			kn = &p->nodes[nd->a];
+			/* const op col is col op' const */
+			op = op == WARP_CMP_LT ? WARP_CMP_GT : op == WARP_CMP_LE ? WARP_CMP_GE :
+				op == WARP_CMP_GT ? WARP_CMP_LT : op == WARP_CMP_GE ? WARP_CMP_LE : op;
+		}
+		else
+			break;
+		if (WARP_TYPE_IS_FLOAT(cn->type) || WARP_TYPE_IS_FLOAT(kn->type) ||
+			op == WARP_CMP_NE)
+			break;
+		c = cn->a;
+		v = kn->ival;
+		if (kn->flags & WARP_NODE_NULL)
+			never = true;
+		else if (op == WARP_CMP_EQ)
+			lo = hi = v;
+		else if (op == WARP_CMP_LT)
+		{
+			if (v == WARP_INT64_MIN)
+				never = true;
+			else
+				hi = v - 1;
+		}
+		else if (op == WARP_CMP_LE)
+			hi = v;
+		else if (op == WARP_CMP_GT)
+		{
+			if (v == WARP_INT64_MAX)
+				never = true;
+			else
+				lo = v + 1;
+		}
+		else
+			lo = v;
+		/* the qual right before on the same column: one range */
+		k = pre->n - 1;
+		if (k >= 0 && pre->col[k] == c)
+		{
+			warp_int64	plo = pre->lo[k],
+						phi = (warp_int64) ((warp_uint64) plo + pre->width[k]);
+
+			never = never || pre->never[k];
+			if (plo > lo)
+				lo = plo;
+			if (phi < hi)
+				hi = phi;
+		}
+		else if (pre->n == WARP_ROW_MAX_PRE)
+			break;
+		else
+			k = pre->n++;
+		if (lo > hi)
+			never = true;
+		pre->col[k] = c;
+		pre->never[k] = never;
+		pre->lo[k] = never ? 0 : lo;
+		pre->width[k] = never ? 0 : (warp_uint64) hi - (warp_uint64) lo;
+		pre->nquals = q + 1;
+	}
 }
 
 /* most rows one key finds in t (the longest duplicate chain) */

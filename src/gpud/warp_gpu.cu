@@ -166,6 +166,9 @@ struct WarpGpu
 	int			row_threads;	/* per block */
 	size_t		row_smem;		/* dynamic shared memory per block */
 	int			row_max_blocks; /* one resident wave */
+	int			agg_slots;		/* groups aggregated per block in shared
+								 * memory first (0: none) */
+	WarpRowPre	pre;			/* the quals decided from raw values */
 };
 
 static bool context_poisoned = false;
@@ -251,23 +254,33 @@ row_status_why(int st, long long row, char *why, size_t whylen)
 /*
  * Shared memory of warp_gpu_rows for blocks of nthreads threads: the node
  * scratch of every thread's row (WarpRowState), each row's first build
- * row per join, and two queues of the rows still alive (as thread slots).
+ * row per join, two queues of the rows still alive (as thread slots), and
+ * for a direct group table of a few groups (agg_slots > 0) the block's own
+ * copy of it: states, keys, slot states and key NULL flags.
  */
 typedef struct RowSmem
 {
 	size_t		first;			/* offsets */
 	size_t		queue;
+	size_t		aggs;
+	size_t		keys;
+	size_t		state;
+	size_t		knull;
 	size_t		total;
 } RowSmem;
 
 __host__ __device__ static inline RowSmem
-row_smem_layout(int nnodes, int njoins, int nthreads)
+row_smem_layout(int nnodes, int njoins, int nthreads, int agg_slots, int nkeys, int naggs)
 {
 	RowSmem		l;
 
 	l.first = (WARP_ROW_SCRATCH_BYTES(nnodes) * nthreads + 15) / 16 * 16;
 	l.queue = l.first + ((size_t) 4 * njoins * nthreads + 15) / 16 * 16;
-	l.total = l.queue + (size_t) 2 * 2 * nthreads;
+	l.aggs = l.queue + ((size_t) 2 * 2 * nthreads + 15) / 16 * 16;
+	l.keys = l.aggs + sizeof(WarpAggState) * agg_slots * naggs;
+	l.state = l.keys + sizeof(warp_int64) * agg_slots * nkeys;
+	l.knull = l.state + sizeof(warp_uint32) * agg_slots;
+	l.total = agg_slots > 0 ? l.knull + (size_t) agg_slots * nkeys : l.aggs;
 	return l;
 }
 
@@ -332,24 +345,53 @@ row_fail(DevResult *res, int st, long long row)
 #endif
 
 __global__ void __launch_bounds__(WARP_GPU_ROW_THREADS, WARP_GPU_ROW_MIN_BLOCKS)
-warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, DevResult *res,
-			  int nnodes, int njoins)
+warp_gpu_rows(const __grid_constant__ WarpRowEnv env, const __grid_constant__ WarpRowGroups grp, long long r0, long long r1, DevResult *res,
+			  int nnodes, int njoins, int agg_slots)
 {
 	extern __shared__ warp_int64 row_smem[];
 	__shared__ int qn[WARP_ROW_MAX_JOINS + 2];
 	__shared__ int stop;
 	const int	nt = (int) blockDim.x;
 	const int	t = (int) threadIdx.x;
-	RowSmem		l = row_smem_layout(nnodes, njoins, nt);
+	const WarpProgram *p = env.p;
+	RowSmem		l = row_smem_layout(nnodes, njoins, nt, agg_slots, p->nkeys, p->naggs);
 	warp_int32 *first = (warp_int32 *) ((warp_uint8 *) row_smem + l.first);
 	warp_uint16 *queue[2];
 	WarpRowCounts cnt;
+	const WarpRowGroups *out = &grp;
 	long long	base;
+#ifndef WARP_GPU_NO_SMEM_AGG
+	__shared__ unsigned long long local_used;
+	WarpRowGroups local;
+	long long	i;
+#endif
 
 	queue[0] = (warp_uint16 *) ((warp_uint8 *) row_smem + l.queue);
 	queue[1] = queue[0] + nt;
 	cnt.rows_filtered = 0;
 	cnt.rows_joined = 0;
+
+	/*
+	 * A few groups (a direct table of at most ROW_SMEM_AGG_STATES states):
+	 * the block aggregates into its own copy in shared memory, whose
+	 * atomics do not all meet at the same few words of the device table,
+	 * and adds it to the device table at the end (the loop's first barrier
+	 * publishes the empty copy).
+	 */
+#ifndef WARP_GPU_NO_SMEM_AGG
+	if (agg_slots > 0)
+	{
+		local = grp;
+		local.aggs = (WarpAggState *) ((warp_uint8 *) row_smem + l.aggs);
+		local.keys = (warp_int64 *) ((warp_uint8 *) row_smem + l.keys);
+		local.state = (warp_uint32 *) ((warp_uint8 *) row_smem + l.state);
+		local.knull = (warp_uint8 *) row_smem + l.knull;
+		local.nused = &local_used;
+		for (i = t; i < agg_slots; i += nt)
+			warp_row_group_reset(p, &local, i);
+		out = &local;
+	}
+#endif
 	/* slot t's constants, once (the loop's first barrier publishes them) */
 	{
 		WarpRowState s0;
@@ -386,14 +428,21 @@ warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, Dev
 		if (stop)
 			break;
 
-		/* quals and join keys, row base + t in slot t */
+		/*
+		 * quals and join keys, row base + t in slot t; the quals env.pre
+		 * decides from the raw values first, so a row they drop never
+		 * touches the memo
+		 */
 		if (base + t < r1)
 		{
-			int			st;
+			int			st = warp_row_prefilter(&env, base + t, &alive);
 
-			warp_row_state_init(&s, row_smem, nnodes, nt, t);
-			warp_row_begin(env.p, &s, base + t);
-			st = warp_row_quals(&env, &s, &alive);
+			if (st == WARP_OK && alive)
+			{
+				warp_row_state_init(&s, row_smem, nnodes, nt, t);
+				warp_row_begin(env.p, &s, base + t);
+				st = warp_row_quals(&env, &s, &alive);
+			}
 			if (st == WARP_OK && alive)
 			{
 				cnt.rows_filtered++;
@@ -452,7 +501,7 @@ warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, Dev
 				f[j] = first[j * nt + slot];
 			warp_row_state_init(&s, row_smem, nnodes, nt, slot);
 			s.row = base + slot;
-			st = warp_row_emit(&env, &s, &grp, f, &cnt);
+			st = warp_row_emit(&env, &s, out, f, &cnt);
 			if (st != WARP_OK)
 				row_fail(res, st, base + slot);
 		}
@@ -460,6 +509,16 @@ warp_gpu_rows(WarpRowEnv env, WarpRowGroups grp, long long r0, long long r1, Dev
 		/* every thread is done with this tile's queues and scratch */
 		__syncthreads();
 	}
+	/* the block's groups into the device table (every thread left the
+	 * loop after the same barrier, so the copy is complete) */
+#ifndef WARP_GPU_NO_SMEM_AGG
+	if (agg_slots > 0)
+	{
+		__syncthreads();
+		for (i = t; i < agg_slots; i += nt)
+			warp_row_group_combine(p, &grp, &local, i);
+	}
+#endif
 	if (cnt.rows_filtered)
 		atomicAdd(&res->rows_filtered, (unsigned long long) cnt.rows_filtered);
 	if (cnt.rows_joined)
@@ -576,6 +635,13 @@ row_grid(const WarpGpu *g, long long n)
  */
 #define ROW_SMEM_BLOCK (96 * 1024)
 
+/*
+ * A direct group table of at most this many aggregate states (slots times
+ * aggregates) is aggregated per block in shared memory first (q1.x: one
+ * group; a GROUP BY year: 8 slots).
+ */
+#define ROW_SMEM_AGG_STATES 64
+
 static bool
 row_launch_shape(WarpGpu *g, const WarpProgram *prog, int smem_optin, char *why, size_t whylen)
 {
@@ -588,10 +654,19 @@ row_launch_shape(WarpGpu *g, const WarpProgram *prog, int smem_optin, char *why,
 	if (!CUDA_OK(cudaFuncGetAttributes(&attr, warp_gpu_rows)))
 		return false;
 	dyn_max = smem_optin - (int) attr.sharedSizeBytes;
-	while (threads > 32 && row_smem_layout(prog->nnodes, prog->njoins, threads).total > ROW_SMEM_BLOCK)
+	g->agg_slots = 0;
+#ifndef WARP_GPU_NO_SMEM_AGG
+	if (g->grp.direct && prog->naggs > 0 &&
+		g->nslots * prog->naggs <= ROW_SMEM_AGG_STATES)
+		g->agg_slots = (int) g->nslots;
+#endif
+	while (threads > 32 &&
+		   row_smem_layout(prog->nnodes, prog->njoins, threads, g->agg_slots,
+						   prog->nkeys, prog->naggs).total > ROW_SMEM_BLOCK)
 		threads /= 2;
 	g->row_threads = threads;
-	g->row_smem = row_smem_layout(prog->nnodes, prog->njoins, threads).total;
+	g->row_smem = row_smem_layout(prog->nnodes, prog->njoins, threads, g->agg_slots,
+								  prog->nkeys, prog->naggs).total;
 	if (dyn_max <= 0 || g->row_smem > (size_t) dyn_max)
 	{
 		set_why(why, whylen, "a program of %d nodes does not fit the GPU's shared memory",
@@ -1238,6 +1313,9 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 		free(g);
 		return NULL;
 	}
+#ifndef WARP_GPU_NO_PREFILTER
+	warp_row_pre_plan(prog, &g->pre);
+#endif
 	g->device = device;
 	g->cache = device >= 0 && device < MAX_DEVICES ? column_caches[device] : NULL;
 	g->prog = prog;
@@ -1255,8 +1333,6 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 		goto fail;
 	}
 	g->nsm = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
-	if (!row_launch_shape(g, prog, (int) prop.sharedMemPerBlockOptin, why, whylen))
-		goto fail;
 	if (!CUDA_OK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) ||
 		!CUDA_OK(cudaStreamCreateWithFlags(&g->copy_stream, cudaStreamNonBlocking)))
 		goto fail;
@@ -1282,6 +1358,9 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 		!upload_tables(g, prog, tables, why, whylen))
 		goto fail;
 	if (!setup_groups(g, prog, tables, why, whylen))
+		goto fail;
+	/* after the group table: its shape decides agg_slots */
+	if (!row_launch_shape(g, prog, (int) prop.sharedMemPerBlockOptin, why, whylen))
 		goto fail;
 	if (!CUDA_OK(cudaStreamSynchronize(g->stream)))
 		goto fail;
@@ -1817,9 +1896,10 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 		env.tables = g->d_tables;
 		env.cols = bs->d_cols;
 		env.nrows = nrows;
+		env.pre = g->pre;
 		warp_gpu_rows<<<row_grid(g, r1 - r0), g->row_threads, g->row_smem, g->stream>>>(
 			env, g->grp, (long long) r0, (long long) r1, g->d_res, g->prog->nnodes,
-			g->prog->njoins);
+			g->prog->njoins, g->agg_slots);
 		if (!CUDA_OK(cudaGetLastError()) ||
 			!CUDA_OK(cudaMemcpyAsync(g->h_res, g->d_res, sizeof(DevResult),
 									 cudaMemcpyDeviceToHost, g->stream)))

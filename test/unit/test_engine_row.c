@@ -574,6 +574,65 @@ gen_bool(Prog *g, int d)
 	}
 }
 
+/*
+ * One to four quals comparing a column with a constant, either side, as
+ * warp_row_pre_plan takes them (and NE and float ones, which end its
+ * prefix): BETWEEN-like pairs on one column, NULL constants, bounds at the
+ * int64 extremes, dates that do not convert (bad_date batches), dictionary
+ * and decimal columns.
+ */
+static void
+gen_simple_quals(Prog *g)
+{
+	static const int cols[] = {0, 1, 3, 4, 5, 6, 7, 9, 11, 12, 14, 2};
+	int			n = 1 + rn(4),
+				i;
+
+	for (i = 0; i < n && g->p.nquals < 4; i++)
+	{
+		int			c = cols[rn(12)],
+					pair = rn(3) == 0 ? 2 : 1,
+					k;
+
+		for (k = 0; k < pair && g->p.nquals < 4; k++)
+		{
+			WarpType	t = col_type[c];
+			int			op,
+						cn = col(g, c),
+						kn;
+			int64_t		v;
+
+			if (pair == 2)		/* a lower bound, then an upper one */
+				op = k == 0 ? (rn(2) ? WARP_CMP_GE : WARP_CMP_GT) : (rn(2) ? WARP_CMP_LE : WARP_CMP_LT);
+			else
+			{
+				static const int ops[] = {WARP_CMP_EQ, WARP_CMP_LT, WARP_CMP_LE, WARP_CMP_GT, WARP_CMP_GE};
+
+				op = ops[rn(5)];
+			}
+			if (rn(10) == 0)
+				op = WARP_CMP_NE;
+			switch (c)
+			{
+				case 5: v = 8000 + rn(40); break;
+				case 6: v = (int64_t) (690000000 + rn(200)) * 1000000; break;
+				case 7: v = rn(2); break;
+				case 14: v = (int64_t) rn(2001) - 1000; break;
+				default: v = rn(21) - 10; break;
+			}
+			if (rn(15) == 0)
+				v = rn(2) ? INT64_MIN : INT64_MAX;
+			kn = WARP_TYPE_IS_FLOAT(t) ? fconst(g, t, (double) (rn(21) - 10), rn(20) == 0)
+				: iconst(g, t, v, rn(20) == 0);
+			g->quals[g->p.nquals++] = rn(2) ? node(g, WN_CMP, WT_BOOL, op, cn, kn)
+				: node(g, WN_CMP, WT_BOOL,
+					   op == WARP_CMP_LT ? WARP_CMP_GT : op == WARP_CMP_LE ? WARP_CMP_GE :
+					   op == WARP_CMP_GT ? WARP_CMP_LT : op == WARP_CMP_GE ? WARP_CMP_LE : op,
+					   kn, cn);
+		}
+	}
+}
+
 /* ---------------------------------------------------------- join tables */
 
 #define NTABLES 4
@@ -920,7 +979,10 @@ enum
 {
 	MODE_HASH,					/* one hash table for everything */
 	MODE_FLUSH,					/* small chunks, flushed and merged */
-	MODE_DIRECT					/* direct group codes */
+	MODE_DIRECT,				/* direct group codes */
+	MODE_LOCAL					/* direct, through a small table combined
+								 * into the main one now and then (the
+								 * kernel's shared-memory groups) */
 };
 
 /* export every used slot of g into r, then clear g */
@@ -969,7 +1031,9 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 	WarpJoinTable tabs[WARP_ROW_MAX_JOINS];
 	WarpRowCol	cols[NCOLS];
 	WarpRowEnv	env;
-	WarpRowGroups g;
+	WarpRowGroups g,
+				lg;				/* MODE_LOCAL's small table */
+	unsigned long long lnused = 0;
 	WarpRowState *s = malloc(sizeof(WarpRowState));
 	/* the kernel's layout: the scratch of several threads interleaved */
 	int			nthreads = 1 + rn(5);
@@ -991,11 +1055,12 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 	env.p = p;
 	env.tables = tabs;
 	env.cols = cols;
+	warp_row_pre_plan(p, &env.pre);
 	warp_row_state_init(s, scratch, p->nnodes, nthreads, (int) rn(nthreads));
 	warp_row_prepare(p, s);
 	g.nkeys = p->nkeys;
 	g.naggs = p->naggs;
-	if (mode == MODE_DIRECT)
+	if (mode == MODE_DIRECT || mode == MODE_LOCAL)
 	{
 		warp_int64	product = 1;
 
@@ -1040,6 +1105,17 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 		for (k = 0; k < p->naggs; k++)
 			warp_row_agg_init(&p->aggs[k], &g.aggs[sl * p->naggs + k]);
 	warp_row_result_init(res, p->nkeys, p->naggs);
+	if (mode == MODE_LOCAL)
+	{
+		lg = g;
+		lg.state = calloc(nslots, sizeof(warp_uint32));
+		lg.keys = calloc(nslots * (p->nkeys + 1), sizeof(warp_int64));
+		lg.knull = calloc(nslots * (p->nkeys + 1), 1);
+		lg.aggs = calloc(nslots * (p->naggs + 1), sizeof(WarpAggState));
+		lg.nused = &lnused;
+		for (warp_int64 sl = 0; sl < nslots; sl++)
+			warp_row_group_reset(p, &lg, sl);
+	}
 
 	for (bi = 0; bi < nb && st == WARP_OK; bi++)
 	{
@@ -1061,10 +1137,20 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 		*rows_in += b->n;
 		for (row = 0; row < b->n && st == WARP_OK; row++)
 		{
-			st = warp_row_run(&env, s, &g, row, cnt);
+			st = warp_row_run(&env, s, mode == MODE_LOCAL ? &lg : &g, row, cnt);
 			if (mode == MODE_FLUSH && ++inchunk == chunk)
 			{
 				flush_groups(p, &g, nslots, res);
+				inchunk = 0;
+				chunk = 1 + rn(300);
+			}
+			if (mode == MODE_LOCAL && (++inchunk == chunk || row == b->n - 1))
+			{
+				for (warp_int64 sl = 0; sl < nslots; sl++)
+				{
+					warp_row_group_combine(p, &g, &lg, sl);
+					warp_row_group_reset(p, &lg, sl);
+				}
 				inchunk = 0;
 				chunk = 1 + rn(300);
 			}
@@ -1079,6 +1165,13 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 	free(g.keys);
 	free(g.knull);
 	free(g.aggs);
+	if (mode == MODE_LOCAL)
+	{
+		free(lg.state);
+		free(lg.keys);
+		free(lg.knull);
+		free(lg.aggs);
+	}
 	free(scratch);
 	free(s);
 	return st;
@@ -1206,7 +1299,10 @@ gen_program(Prog *g)
 	int			j = 0;
 
 	prog_init(g);
-	for (i = 0; i < nq; i++)
+	/* leading "column op constant" quals, decided by warp_row_prefilter */
+	if (rn(2))
+		gen_simple_quals(g);
+	for (i = 0; i < nq && g->p.nquals < 8; i++)
 		g->quals[g->p.nquals++] = gen_bool(g, depth);
 	for (i = 0; i < nj; i++)
 	{
@@ -1342,7 +1438,7 @@ check_program(Prog *g, Batch *batches, int nb, char *fail, size_t faillen)
 	}
 	warp_cpu_counters(cpu, &cc);
 
-	for (mode = MODE_HASH; mode <= MODE_DIRECT; mode++)
+	for (mode = MODE_HASH; mode <= MODE_LOCAL; mode++)
 	{
 		WarpRowResult res;
 		WarpRowCounts rc;
@@ -1350,7 +1446,7 @@ check_program(Prog *g, Batch *batches, int nb, char *fail, size_t faillen)
 		int			st,
 					k;
 
-		if (mode == MODE_DIRECT)
+		if (mode == MODE_DIRECT || mode == MODE_LOCAL)
 		{
 			warp_int64	product = 1;
 
@@ -1405,6 +1501,9 @@ TEST(random_programs_match_cpu_driver)
 {
 	int			round;
 	int			failures = 0;
+	int			n_pre_programs = 0,
+				n_pre_merged = 0,
+				n_pre_never = 0;
 
 	build_tables();
 	for (round = 0; round < 40; round++)
@@ -1453,6 +1552,15 @@ TEST(random_programs_match_cpu_driver)
 				CHECK(0);
 				continue;
 			}
+			{
+				WarpRowPre	pre;
+
+				warp_row_pre_plan(&g.p, &pre);
+				n_pre_programs += pre.nquals > 0;
+				n_pre_merged += pre.nquals > pre.n;
+				for (bi = 0; bi < pre.n; bi++)
+					n_pre_never += pre.never[bi];
+			}
 			check_program(&g, batches, nb, fail, sizeof(fail));
 			if (fail[0])
 			{
@@ -1467,8 +1575,14 @@ TEST(random_programs_match_cpu_driver)
 	printf("  random programs: %d compared (%d groups), %d failed on both drivers, "
 		   "%d given back (float aggregates)\n",
 		   n_compared, n_groups, n_both_failed, n_fallback);
+	printf("  prefiltered quals: %d programs, %d with a merged range, %d ranges never true\n",
+		   n_pre_programs, n_pre_merged, n_pre_never);
 	CHECK(n_compared > 1000);
 	CHECK(n_both_failed > 50);
+	/* the prefilter decided quals of many programs, ranges of two among them */
+	CHECK(n_pre_programs > 200);
+	CHECK(n_pre_merged > 20);
+	CHECK(n_pre_never > 10);
 }
 
 /* a hand-written star join: every agg kind, duplicate keys, exact values */
@@ -1531,7 +1645,7 @@ TEST(star_join_every_aggregate)
 	CHECK(warp_cpu_run_batch(cpu, b.cols, b.n, NULL, &ls, &bad_col, &bad_row) == WARP_OK && ls == WARP_LOAD_OK);
 	CHECK(warp_cpu_ngroups(cpu) > 10);
 	/* the row driver looks tables up by program index: make them match */
-	for (mode = MODE_HASH; mode <= MODE_DIRECT; mode++)
+	for (mode = MODE_HASH; mode <= MODE_LOCAL; mode++)
 	{
 		CHECK(row_driver(&g.p, tabs, &b, 1, mode, 0, &res, &rc, &rows_in) == WARP_OK);
 		CHECK(res.n == warp_cpu_ngroups(cpu));
