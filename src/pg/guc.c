@@ -24,6 +24,7 @@ bool		pgwarp_enable_join_ranges = true;
 int			pgwarp_heap_min_rows = 100000;
 int			pgwarp_inner_hash_mem = 256 * 1024;	/* kB */
 int			pgwarp_dim_cache_mem = 256 * 1024;	/* kB */
+int			pgwarp_dim_cache_total_mem = 2 * 1024 * 1024;	/* kB */
 int			pgwarp_cpu_threads = -1;
 bool		pgwarp_explain_stable = false;
 bool		pgwarp_merge_groups = true;
@@ -292,6 +293,19 @@ pgwarp_define_gucs(void)
 							0,
 							MAX_KILOBYTES,
 							PGC_USERSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_warp.dim_cache_total_mem",
+							"Most memory all backends together keep built dimension "
+							"tables in (with pg_warp preloaded).",
+							"A backend over it evicts its own least recently used "
+							"dimensions, or keeps none more.  0 keeps none.",
+							&pgwarp_dim_cache_total_mem,
+							2 * 1024 * 1024,
+							0,
+							MAX_KILOBYTES,
+							PGC_SIGHUP,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 

@@ -13,6 +13,7 @@
 #include "gpud_client.h"
 #include "heap_changes.h"
 #include "pg_warp.h"
+#include "warp_dimcache.h"
 #include "warp.h"
 
 PG_MODULE_MAGIC;
@@ -30,6 +31,7 @@ _PG_init(void)
 	{
 		pgwarp_footer_cache_preload();
 		pgwarp_heap_changes_preload();
+		pgwarp_dimcache_preload();
 		pgwarp_gpud_register_supervisor();
 	}
 }

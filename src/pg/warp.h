@@ -22,6 +22,7 @@ extern bool pgwarp_enable_scan;
 extern int	pgwarp_heap_min_rows;
 extern int	pgwarp_inner_hash_mem;	/* kB */
 extern int	pgwarp_dim_cache_mem;	/* kB, per backend */
+extern int	pgwarp_dim_cache_total_mem; /* kB, all backends (preloaded) */
 extern int	pgwarp_cpu_threads;		/* -1 = max_parallel_workers_per_gather + 1 */
 
 /* threads the CPU driver runs on in a backend (pg_warp.cpu_threads) */

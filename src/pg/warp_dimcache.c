@@ -27,6 +27,14 @@
  * backend) would be exceeded; an entry used by the running query is never
  * evicted (the query reads its arrays in place while it builds its join
  * tables; a rescan builds them again through get).
+ *
+ * With pg_warp preloaded, every backend's entries are also counted in one
+ * shared total, held under pg_warp.dim_cache_total_mem: with hundreds of
+ * connections the per-backend limit alone would let the caches take the
+ * machine's memory.  A backend can only evict its own entries, so when the
+ * others hold the total it keeps nothing more (EXPLAIN ANALYZE says so);
+ * its share goes back when it evicts or exits (and the account starts from
+ * zero after a crash restart, as the caches do).
  */
 #include "postgres.h"
 
@@ -34,10 +42,15 @@
 
 #include "access/relation.h"
 #include "foreign/foreign.h"
+#include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
+#include "port/atomics.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -66,6 +79,89 @@ static Size cache_bytes;
 static uint64 query_seq;
 
 static void evict(struct DimCacheEntry *e);
+
+/* ---------------------------------------------- the cluster-wide account */
+
+typedef struct DimCacheShared
+{
+	pg_atomic_uint64 bytes;		/* held by all backends' entries */
+} DimCacheShared;
+
+static DimCacheShared *dc_shared;
+static bool dc_exit_registered;
+static shmem_request_hook_type prev_shmem_request_hook;
+static shmem_startup_hook_type prev_shmem_startup_hook;
+
+static void
+dc_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(DimCacheShared)));
+}
+
+static void
+dc_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	dc_shared = ShmemInitStruct("pg_warp dimension cache", sizeof(DimCacheShared), &found);
+	if (!found)
+		pg_atomic_init_u64(&dc_shared->bytes, 0);
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+pgwarp_dimcache_preload(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = dc_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = dc_shmem_startup;
+}
+
+/* this backend's share back to the account when it exits */
+static void
+dc_release(int code, Datum arg)
+{
+	if (dc_shared && cache_bytes > 0)
+		pg_atomic_sub_fetch_u64(&dc_shared->bytes, cache_bytes);
+	cache_bytes = 0;
+}
+
+/* take bytes from the shared account if they fit under the total */
+static bool
+dc_reserve(Size bytes)
+{
+	uint64		limit = (uint64) pgwarp_dim_cache_total_mem * 1024;
+	uint64		cur;
+
+	if (dc_shared == NULL)
+		return true;			/* not preloaded: per backend only */
+	cur = pg_atomic_read_u64(&dc_shared->bytes);
+	do
+	{
+		if (cur + bytes > limit)
+			return false;
+	} while (!pg_atomic_compare_exchange_u64(&dc_shared->bytes, &cur, cur + bytes));
+	if (!dc_exit_registered)
+	{
+		before_shmem_exit(dc_release, (Datum) 0);
+		dc_exit_registered = true;
+	}
+	return true;
+}
+
+/* would bytes more fit under the total now? */
+static bool
+dc_fits(Size bytes)
+{
+	return dc_shared == NULL ||
+		pg_atomic_read_u64(&dc_shared->bytes) + bytes <= (uint64) pgwarp_dim_cache_total_mem * 1024;
+}
 
 void
 warp_dimcache_begin_query(void)
@@ -384,6 +480,8 @@ evict(struct DimCacheEntry *e)
 {
 	dlist_delete(&e->node);
 	cache_bytes -= e->bytes;
+	if (dc_shared)
+		pg_atomic_sub_fetch_u64(&dc_shared->bytes, e->bytes);
 	MemoryContextDelete((MemoryContext) e->dim.cxt);
 }
 
@@ -435,6 +533,11 @@ warp_dimcache_put(const char *key, uint64 gen, const WarpDimCached *dim,
 		*why = "pg_warp.dim_cache_mem is 0";
 		return;
 	}
+	if (dc_shared && pgwarp_dim_cache_total_mem == 0)
+	{
+		*why = "pg_warp.dim_cache_total_mem is 0";
+		return;
+	}
 	if (bytes > limit / 2)
 	{
 		/* would crowd out everything else */
@@ -449,9 +552,9 @@ warp_dimcache_put(const char *key, uint64 gen, const WarpDimCached *dim,
 		if (o->seq != query_seq && strcmp(o->key, key) == 0)
 			evict(o);
 	}
-	/* make room: oldest first, never what this query uses */
+	/* make room here and in the total: oldest first, never what this query uses */
 	cur = dlist_is_empty(&entries) ? NULL : dlist_tail_node(&entries);
-	while (cur && cache_bytes + bytes > limit)
+	while (cur && (cache_bytes + bytes > limit || !dc_fits(bytes)))
 	{
 		DimCacheEntry *o = dlist_container(DimCacheEntry, node, cur);
 
@@ -462,6 +565,11 @@ warp_dimcache_put(const char *key, uint64 gen, const WarpDimCached *dim,
 	if (cache_bytes + bytes > limit)
 	{
 		*why = "pg_warp.dim_cache_mem is taken by this query's dimensions";
+		return;
+	}
+	if (!dc_fits(bytes))
+	{
+		*why = "pg_warp.dim_cache_total_mem is taken by the caches of all sessions";
 		return;
 	}
 
@@ -494,6 +602,41 @@ warp_dimcache_put(const char *key, uint64 gen, const WarpDimCached *dim,
 			datumCopy(dim->pvalues[i], typbyval[k], typlen[k]);
 	}
 	MemoryContextSwitchTo(old);
+	/* another backend may have taken the room since dc_fits */
+	if (!dc_reserve(bytes))
+	{
+		MemoryContextDelete(cxt);
+		*why = "pg_warp.dim_cache_total_mem is taken by the caches of all sessions";
+		return;
+	}
 	dlist_push_head(&entries, &e->node);
 	cache_bytes += bytes;
+}
+
+PG_FUNCTION_INFO_V1(pg_warp_dim_cache_stats);
+
+/*
+ * pg_warp_dim_cache_stats(OUT entries integer, OUT bytes bigint,
+ *						   OUT cluster_bytes bigint)
+ */
+Datum
+pg_warp_dim_cache_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	td;
+	Datum		values[3];
+	bool		nulls[3] = {0};
+	dlist_iter	it;
+	int			n = 0;
+
+	if (get_call_result_type(fcinfo, NULL, &td) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	dlist_foreach(it, &entries)
+		n++;
+	values[0] = Int32GetDatum(n);
+	values[1] = Int64GetDatum((int64) cache_bytes);
+	if (dc_shared)
+		values[2] = Int64GetDatum((int64) pg_atomic_read_u64(&dc_shared->bytes));
+	else
+		nulls[2] = true;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(td), values, nulls)));
 }

@@ -24,6 +24,9 @@ typedef struct WarpDimCached
 	void	   *cxt;			/* the entry's memory (cache side) */
 } WarpDimCached;
 
+/* with shared_preload_libraries: the cluster-wide account (shared memory) */
+extern void pgwarp_dimcache_preload(void);
+
 /* call once per query execution, before any get/put */
 extern void warp_dimcache_begin_query(void);
 

@@ -477,3 +477,95 @@ def test_prepared_statement_parameters(star):
         db.execute("RESET plan_cache_mode")
         db.execute("RESET extra_float_digits")
         db.execute("ALTER TABLE %s.dim DROP COLUMN f" % SCHEMA)
+
+
+def cache_stats(conn):
+    """(entries, bytes) this session's cache holds, and the cluster's bytes."""
+    return conn.execute("SELECT * FROM pg_warp_dim_cache_stats()").fetchone()
+
+
+def set_total(db, others, value):
+    """pg_warp.dim_cache_total_mem (PGC_SIGHUP) for every session given."""
+    if value is None:
+        db.execute("ALTER SYSTEM RESET pg_warp.dim_cache_total_mem")
+    else:
+        db.execute("ALTER SYSTEM SET pg_warp.dim_cache_total_mem = '%s'" % value)
+    db.execute("SELECT pg_reload_conf()")
+    deadline = time.time() + 10
+    for conn in [db] + others:
+        while True:
+            # reading it applies a pending reload at the statement's start
+            shown = conn.execute("SHOW pg_warp.dim_cache_total_mem").fetchone()[0]
+            expect = value if value is not None else "2GB"
+            if shown == expect:
+                break
+            assert time.time() < deadline, "%s never saw %s (shows %s)" % (conn, expect, shown)
+            time.sleep(0.05)
+
+
+def test_cluster_wide_total(star):
+    """pg_warp.dim_cache_total_mem bounds every session's cache together:
+    another session's entries leave no room, evicting them makes room, and
+    a session's share goes back when it exits."""
+    db, _ = star
+    reset_dim(db)
+    other = other_session()
+    try:
+        other.execute("SET pg_warp.mode = cpu")
+        other.execute("SET max_parallel_workers_per_gather = 0")
+        # the size of one entry: what a fresh session holds after caching it
+        assert cache_stats(other)[:2] == (0, 0)
+        warp(other)
+        n, entry, _ = cache_stats(other)
+        assert n == 1 and entry >= 2048, (n, entry)
+        other.execute("SET pg_warp.dim_cache_mem = 0")
+        warp(other)				# trims this session's cache to nothing
+        assert cache_stats(other)[:2] == (0, 0)
+        other.execute("RESET pg_warp.dim_cache_mem")
+
+        # db keeps the entry; the total then has room for half another
+        first, _ = warp(db)
+        _, mine, cluster = cache_stats(db)
+        assert mine >= entry and cluster >= mine
+        set_total(db, [other], "%dkB" % ((cluster + entry // 2) // 1024))
+        rows, cached = warp(other)
+        assert cached == 0
+        assert not_cached() == "dim (pg_warp.dim_cache_total_mem is taken by the caches of all sessions)"
+        assert rows == oracle(other)
+        assert cache_stats(other)[:2] == (0, 0)
+        # db still uses its own entry under the lower total
+        rows, cached = warp(db)
+        assert cached == 1 and rows == first
+        # another dimension of db's makes room by evicting db's own oldest
+        n_before = cache_stats(db)[0]
+        other_q = QUERY.format(s=SCHEMA, f="fact", d="dim").replace("d.w < 9", "d.w < 8")
+        db.execute(other_q).fetchall()
+        assert cache_stats(db)[0] == n_before
+        plan = "\n".join(r[0] for r in db.execute("EXPLAIN (ANALYZE) " + other_q).fetchall())
+        assert "Dimensions From Cache: 1" in plan, plan
+        rows, cached = warp(db)		# and back: the first one again
+        assert cached == 0 and not_cached() is None and rows == first
+
+        # db lets its entries go: now the other session's fits, and is used
+        db.execute("SET pg_warp.dim_cache_mem = 0")
+        warp(db)
+        db.execute("RESET pg_warp.dim_cache_mem")
+        assert cache_stats(db)[:2] == (0, 0)
+        warp(other)
+        rows, cached = warp(other)
+        assert cached == 1 and rows == oracle(other)
+        assert cache_stats(other)[1] == entry
+
+        set_total(db, [other], "0")
+        rows, cached = warp(db)
+        assert cached == 0 and not_cached() == "dim (pg_warp.dim_cache_total_mem is 0)"
+        assert rows == first
+    finally:
+        set_total(db, [], None)
+    # the other session's share goes back when it exits
+    before = cache_stats(db)[2]
+    other.close()
+    deadline = time.time() + 10
+    while cache_stats(db)[2] != before - entry:
+        assert time.time() < deadline, (before, entry, cache_stats(db))
+        time.sleep(0.05)

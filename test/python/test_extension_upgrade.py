@@ -1,7 +1,7 @@
 """Extension versions: a database created at 0.1 keeps working, leaves
 DISTINCT aggregates beside plain ones to PostgreSQL (and says why), and
 after ALTER EXTENSION pg_warp UPDATE gets them offloaded through
-pg_warp_merge (0.2), with PostgreSQL's answers (the oracle: a heap table
+pg_warp_merge (0.2, and 0.3's pg_warp_dim_cache_stats), with PostgreSQL's answers (the oracle: a heap table
 loaded from the CSV that pyarrow writes)."""
 import os
 import shutil
@@ -83,9 +83,13 @@ def test_version_0_1_then_update(old):
     # plain aggregates alone are offloaded at 0.1 as before
     assert "WarpPreAgg" in plan(old, "SELECT k, sum(b) FROM u_a GROUP BY k")
 
+    assert old.execute("SELECT to_regprocedure('pg_warp_dim_cache_stats()')").fetchone()[0] is None
     old.execute("ALTER EXTENSION pg_warp UPDATE")
     assert old.execute("SELECT extversion FROM pg_extension WHERE extname = 'pg_warp'"
-                       ).fetchone()[0] == "0.2"
+                       ).fetchone()[0] == "0.3"
+    # 0.3: the dimension caches' account
+    entries, nbytes, cluster = old.execute("SELECT * FROM pg_warp_dim_cache_stats()").fetchone()
+    assert entries >= 0 and nbytes >= 0 and cluster is not None and cluster >= nbytes
     for q in QUERIES:
         p = plan(old, q.format(t="u_a"))
         assert "WarpMerge" in p and "WarpPreAgg" in p, p
@@ -106,6 +110,6 @@ def test_merge_aggregate_refuses_other_plans(old):
 def test_fresh_database_gets_the_default_version(db):
     default = db.execute("SELECT default_version FROM pg_available_extensions "
                          "WHERE name = 'pg_warp'").fetchone()[0]
-    assert default == "0.2"
+    assert default == "0.3"
     with open(os.path.join(os.path.dirname(__file__), "..", "..", "pg_warp.control")) as f:
         assert "default_version = '%s'" % default in f.read()

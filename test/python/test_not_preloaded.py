@@ -100,3 +100,6 @@ def test_extension_without_preloading(plain_server):
             c.execute("SET pg_warp.enabled = off")
             assert got == c.execute(sql.format(f="fact_h")).fetchall()
             c.execute("RESET pg_warp.enabled")
+        # no shared memory: the session's own account only
+        entries, nbytes, cluster = c.execute("SELECT * FROM pg_warp_dim_cache_stats()").fetchone()
+        assert entries == 0 and nbytes == 0 and cluster is None
