@@ -509,6 +509,11 @@ def test_cluster_wide_total(star):
     a session's share goes back when it exits."""
     db, _ = star
     reset_dim(db)
+    # db starts with an empty cache (earlier tests left entries in it)
+    db.execute("SET pg_warp.dim_cache_mem = 0")
+    warp(db)
+    db.execute("RESET pg_warp.dim_cache_mem")
+    assert cache_stats(db)[:2] == (0, 0)
     other = other_session()
     try:
         other.execute("SET pg_warp.mode = cpu")
