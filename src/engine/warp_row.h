@@ -1389,23 +1389,27 @@ warp_row_agg_combine(const WarpAggSpec *ag, WarpAggState *a, const WarpAggState 
 				break;
 			}
 		case WA_MIN:
-			if (WARP_TYPE_IS_FLOAT(ag->type))
-				warp_row_min_u64((warp_uint64 *) &a->ival, (warp_uint64) b->ival);
-			else
-				warp_row_min_i64(&a->ival, b->ival);
-			break;
 		case WA_MAX:
-			if (WARP_TYPE_IS_FLOAT(ag->type))
-				warp_row_max_u64((warp_uint64 *) &a->ival, (warp_uint64) b->ival);
-			else
-				warp_row_max_i64(&a->ival, b->ival);
-			break;
+			{
+				/* float states are order keys (warp_row_fkey): unsigned */
+				bool		f = WARP_TYPE_IS_FLOAT(ag->type);
+				warp_uint64 *u = (warp_uint64 *) &a->ival;
+
+				if (ag->kind == WA_MIN && f)
+					warp_row_min_u64(u, (warp_uint64) b->ival);
+				else if (ag->kind == WA_MIN)
+					warp_row_min_i64(&a->ival, b->ival);
+				else if (f)
+					warp_row_max_u64(u, (warp_uint64) b->ival);
+				else
+					warp_row_max_i64(&a->ival, b->ival);
+				break;
+			}
+		case WA_AVG_FLOAT:
+			warp_row_add_f64(&a->fsxx, b->fsxx);
+			/* FALLTHROUGH */
 		case WA_SUM_FLOAT:
 			warp_row_add_f64(&a->fval, b->fval);
-			break;
-		case WA_AVG_FLOAT:
-			warp_row_add_f64(&a->fval, b->fval);
-			warp_row_add_f64(&a->fsxx, b->fsxx);
 			break;
 		case WA_SUM_NUMERIC:
 			break;				/* never here (warp_row_check) */

@@ -1023,6 +1023,29 @@ flush_groups(const WarpProgram *p, WarpRowGroups *g, warp_int64 nslots, WarpRowR
  * Run the program over the batches the way the GPU driver does, one row
  * at a time.  Returns WARP_OK or the first row's status.
  */
+/* the arrays of a group table of nslots slots, every slot empty */
+static void
+alloc_groups(const WarpProgram *p, WarpRowGroups *g, warp_int64 nslots,
+			 unsigned long long *nused)
+{
+	g->state = calloc(nslots, sizeof(warp_uint32));
+	g->keys = calloc(nslots * (p->nkeys + 1), sizeof(warp_int64));
+	g->knull = calloc(nslots * (p->nkeys + 1), 1);
+	g->aggs = calloc(nslots * (p->naggs + 1), sizeof(WarpAggState));
+	g->nused = nused;
+	for (warp_int64 sl = 0; sl < nslots; sl++)
+		warp_row_group_reset(p, g, sl);
+}
+
+static void
+free_groups(WarpRowGroups *g)
+{
+	free(g->state);
+	free(g->keys);
+	free(g->knull);
+	free(g->aggs);
+}
+
 static int
 row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, int nb,
 		   int mode, warp_int64 max_used,
@@ -1096,25 +1119,12 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 		g.mask = nslots - 1;
 		g.max_used = max_used ? max_used : nslots / 2;
 	}
-	g.state = calloc(nslots, sizeof(warp_uint32));
-	g.keys = calloc(nslots * (p->nkeys + 1), sizeof(warp_int64));
-	g.knull = calloc(nslots * (p->nkeys + 1), 1);
-	g.aggs = calloc(nslots * (p->naggs + 1), sizeof(WarpAggState));
-	g.nused = &nused;
-	for (warp_int64 sl = 0; sl < nslots; sl++)
-		for (k = 0; k < p->naggs; k++)
-			warp_row_agg_init(&p->aggs[k], &g.aggs[sl * p->naggs + k]);
+	alloc_groups(p, &g, nslots, &nused);
 	warp_row_result_init(res, p->nkeys, p->naggs);
 	if (mode == MODE_LOCAL)
 	{
 		lg = g;
-		lg.state = calloc(nslots, sizeof(warp_uint32));
-		lg.keys = calloc(nslots * (p->nkeys + 1), sizeof(warp_int64));
-		lg.knull = calloc(nslots * (p->nkeys + 1), 1);
-		lg.aggs = calloc(nslots * (p->naggs + 1), sizeof(WarpAggState));
-		lg.nused = &lnused;
-		for (warp_int64 sl = 0; sl < nslots; sl++)
-			warp_row_group_reset(p, &lg, sl);
+		alloc_groups(p, &lg, nslots, &lnused);
 	}
 
 	for (bi = 0; bi < nb && st == WARP_OK; bi++)
@@ -1161,17 +1171,9 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 		flush_groups(p, &g, nslots, res);
 		warp_row_result_final(res, p);
 	}
-	free(g.state);
-	free(g.keys);
-	free(g.knull);
-	free(g.aggs);
+	free_groups(&g);
 	if (mode == MODE_LOCAL)
-	{
-		free(lg.state);
-		free(lg.keys);
-		free(lg.knull);
-		free(lg.aggs);
-	}
+		free_groups(&lg);
 	free(scratch);
 	free(s);
 	return st;
