@@ -1444,11 +1444,17 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 			/*
 			 * A float sum's rounding, and whether it overflows, depends on
 			 * the order of the additions; split by the DISTINCT arguments,
-			 * the rows are added in another order than PostgreSQL's, and no
-			 * rerun in one thread could restore it.
+			 * or by the columns of the finer grouping sets, the rows are
+			 * added in another order than PostgreSQL's (the partial sums
+			 * are added to each other above), and no rerun in one thread
+			 * could restore it.  Found by the differential test (seed
+			 * 31337): a CUBE's total overflowed float4 in PostgreSQL, not
+			 * as a sum of the engine's finer groups.
 			 */
 			if (si->has_distinct && (kind == WA_SUM_FLOAT || kind == WA_AVG_FLOAT))
 				return not_offloaded("DISTINCT aggregates beside a sum or average of floats");
+			if (root->parse->groupingSets && (kind == WA_SUM_FLOAT || kind == WA_AVG_FLOAT))
+				return not_offloaded("GROUPING SETS with a sum or average of floats");
 			/*
 			 * PostgreSQL sorts the rows for the DISTINCT aggregates, so with
 			 * a GROUP BY it evaluates every WHERE clause before any

@@ -391,6 +391,27 @@ def diagnose(conn, star_w, sql):
     return run(conn, sql)
 
 
+def test_grouping_sets_float_sums_stay_postgresql(mk):
+    """Under GROUPING SETS the engine's finest groups are added to each
+    other for the coarser sets, another order of additions than
+    PostgreSQL's: a float4 total that overflows in row order (3e38 + 3e38)
+    need not overflow as a sum of groups (3e38 - 3e38 in one of them).  So
+    a float sum or average keeps such a query PostgreSQL's (the error is
+    PostgreSQL's), while integer sums under ROLLUP stay offloaded."""
+    rows = [(0, 0, 3e38), (1, 1, 3e38), (2, 0, -3e38), (3, 1, 1.0)]
+    s = mk()
+    s.table("f", [("id", "int4"), ("g", "int4"), ("x", "float4")], rows, batch_rows=4)
+    conn = s.conn
+    for q in ("SELECT g, sum(x) FROM f GROUP BY CUBE (g)",
+              "SELECT g, avg(x::float8 * 1e300) FROM f GROUP BY ROLLUP (g)"):
+        want = check(s, q, offload=False)
+        set_side(conn, s.w, True)
+        plan = "\n".join(r[0] for r in run(conn, "EXPLAIN (VERBOSE, COSTS OFF) " + q)[1])
+        assert "WarpPreAgg" not in plan and "GROUPING SETS with a sum or average of floats" in plan, plan
+    check(s, "SELECT g, sum(x) FROM f GROUP BY CUBE (g)", offload=False, expect="error:22003")
+    check(s, "SELECT g, sum(id), count(*) FROM f GROUP BY ROLLUP (g)")
+
+
 def check(star, sql, offload=True, ordered=False, expect=None, node="WarpPreAgg"):
     """Run sql on both sides and compare.  offload: the plan must contain
     node.  expect: optional sanity check of the oracle itself
