@@ -360,7 +360,7 @@ warp_gpu_rows(const __grid_constant__ WarpRowEnv env, const __grid_constant__ Wa
 	WarpRowCounts cnt;
 	const WarpRowGroups *out = &grp;
 	long long	base;
-#ifndef WARP_GPU_NO_SMEM_AGG
+#ifdef WARP_GPU_SMEM_AGG
 	__shared__ unsigned long long local_used;
 	WarpRowGroups local;
 	long long	i;
@@ -372,13 +372,14 @@ warp_gpu_rows(const __grid_constant__ WarpRowEnv env, const __grid_constant__ Wa
 	cnt.rows_joined = 0;
 
 	/*
-	 * A few groups (a direct table of at most ROW_SMEM_AGG_STATES states):
-	 * the block aggregates into its own copy in shared memory, whose
+	 * With WARP_GPU_SMEM_AGG (off: see ROW_SMEM_AGG_STATES), a few groups
+	 * (a direct table of at most ROW_SMEM_AGG_STATES states): the block
+	 * aggregates into its own copy in shared memory, whose
 	 * atomics do not all meet at the same few words of the device table,
 	 * and adds it to the device table at the end (the loop's first barrier
 	 * publishes the empty copy).
 	 */
-#ifndef WARP_GPU_NO_SMEM_AGG
+#ifdef WARP_GPU_SMEM_AGG
 	if (agg_slots > 0)
 	{
 		local = grp;
@@ -511,7 +512,7 @@ warp_gpu_rows(const __grid_constant__ WarpRowEnv env, const __grid_constant__ Wa
 	}
 	/* the block's groups into the device table (every thread left the
 	 * loop after the same barrier, so the copy is complete) */
-#ifndef WARP_GPU_NO_SMEM_AGG
+#ifdef WARP_GPU_SMEM_AGG
 	if (agg_slots > 0)
 	{
 		__syncthreads();
@@ -636,9 +637,15 @@ row_grid(const WarpGpu *g, long long n)
 #define ROW_SMEM_BLOCK (96 * 1024)
 
 /*
- * A direct group table of at most this many aggregate states (slots times
- * aggregates) is aggregated per block in shared memory first (q1.x: one
- * group; a GROUP BY year: 8 slots).
+ * Built with -DWARP_GPU_SMEM_AGG, a direct group table of at most this many
+ * aggregate states (slots times aggregates) is aggregated per block in
+ * shared memory first (q1.x: one group; a GROUP BY year: 8 slots).  Off by
+ * default: measured on an H100 (SSB SF=20, two passes each,
+ * bench/results/2026-12-06-h100-gpu-prefilter-session15.md) it made q1.x's
+ * kernels slower than the prefilter alone (q1.2 14.9 -> 18.0 ms, q1.3 12.0
+ * -> 15.2) -- their survivors' atomics were not what bounded them -- and
+ * the extra code's register pressure (112 bytes of spill instead of 36)
+ * cost the other queries 2-15 % (q2.3 26.5 -> 30.2 ms, q4.1 32.6 -> 38.2).
  */
 #define ROW_SMEM_AGG_STATES 64
 
@@ -655,7 +662,7 @@ row_launch_shape(WarpGpu *g, const WarpProgram *prog, int smem_optin, char *why,
 		return false;
 	dyn_max = smem_optin - (int) attr.sharedSizeBytes;
 	g->agg_slots = 0;
-#ifndef WARP_GPU_NO_SMEM_AGG
+#ifdef WARP_GPU_SMEM_AGG
 	if (g->grp.direct && prog->naggs > 0 &&
 		g->nslots * prog->naggs <= ROW_SMEM_AGG_STATES)
 		g->agg_slots = (int) g->nslots;
