@@ -2148,38 +2148,10 @@ valid_bit(const warp_uint8 *validity, warp_int64 j)
 static const ArrowArray *
 col_const_shape(WarpCpu *x, int qn, int *colnode, int *constnode, int *op)
 {
-	const WarpNode *nd = &x->p->nodes[qn];
-	const WarpNode *an,
-			   *bn;
 	const ArrowArray *a;
 
-	if (nd->op != WN_CMP)
-		return NULL;
-	an = &x->p->nodes[nd->a];
-	bn = &x->p->nodes[nd->b];
-	*op = nd->sub;
-	if (an->op == WN_COL && bn->op == WN_CONST)
-	{
-		*colnode = nd->a;
-		*constnode = nd->b;
-	}
-	else if (an->op == WN_CONST && bn->op == WN_COL)
-	{
-		*colnode = nd->b;
-		*constnode = nd->a;
-		/* const op col == col op' const */
-		switch (*op)
-		{
-			case WARP_CMP_LT: *op = WARP_CMP_GT; break;
-			case WARP_CMP_LE: *op = WARP_CMP_GE; break;
-			case WARP_CMP_GT: *op = WARP_CMP_LT; break;
-			case WARP_CMP_GE: *op = WARP_CMP_LE; break;
-			default: break;
-		}
-	}
-	else
-		return NULL;
-	if (IS_FLOAT_NODE(x, *constnode) || (a = plain_int_column(x, *colnode)) == NULL)
+	if (!warp_cmp_col_const(x->p, qn, colnode, constnode, op) ||
+		IS_FLOAT_NODE(x, *constnode) || (a = plain_int_column(x, *colnode)) == NULL)
 		return NULL;
 	return a;
 }
@@ -2263,26 +2235,11 @@ filter_col_range(WarpCpu *x, int qa, int qb, warp_uint16 *sel, int m)
 		if (x->nv[kn][0])
 			return 0;			/* NULL: never true */
 		c = x->iv[kn][0];
-		switch (op)
-		{
-			case WARP_CMP_GE: if (c > lo) lo = c; break;
-			case WARP_CMP_GT:
-				if (c == INT64_MAX)
-					return 0;
-				if (c + 1 > lo) lo = c + 1;
-				break;
-			case WARP_CMP_LE: if (c < hi) hi = c; break;
-			default:
-				if (c == INT64_MIN)
-					return 0;
-				if (c - 1 < hi) hi = c - 1;
-				break;
-		}
+		if (!warp_cmp_narrow(op, c, &lo, &hi))
+			return 0;			/* no value passes both */
 	}
 	if (lo == INT64_MIN || hi == INT64_MAX)
 		return -1;				/* not one bound on each side */
-	if (lo > hi)
-		return 0;
 	width = (warp_uint64) hi - (warp_uint64) lo;
 	base = a->offset + x->vstart;
 	switch (a->field->type.bit_width)

@@ -397,3 +397,67 @@ warp_program_validate(const WarpProgram *p)
 	}
 	return NULL;
 }
+
+bool
+warp_cmp_col_const(const WarpProgram *prog, int qn, int *colnode, int *constnode, int *op)
+{
+	const WarpNode *nd = &prog->nodes[qn];
+
+	if (nd->op != WN_CMP)
+		return false;
+	*op = nd->sub;
+	if (prog->nodes[nd->a].op == WN_COL && prog->nodes[nd->b].op == WN_CONST)
+	{
+		*colnode = nd->a;
+		*constnode = nd->b;
+		return true;
+	}
+	if (prog->nodes[nd->a].op != WN_CONST || prog->nodes[nd->b].op != WN_COL)
+		return false;
+	*colnode = nd->b;
+	*constnode = nd->a;
+	switch (*op)
+	{
+		case WARP_CMP_LT: *op = WARP_CMP_GT; break;
+		case WARP_CMP_LE: *op = WARP_CMP_GE; break;
+		case WARP_CMP_GT: *op = WARP_CMP_LT; break;
+		case WARP_CMP_GE: *op = WARP_CMP_LE; break;
+		default: break;
+	}
+	return true;
+}
+
+bool
+warp_cmp_narrow(int op, warp_int64 c, warp_int64 *lo, warp_int64 *hi)
+{
+	switch (op)
+	{
+		case WARP_CMP_EQ:
+			if (c > *lo)
+				*lo = c;
+			if (c < *hi)
+				*hi = c;
+			break;
+		case WARP_CMP_LT:
+			if (c == WARP_INT64_MIN)
+				return false;
+			if (c - 1 < *hi)
+				*hi = c - 1;
+			break;
+		case WARP_CMP_LE:
+			if (c < *hi)
+				*hi = c;
+			break;
+		case WARP_CMP_GT:
+			if (c == WARP_INT64_MAX)
+				return false;
+			if (c + 1 > *lo)
+				*lo = c + 1;
+			break;
+		default:				/* WARP_CMP_GE */
+			if (c > *lo)
+				*lo = c;
+			break;
+	}
+	return *lo <= *hi;
+}

@@ -459,4 +459,20 @@ typedef struct WarpProgram
  */
 extern const char *warp_program_validate(const WarpProgram *prog);
 
+/*
+ * Is node qn a comparison of a column with a constant, either side?  Then
+ * its column node, its constant node and the operator with the column on
+ * the left ("3 < c" is "c > 3").  The drivers' fast paths for such quals
+ * (the CPU driver's column filters, the row evaluator's prefilter) start
+ * here.
+ */
+extern bool warp_cmp_col_const(const WarpProgram *prog, int qn, int *colnode,
+							   int *constnode, int *op);
+
+/*
+ * Narrow [*lo, *hi] to the integers v for which "v op c" holds (op one of
+ * WARP_CMP_EQ, LT, LE, GT, GE; not NE); false when none is left.
+ */
+extern bool warp_cmp_narrow(int op, warp_int64 c, warp_int64 *lo, warp_int64 *hi);
+
 #endif							/* WARP_PROGRAM_H */

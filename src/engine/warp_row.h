@@ -149,11 +149,6 @@ typedef struct WarpRowCol
 /* --------------------------------------------------------- the program */
 
 /*
- * Everything constant while rows are evaluated.  All pointers must be valid
- * where the evaluator runs (device pointers in the kernel).  tables[j] is
- * the table of join j (already resolved through joins[j].table).
- */
-/*
  * The program's leading quals that compare a column with a constant (no
  * float on either side), as ranges over the column's engine value, decided
  * from the raw values before a row's memo is touched (warp_row_prefilter):
@@ -176,6 +171,11 @@ typedef struct WarpRowPre
 											 * width */
 } WarpRowPre;
 
+/*
+ * Everything constant while rows are evaluated.  All pointers must be valid
+ * where the evaluator runs (device pointers in the kernel).  tables[j] is
+ * the table of join j (already resolved through joins[j].table).
+ */
 typedef struct WarpRowEnv
 {
 	const WarpProgram *p;
@@ -1357,66 +1357,6 @@ warp_row_agg_update(const WarpAggSpec *ag, WarpAggState *s, warp_int64 iv, doubl
 }
 
 /*
- * Add accumulating state b into accumulating state a of the same aggregate
- * (atomically in device code): the GPU kernel's per-block table of a few
- * groups in shared memory goes into the device table this way.  The same
- * as updating a with every input b saw, up to the order of float
- * additions (which the update's atomics do not fix either).
- */
-WARP_FN void
-warp_row_agg_combine(const WarpAggSpec *ag, WarpAggState *a, const WarpAggState *b)
-{
-	if (b->count == 0)
-		return;
-	warp_row_add_u64((warp_uint64 *) &a->count, (warp_uint64) b->count);
-	switch ((WarpAggKind) ag->kind)
-	{
-		case WA_COUNT_STAR:
-		case WA_COUNT:
-			break;
-		case WA_SUM_INT:
-		case WA_AVG_INT:
-			warp_row_add_u64((warp_uint64 *) &a->ival, (warp_uint64) b->ival);
-			break;
-		case WA_SUM_INT8:
-			{
-				/* 128-bit add: low words, then b's high word and the carry */
-				warp_uint64 old = warp_row_fetch_add_u64(&a->wide_lo, b->wide_lo);
-				warp_uint64 hi = (warp_uint64) b->wide_hi + (old + b->wide_lo < old ? 1 : 0);
-
-				if (hi != 0)
-					warp_row_add_u64((warp_uint64 *) &a->wide_hi, hi);
-				break;
-			}
-		case WA_MIN:
-		case WA_MAX:
-			{
-				/* float states are order keys (warp_row_fkey): unsigned */
-				bool		f = WARP_TYPE_IS_FLOAT(ag->type);
-				warp_uint64 *u = (warp_uint64 *) &a->ival;
-
-				if (ag->kind == WA_MIN && f)
-					warp_row_min_u64(u, (warp_uint64) b->ival);
-				else if (ag->kind == WA_MIN)
-					warp_row_min_i64(&a->ival, b->ival);
-				else if (f)
-					warp_row_max_u64(u, (warp_uint64) b->ival);
-				else
-					warp_row_max_i64(&a->ival, b->ival);
-				break;
-			}
-		case WA_AVG_FLOAT:
-			warp_row_add_f64(&a->fsxx, b->fsxx);
-			/* FALLTHROUGH */
-		case WA_SUM_FLOAT:
-			warp_row_add_f64(&a->fval, b->fval);
-			break;
-		case WA_SUM_NUMERIC:
-			break;				/* never here (warp_row_check) */
-	}
-}
-
-/*
  * An accumulating state in the CPU driver's form (what warp_cpu_group_agg
  * returns), except that avg(float)'s fsxx is still Σx² (warp_row_agg_final
  * converts it).  Fields an empty state never set are zero, as in the CPU
@@ -1608,36 +1548,6 @@ warp_row_group(const WarpRowGroups *g, const warp_int64 *kv, const warp_uint8 *k
 			return (warp_int64) i;
 	}
 	return -1;
-}
-
-/* Empty slot i of g: no group, every aggregate at its initial state. */
-WARP_FN void
-warp_row_group_reset(const WarpProgram *p, const WarpRowGroups *g, warp_int64 i)
-{
-	int			a;
-
-	g->state[i] = 0;
-	for (a = 0; a < p->naggs; a++)
-		warp_row_agg_init(&p->aggs[a], &g->aggs[i * p->naggs + a]);
-}
-
-/*
- * Slot i of the direct table `from` (a kernel block's table of a few
- * groups in shared memory) into the direct table `to` of the same shape:
- * its group created there if new, its states added.
- */
-WARP_FN void
-warp_row_group_combine(const WarpProgram *p, const WarpRowGroups *to, const WarpRowGroups *from,
-					   warp_int64 i)
-{
-	int			a;
-
-	if (warp_row_load_u32(&from->state[i]) != 2)
-		return;
-	(void) warp_row_group(to, from->keys + i * p->nkeys, from->knull + i * p->nkeys, i);
-	for (a = 0; a < p->naggs; a++)
-		warp_row_agg_combine(&p->aggs[a], &to->aggs[i * p->naggs + a],
-							 &from->aggs[i * p->naggs + a]);
 }
 
 /* ----------------------------------------------------------------- a row */
@@ -2072,81 +1982,39 @@ warp_row_pre_plan(const WarpProgram *p, WarpRowPre *pre)
 	memset(pre, 0, sizeof(*pre));
 	for (q = 0; q < p->nquals; q++)
 	{
-		const WarpNode *nd = &p->nodes[p->quals[q]];
 		const WarpNode *cn,
 				   *kn;
-		int			op,
+		int			colnode,
+					constnode,
+					op,
 					c,
 					k;
-		bool		never = false;
+		bool		never;
 		warp_int64	lo = WARP_INT64_MIN,
-					hi = WARP_INT64_MAX,
-					v;
+					hi = WARP_INT64_MAX;
 
-		if (nd->op != WN_CMP)
+		if (!warp_cmp_col_const(p, p->quals[q], &colnode, &constnode, &op) || op == WARP_CMP_NE)
 			break;
-		op = nd->sub;
-		if (p->nodes[nd->a].op == WN_COL && p->nodes[nd->b].op == WN_CONST)
-		{
-			cn = &p->nodes[nd->a];
-			kn = &p->nodes[nd->b];
-		}
-		else if (p->nodes[nd->a].op == WN_CONST && p->nodes[nd->b].op == WN_COL)
-		{
-			cn = &p->nodes[nd->b];
-			kn = &p->nodes[nd->a];
-			/* const op col is col op' const */
-			op = op == WARP_CMP_LT ? WARP_CMP_GT : op == WARP_CMP_LE ? WARP_CMP_GE :
-				op == WARP_CMP_GT ? WARP_CMP_LT : op == WARP_CMP_GE ? WARP_CMP_LE : op;
-		}
-		else
-			break;
-		if (WARP_TYPE_IS_FLOAT(cn->type) || WARP_TYPE_IS_FLOAT(kn->type) ||
-			op == WARP_CMP_NE)
+		cn = &p->nodes[colnode];
+		kn = &p->nodes[constnode];
+		if (WARP_TYPE_IS_FLOAT(cn->type) || WARP_TYPE_IS_FLOAT(kn->type))
 			break;
 		c = cn->a;
-		v = kn->ival;
-		if (kn->flags & WARP_NODE_NULL)
-			never = true;
-		else if (op == WARP_CMP_EQ)
-			lo = hi = v;
-		else if (op == WARP_CMP_LT)
-		{
-			if (v == WARP_INT64_MIN)
-				never = true;
-			else
-				hi = v - 1;
-		}
-		else if (op == WARP_CMP_LE)
-			hi = v;
-		else if (op == WARP_CMP_GT)
-		{
-			if (v == WARP_INT64_MAX)
-				never = true;
-			else
-				lo = v + 1;
-		}
-		else
-			lo = v;
 		/* the qual right before on the same column: one range */
 		k = pre->n - 1;
+		never = false;
 		if (k >= 0 && pre->col[k] == c)
 		{
-			warp_int64	plo = pre->lo[k],
-						phi = (warp_int64) ((warp_uint64) plo + pre->width[k]);
-
-			never = never || pre->never[k];
-			if (plo > lo)
-				lo = plo;
-			if (phi < hi)
-				hi = phi;
+			never = pre->never[k];
+			lo = pre->lo[k];
+			hi = (warp_int64) ((warp_uint64) lo + pre->width[k]);
 		}
 		else if (pre->n == WARP_ROW_MAX_PRE)
 			break;
 		else
 			k = pre->n++;
-		if (lo > hi)
-			never = true;
+		never = never || (kn->flags & WARP_NODE_NULL) ||
+			!warp_cmp_narrow(op, kn->ival, &lo, &hi);
 		pre->col[k] = c;
 		pre->never[k] = never;
 		pre->lo[k] = never ? 0 : lo;

@@ -166,8 +166,6 @@ struct WarpGpu
 	int			row_threads;	/* per block */
 	size_t		row_smem;		/* dynamic shared memory per block */
 	int			row_max_blocks; /* one resident wave */
-	int			agg_slots;		/* groups aggregated per block in shared
-								 * memory first (0: none) */
 	WarpRowPre	pre;			/* the quals decided from raw values */
 };
 
@@ -254,33 +252,23 @@ row_status_why(int st, long long row, char *why, size_t whylen)
 /*
  * Shared memory of warp_gpu_rows for blocks of nthreads threads: the node
  * scratch of every thread's row (WarpRowState), each row's first build
- * row per join, two queues of the rows still alive (as thread slots), and
- * for a direct group table of a few groups (agg_slots > 0) the block's own
- * copy of it: states, keys, slot states and key NULL flags.
+ * row per join, and two queues of the rows still alive (as thread slots).
  */
 typedef struct RowSmem
 {
 	size_t		first;			/* offsets */
 	size_t		queue;
-	size_t		aggs;
-	size_t		keys;
-	size_t		state;
-	size_t		knull;
 	size_t		total;
 } RowSmem;
 
 __host__ __device__ static inline RowSmem
-row_smem_layout(int nnodes, int njoins, int nthreads, int agg_slots, int nkeys, int naggs)
+row_smem_layout(int nnodes, int njoins, int nthreads)
 {
 	RowSmem		l;
 
 	l.first = (WARP_ROW_SCRATCH_BYTES(nnodes) * nthreads + 15) / 16 * 16;
 	l.queue = l.first + ((size_t) 4 * njoins * nthreads + 15) / 16 * 16;
-	l.aggs = l.queue + ((size_t) 2 * 2 * nthreads + 15) / 16 * 16;
-	l.keys = l.aggs + sizeof(WarpAggState) * agg_slots * naggs;
-	l.state = l.keys + sizeof(warp_int64) * agg_slots * nkeys;
-	l.knull = l.state + sizeof(warp_uint32) * agg_slots;
-	l.total = agg_slots > 0 ? l.knull + (size_t) agg_slots * nkeys : l.aggs;
+	l.total = l.queue + (size_t) 2 * 2 * nthreads;
 	return l;
 }
 
@@ -345,54 +333,24 @@ row_fail(DevResult *res, int st, long long row)
 #endif
 
 __global__ void __launch_bounds__(WARP_GPU_ROW_THREADS, WARP_GPU_ROW_MIN_BLOCKS)
-warp_gpu_rows(const __grid_constant__ WarpRowEnv env, const __grid_constant__ WarpRowGroups grp, long long r0, long long r1, DevResult *res,
-			  int nnodes, int njoins, int agg_slots)
+warp_gpu_rows(const __grid_constant__ WarpRowEnv env, const __grid_constant__ WarpRowGroups grp,
+			  long long r0, long long r1, DevResult *res, int nnodes, int njoins)
 {
 	extern __shared__ warp_int64 row_smem[];
 	__shared__ int qn[WARP_ROW_MAX_JOINS + 2];
 	__shared__ int stop;
 	const int	nt = (int) blockDim.x;
 	const int	t = (int) threadIdx.x;
-	const WarpProgram *p = env.p;
-	RowSmem		l = row_smem_layout(nnodes, njoins, nt, agg_slots, p->nkeys, p->naggs);
+	RowSmem		l = row_smem_layout(nnodes, njoins, nt);
 	warp_int32 *first = (warp_int32 *) ((warp_uint8 *) row_smem + l.first);
 	warp_uint16 *queue[2];
 	WarpRowCounts cnt;
-	const WarpRowGroups *out = &grp;
 	long long	base;
-#ifdef WARP_GPU_SMEM_AGG
-	__shared__ unsigned long long local_used;
-	WarpRowGroups local;
-	long long	i;
-#endif
 
 	queue[0] = (warp_uint16 *) ((warp_uint8 *) row_smem + l.queue);
 	queue[1] = queue[0] + nt;
 	cnt.rows_filtered = 0;
 	cnt.rows_joined = 0;
-
-	/*
-	 * With WARP_GPU_SMEM_AGG (off: see ROW_SMEM_AGG_STATES), a few groups
-	 * (a direct table of at most ROW_SMEM_AGG_STATES states): the block
-	 * aggregates into its own copy in shared memory, whose
-	 * atomics do not all meet at the same few words of the device table,
-	 * and adds it to the device table at the end (the loop's first barrier
-	 * publishes the empty copy).
-	 */
-#ifdef WARP_GPU_SMEM_AGG
-	if (agg_slots > 0)
-	{
-		local = grp;
-		local.aggs = (WarpAggState *) ((warp_uint8 *) row_smem + l.aggs);
-		local.keys = (warp_int64 *) ((warp_uint8 *) row_smem + l.keys);
-		local.state = (warp_uint32 *) ((warp_uint8 *) row_smem + l.state);
-		local.knull = (warp_uint8 *) row_smem + l.knull;
-		local.nused = &local_used;
-		for (i = t; i < agg_slots; i += nt)
-			warp_row_group_reset(p, &local, i);
-		out = &local;
-	}
-#endif
 	/* slot t's constants, once (the loop's first barrier publishes them) */
 	{
 		WarpRowState s0;
@@ -502,7 +460,7 @@ warp_gpu_rows(const __grid_constant__ WarpRowEnv env, const __grid_constant__ Wa
 				f[j] = first[j * nt + slot];
 			warp_row_state_init(&s, row_smem, nnodes, nt, slot);
 			s.row = base + slot;
-			st = warp_row_emit(&env, &s, out, f, &cnt);
+			st = warp_row_emit(&env, &s, &grp, f, &cnt);
 			if (st != WARP_OK)
 				row_fail(res, st, base + slot);
 		}
@@ -510,16 +468,6 @@ warp_gpu_rows(const __grid_constant__ WarpRowEnv env, const __grid_constant__ Wa
 		/* every thread is done with this tile's queues and scratch */
 		__syncthreads();
 	}
-	/* the block's groups into the device table (every thread left the
-	 * loop after the same barrier, so the copy is complete) */
-#ifdef WARP_GPU_SMEM_AGG
-	if (agg_slots > 0)
-	{
-		__syncthreads();
-		for (i = t; i < agg_slots; i += nt)
-			warp_row_group_combine(p, &grp, &local, i);
-	}
-#endif
 	if (cnt.rows_filtered)
 		atomicAdd(&res->rows_filtered, (unsigned long long) cnt.rows_filtered);
 	if (cnt.rows_joined)
@@ -636,19 +584,6 @@ row_grid(const WarpGpu *g, long long n)
  */
 #define ROW_SMEM_BLOCK (96 * 1024)
 
-/*
- * Built with -DWARP_GPU_SMEM_AGG, a direct group table of at most this many
- * aggregate states (slots times aggregates) is aggregated per block in
- * shared memory first (q1.x: one group; a GROUP BY year: 8 slots).  Off by
- * default: measured on an H100 (SSB SF=20, two passes each,
- * bench/results/2026-12-06-h100-gpu-prefilter-session15.md) it made q1.x's
- * kernels slower than the prefilter alone (q1.2 14.9 -> 18.0 ms, q1.3 12.0
- * -> 15.2) -- their survivors' atomics were not what bounded them -- and
- * the extra code's register pressure (112 bytes of spill instead of 36)
- * cost the other queries 2-15 % (q2.3 26.5 -> 30.2 ms, q4.1 32.6 -> 38.2).
- */
-#define ROW_SMEM_AGG_STATES 64
-
 static bool
 row_launch_shape(WarpGpu *g, const WarpProgram *prog, int smem_optin, char *why, size_t whylen)
 {
@@ -661,19 +596,10 @@ row_launch_shape(WarpGpu *g, const WarpProgram *prog, int smem_optin, char *why,
 	if (!CUDA_OK(cudaFuncGetAttributes(&attr, warp_gpu_rows)))
 		return false;
 	dyn_max = smem_optin - (int) attr.sharedSizeBytes;
-	g->agg_slots = 0;
-#ifdef WARP_GPU_SMEM_AGG
-	if (g->grp.direct && prog->naggs > 0 &&
-		g->nslots * prog->naggs <= ROW_SMEM_AGG_STATES)
-		g->agg_slots = (int) g->nslots;
-#endif
-	while (threads > 32 &&
-		   row_smem_layout(prog->nnodes, prog->njoins, threads, g->agg_slots,
-						   prog->nkeys, prog->naggs).total > ROW_SMEM_BLOCK)
+	while (threads > 32 && row_smem_layout(prog->nnodes, prog->njoins, threads).total > ROW_SMEM_BLOCK)
 		threads /= 2;
 	g->row_threads = threads;
-	g->row_smem = row_smem_layout(prog->nnodes, prog->njoins, threads, g->agg_slots,
-								  prog->nkeys, prog->naggs).total;
+	g->row_smem = row_smem_layout(prog->nnodes, prog->njoins, threads).total;
 	if (dyn_max <= 0 || g->row_smem > (size_t) dyn_max)
 	{
 		set_why(why, whylen, "a program of %d nodes does not fit the GPU's shared memory",
@@ -1320,7 +1246,7 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 		free(g);
 		return NULL;
 	}
-#ifndef WARP_GPU_NO_PREFILTER
+#ifndef WARP_GPU_NO_PREFILTER	/* (an A/B switch: every quals by the interpreter) */
 	warp_row_pre_plan(prog, &g->pre);
 #endif
 	g->device = device;
@@ -1340,6 +1266,8 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 		goto fail;
 	}
 	g->nsm = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+	if (!row_launch_shape(g, prog, (int) prop.sharedMemPerBlockOptin, why, whylen))
+		goto fail;
 	if (!CUDA_OK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) ||
 		!CUDA_OK(cudaStreamCreateWithFlags(&g->copy_stream, cudaStreamNonBlocking)))
 		goto fail;
@@ -1365,9 +1293,6 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 		!upload_tables(g, prog, tables, why, whylen))
 		goto fail;
 	if (!setup_groups(g, prog, tables, why, whylen))
-		goto fail;
-	/* after the group table: its shape decides agg_slots */
-	if (!row_launch_shape(g, prog, (int) prop.sharedMemPerBlockOptin, why, whylen))
 		goto fail;
 	if (!CUDA_OK(cudaStreamSynchronize(g->stream)))
 		goto fail;
@@ -1906,7 +1831,7 @@ warp_gpu_run_batch(WarpGpu *g, const ArrowArray *cols, warp_int64 nrows,
 		env.pre = g->pre;
 		warp_gpu_rows<<<row_grid(g, r1 - r0), g->row_threads, g->row_smem, g->stream>>>(
 			env, g->grp, (long long) r0, (long long) r1, g->d_res, g->prog->nnodes,
-			g->prog->njoins, g->agg_slots);
+			g->prog->njoins);
 		if (!CUDA_OK(cudaGetLastError()) ||
 			!CUDA_OK(cudaMemcpyAsync(g->h_res, g->d_res, sizeof(DevResult),
 									 cudaMemcpyDeviceToHost, g->stream)))

@@ -54,7 +54,7 @@ typedef struct Prog
 	WarpNode	nodes[MAXNODES];
 	int32_t		args[MAXARGS];
 	WarpColumnSpec cols[16];
-	int32_t		quals[8];
+	int32_t		quals[12];
 	WarpJoinSpec joins[4];
 	WarpGroupKey keys[8];
 	WarpAggSpec aggs[16];
@@ -979,10 +979,7 @@ enum
 {
 	MODE_HASH,					/* one hash table for everything */
 	MODE_FLUSH,					/* small chunks, flushed and merged */
-	MODE_DIRECT,				/* direct group codes */
-	MODE_LOCAL					/* direct, through a small table combined
-								 * into the main one now and then (the
-								 * kernel's shared-memory groups) */
+	MODE_DIRECT					/* direct group codes */
 };
 
 /* export every used slot of g into r, then clear g */
@@ -1034,7 +1031,8 @@ alloc_groups(const WarpProgram *p, WarpRowGroups *g, warp_int64 nslots,
 	g->aggs = calloc(nslots * (p->naggs + 1), sizeof(WarpAggState));
 	g->nused = nused;
 	for (warp_int64 sl = 0; sl < nslots; sl++)
-		warp_row_group_reset(p, g, sl);
+		for (int k = 0; k < p->naggs; k++)
+			warp_row_agg_init(&p->aggs[k], &g->aggs[sl * p->naggs + k]);
 }
 
 static void
@@ -1054,9 +1052,7 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 	WarpJoinTable tabs[WARP_ROW_MAX_JOINS];
 	WarpRowCol	cols[NCOLS];
 	WarpRowEnv	env;
-	WarpRowGroups g,
-				lg;				/* MODE_LOCAL's small table */
-	unsigned long long lnused = 0;
+	WarpRowGroups g;
 	WarpRowState *s = malloc(sizeof(WarpRowState));
 	/* the kernel's layout: the scratch of several threads interleaved */
 	int			nthreads = 1 + rn(5);
@@ -1083,7 +1079,7 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 	warp_row_prepare(p, s);
 	g.nkeys = p->nkeys;
 	g.naggs = p->naggs;
-	if (mode == MODE_DIRECT || mode == MODE_LOCAL)
+	if (mode == MODE_DIRECT)
 	{
 		warp_int64	product = 1;
 
@@ -1121,11 +1117,6 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 	}
 	alloc_groups(p, &g, nslots, &nused);
 	warp_row_result_init(res, p->nkeys, p->naggs);
-	if (mode == MODE_LOCAL)
-	{
-		lg = g;
-		alloc_groups(p, &lg, nslots, &lnused);
-	}
 
 	for (bi = 0; bi < nb && st == WARP_OK; bi++)
 	{
@@ -1147,20 +1138,10 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 		*rows_in += b->n;
 		for (row = 0; row < b->n && st == WARP_OK; row++)
 		{
-			st = warp_row_run(&env, s, mode == MODE_LOCAL ? &lg : &g, row, cnt);
+			st = warp_row_run(&env, s, &g, row, cnt);
 			if (mode == MODE_FLUSH && ++inchunk == chunk)
 			{
 				flush_groups(p, &g, nslots, res);
-				inchunk = 0;
-				chunk = 1 + rn(300);
-			}
-			if (mode == MODE_LOCAL && (++inchunk == chunk || row == b->n - 1))
-			{
-				for (warp_int64 sl = 0; sl < nslots; sl++)
-				{
-					warp_row_group_combine(p, &g, &lg, sl);
-					warp_row_group_reset(p, &lg, sl);
-				}
 				inchunk = 0;
 				chunk = 1 + rn(300);
 			}
@@ -1172,8 +1153,6 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 		warp_row_result_final(res, p);
 	}
 	free_groups(&g);
-	if (mode == MODE_LOCAL)
-		free_groups(&lg);
 	free(scratch);
 	free(s);
 	return st;
@@ -1440,7 +1419,7 @@ check_program(Prog *g, Batch *batches, int nb, char *fail, size_t faillen)
 	}
 	warp_cpu_counters(cpu, &cc);
 
-	for (mode = MODE_HASH; mode <= MODE_LOCAL; mode++)
+	for (mode = MODE_HASH; mode <= MODE_DIRECT; mode++)
 	{
 		WarpRowResult res;
 		WarpRowCounts rc;
@@ -1448,7 +1427,7 @@ check_program(Prog *g, Batch *batches, int nb, char *fail, size_t faillen)
 		int			st,
 					k;
 
-		if (mode == MODE_DIRECT || mode == MODE_LOCAL)
+		if (mode == MODE_DIRECT)
 		{
 			warp_int64	product = 1;
 
@@ -1647,7 +1626,7 @@ TEST(star_join_every_aggregate)
 	CHECK(warp_cpu_run_batch(cpu, b.cols, b.n, NULL, &ls, &bad_col, &bad_row) == WARP_OK && ls == WARP_LOAD_OK);
 	CHECK(warp_cpu_ngroups(cpu) > 10);
 	/* the row driver looks tables up by program index: make them match */
-	for (mode = MODE_HASH; mode <= MODE_LOCAL; mode++)
+	for (mode = MODE_HASH; mode <= MODE_DIRECT; mode++)
 	{
 		CHECK(row_driver(&g.p, tabs, &b, 1, mode, 0, &res, &rc, &rows_in) == WARP_OK);
 		CHECK(res.n == warp_cpu_ngroups(cpu));
@@ -1752,6 +1731,59 @@ TEST(float_edge_values)
 	CHECK(isnan(warp_row_half(0x7e00)) && warp_row_half(0x7bff) == 65504.0);
 }
 
+/* the ranges warp_row_pre_plan makes of hand-written leading quals */
+TEST(prefilter_ranges)
+{
+	Prog		g;
+	WarpRowPre	pre;
+	int			c;
+
+	/* BETWEEN's pair on one column, written const-first, then c3 = 7 */
+	prog_init(&g);
+	g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_LE, iconst(&g, WT_INT4, -4, false), col(&g, 0));
+	g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_LT, col(&g, 0), iconst(&g, WT_INT4, 9, false));
+	g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_EQ, col(&g, 3), iconst(&g, WT_INT4, 7, false));
+	warp_row_pre_plan(&g.p, &pre);
+	CHECK(pre.nquals == 3 && pre.n == 2);
+	CHECK(pre.col[0] == 0 && !pre.never[0] && pre.lo[0] == -4 && pre.width[0] == 12);
+	CHECK(pre.col[1] == 3 && !pre.never[1] && pre.lo[1] == 7 && pre.width[1] == 0);
+
+	/* a NULL bound stays "never" whatever bound on the column follows */
+	prog_init(&g);
+	g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_GE, col(&g, 0), iconst(&g, WT_INT4, 0, true));
+	g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_LE, col(&g, 0), iconst(&g, WT_INT4, 5, false));
+	warp_row_pre_plan(&g.p, &pre);
+	CHECK(pre.nquals == 2 && pre.n == 1 && pre.never[0]);
+
+	/* no value below INT64_MIN; disjoint bounds: never */
+	prog_init(&g);
+	g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_LT, col(&g, 1), iconst(&g, WT_INT8, INT64_MIN, false));
+	g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_GT, col(&g, 0), iconst(&g, WT_INT4, 5, false));
+	g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_LT, col(&g, 0), iconst(&g, WT_INT4, 6, false));
+	warp_row_pre_plan(&g.p, &pre);
+	CHECK(pre.nquals == 3 && pre.n == 2 && pre.never[0] && pre.never[1]);
+
+	/* <> and a float comparison end the prefix; later quals are the interpreter's */
+	prog_init(&g);
+	g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_GT, col(&g, 0), iconst(&g, WT_INT4, 1, false));
+	g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_NE, col(&g, 3), iconst(&g, WT_INT4, 2, false));
+	g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_GT, col(&g, 3), iconst(&g, WT_INT4, 1, false));
+	warp_row_pre_plan(&g.p, &pre);
+	CHECK(pre.nquals == 1 && pre.n == 1 && pre.lo[0] == 2 && pre.width[0] == (warp_uint64) INT64_MAX - 2);
+	prog_init(&g);
+	g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_GT, col(&g, 2), fconst(&g, WT_FLOAT8, 1.0, false));
+	warp_row_pre_plan(&g.p, &pre);
+	CHECK(pre.nquals == 0 && pre.n == 0);
+
+	/* at most WARP_ROW_MAX_PRE ranges: quals on alternating columns */
+	prog_init(&g);
+	for (c = 0; c < WARP_ROW_MAX_PRE + 2; c++)
+		g.quals[g.p.nquals++] = node(&g, WN_CMP, WT_BOOL, WARP_CMP_GE, col(&g, c % 2 ? 3 : 0),
+									 iconst(&g, WT_INT4, c, false));
+	warp_row_pre_plan(&g.p, &pre);
+	CHECK(pre.nquals == WARP_ROW_MAX_PRE && pre.n == WARP_ROW_MAX_PRE);
+}
+
 TEST(check_rejects_what_it_cannot_do)
 {
 	Prog		g;
@@ -1844,6 +1876,7 @@ main(void)
 	RUN(star_join_every_aggregate);
 	RUN(no_group_keys_and_empty_input);
 	RUN(float_edge_values);
+	RUN(prefilter_ranges);
 	RUN(check_rejects_what_it_cannot_do);
 	RUN(date_timestamp_limits);
 	UNIT_EXIT();
