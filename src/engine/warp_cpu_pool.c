@@ -4,7 +4,6 @@
  * Pure C: no PostgreSQL header, no PostgreSQL call.
  */
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>

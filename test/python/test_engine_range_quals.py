@@ -6,14 +6,10 @@ the data has NULLs and the extremes of each width, the bounds include
 empty ranges, NULL constants, strict and reversed comparisons and the
 extremes of int8.
 """
-import os
-
 import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.ipc as ipc
 import pytest
 
-SCHEMA = "range_quals_t"
+from test_engine_targeted import Star
 
 I16 = (-32768, 32767)
 I32 = (-2147483648, 2147483647)
@@ -36,32 +32,20 @@ def column(n, lo, hi, typ, seed):
 
 
 @pytest.fixture(scope="module")
-def tables(db, module_scratch):
+def tables(db):
     n = 30_000
     t = pa.table({"a": column(n, *I16, pa.int16(), 1),
                   "b": column(n, *I32, pa.int32(), 2),
                   "c": column(n, *I64, pa.int64(), 3),
                   "d": pa.array([(i * 31) % 401 - 200 for i in range(n)], pa.int32())})
-    path = os.path.join(module_scratch, "r.arrow")
-    with ipc.new_file(path, t.schema) as w:
-        for b in t.to_batches(max_chunksize=7000):
-            w.write_batch(b)
-    os.chmod(path, 0o644)
-    csv = os.path.join(module_scratch, "r.csv")
-    pacsv.write_csv(t, csv)
-    os.chmod(csv, 0o644)
     db.execute("CREATE EXTENSION IF NOT EXISTS pg_warp")
-    db.execute("DROP SCHEMA IF EXISTS %s CASCADE" % SCHEMA)
-    db.execute("CREATE SCHEMA %s" % SCHEMA)
-    db.execute("CREATE FOREIGN TABLE %s.r (a int2, b int4, c int8, d int4) SERVER arrow_fdw "
-               "OPTIONS (file '%s')" % (SCHEMA, path))
-    db.execute("CREATE TABLE %s.r_h (a int2, b int4, c int8, d int4)" % SCHEMA)
-    db.execute("COPY %s.r_h FROM '%s' WITH (FORMAT csv, HEADER true)" % (SCHEMA, csv))
-    db.execute("ANALYZE %s.r" % SCHEMA)
+    star = Star(db, "range_quals").table(
+        "r", [("a", "int2"), ("b", "int4"), ("c", "int8"), ("d", "int4")],
+        arrow_table=t, batch_rows=7000)
     db.execute("SET pg_warp.mode = cpu")
-    yield db
+    yield db, star
     db.execute("RESET pg_warp.mode")
-    db.execute("DROP SCHEMA IF EXISTS %s CASCADE" % SCHEMA)
+    star.close()
 
 
 WHERES = [
@@ -88,12 +72,12 @@ WHERES = [
 
 @pytest.mark.parametrize("where", WHERES)
 def test_range_quals(tables, where):
-    db = tables
-    sql = "SELECT count(*), sum(a), sum(b), sum(c), sum(d) FROM %s.{t} WHERE %s" % (SCHEMA, where)
-    plan = "\n".join(r[0] for r in db.execute("EXPLAIN " + sql.format(t="r")).fetchall())
+    db, star = tables
+    sql = "SELECT count(*), sum(a), sum(b), sum(c), sum(d) FROM {s}.r WHERE %s" % where
+    plan = "\n".join(r[0] for r in db.execute("EXPLAIN " + sql.format(s=star.w)).fetchall())
     assert "WarpPreAgg" in plan, plan
-    got = db.execute(sql.format(t="r")).fetchall()
+    got = db.execute(sql.format(s=star.w)).fetchall()
     db.execute("SET pg_warp.enabled = off")
-    want = db.execute(sql.format(t="r_h")).fetchall()
+    want = db.execute(sql.format(s=star.h)).fetchall()
     db.execute("RESET pg_warp.enabled")
     assert got == want
