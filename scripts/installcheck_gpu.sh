@@ -26,6 +26,12 @@
 #      DISTINCT-beside-plain and ROLLUP plans (WarpMerge) with the engine
 #      part on the GPU; the lanes' groups merged (pg_warp.merge_groups) and
 #      not
+#   9. scheduling across GPUs: the cluster restarted with
+#      pg_warp.gpud_split_gpus = 2, so the daemon drives each GPU as two
+#      (own column cache, lanes and memory share); the 13 SSB queries and the
+#      plans of 8. against heap, each GPU's cache serving the second run;
+#      then restarted as it was.  Needs pg_ctl and the data directory (runs
+#      as the server's user); SPLIT_GPUS=0 skips it.
 # Output: a summary line per check; results under $OUT (or build/gpu-check).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -261,6 +267,77 @@ for sql in "${mgq[@]}"; do
 	echo "$plan" | grep -E "Groups:|Groups Merged|Groups Not Merged|Merge Time|Kernel Time|Daemon Time|Execution Time" | sed 's/^ */  /'
 done
 ok "many groups and WarpMerge plans on the GPU: ${#mgq[@]} queries checked"
+
+# 9. several GPUs on a one-GPU machine: each GPU driven as two
+# wait_gpud OLDPID: the daemon (a new one when OLDPID is given) serves a GPU
+wait_gpud() {
+	local i st
+	for i in $(seq 1 300); do
+		st=$(q -c "SELECT pg_read_file('pg_warp_gpud.status', 0, 256, true)" 2>/dev/null)
+		case "$st" in gpu*) [ -z "$1" ] || [ "$(gpud_pid)" != "$1" ] && { echo "$st"; return 0; } ;; esac
+		sleep 0.2
+	done
+	return 1
+}
+# restart_with SETTING: ALTER SYSTEM, restart the cluster, wait for the GPU
+restart_with() {
+	local old
+	old=$(gpud_pid)
+	q -c "ALTER SYSTEM $1" && pg_ctl restart -D "$datadir" -w -m fast >"$OUTDIR/restart.log" 2>&1 &&
+		wait_gpud "$old"
+}
+if [ "${SPLIT_GPUS:-1}" = 0 ]; then
+	echo "skip several GPUs: SPLIT_GPUS=0"
+elif ! command -v pg_ctl >/dev/null || [ ! -w "$datadir" ]; then
+	echo "skip several GPUs: the cluster cannot be restarted from here"
+elif st=$(restart_with "SET pg_warp.gpud_split_gpus = 2") && [ "$(echo "$st" | cut -f2)" = 2 ]; then
+	ok "pg_warp_gpud drives each GPU as two: $st"
+	if pgwarp bench ssb -d "$DSN" --modes heap,warp-gpu --runs 1 \
+		--out "$OUTDIR/ssb-split" >"$OUTDIR/ssb-split.log" 2>&1; then
+		ok "several GPUs: 13 SSB answers equal under heap and warp-gpu"
+	else
+		bad "several GPUs: SSB answers differ or a mode failed (see ssb-split.log)"
+		tail -20 "$OUTDIR/ssb-split.log"
+	fi
+	both=0
+	for f in bench/ssb/queries/q*.sql; do
+		sql=$(sed -E 's/\b(lineorder|customer|supplier|part|date)\b/\1_arrow/g' "$f")
+		plan=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $sql")
+		echo "== $(basename "$f")" >>"$OUTDIR/ssb-explain-split.txt"
+		echo "$plan" >>"$OUTDIR/ssb-explain-split.txt"
+		if ! echo "$plan" | grep -q "Ran On: GPU" || echo "$plan" | grep -q "Fallback"; then
+			bad "several GPUs: $(basename "$f") did not run on the GPU"
+			echo "$plan" | grep -E "Ran On|Fallback"
+		fi
+		echo "$plan" | grep -q "Ran On: GPU (2 x " && both=$((both + 1))
+		# the second run reads from both GPUs' column caches
+		if [ "$(basename "$f")" = q2.1.sql ]; then
+			cached=$(echo "$plan" | sed -n 's/.*Bytes From GPU Cache: \([0-9]*\).*/\1/p')
+			[ "${cached:-0}" -gt 0 ] && ok "several GPUs: q2.1 read $cached bytes from the GPUs' column caches" ||
+				bad "several GPUs: q2.1 read nothing from the column caches"
+		fi
+	done
+	[ "$both" -ge 10 ] && ok "several GPUs: $both of 13 SSB queries ran on both GPUs" ||
+		bad "several GPUs: only $both of 13 SSB queries ran on both GPUs"
+	for sql in "${mgq[@]}"; do
+		h=${sql//@/}
+		a=$(echo "$sql" | sed -E 's/@([a-z]+)/\1_arrow/g')
+		want=$(PGOPTIONS="-c search_path=ssb -c pg_warp.enabled=off" q -c "$h" | md5sum)
+		got=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "$a" | md5sum)
+		plan=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $a")
+		[ "$got" = "$want" ] || bad "several GPUs: answer differs: $a"
+		echo "$plan" | grep -q "Ran On: GPU (2 x " && ! echo "$plan" | grep -q "Fallback" ||
+			{ bad "several GPUs: not on both GPUs: $a"; echo "$plan" | grep -E "Ran On|Fallback"; }
+	done
+	ok "several GPUs: many groups and WarpMerge plans checked"
+	grep -E "^== |Ran On|Bytes To Device|Bytes From GPU Cache|Kernel Time|Daemon Time|Execution Time" \
+		"$OUTDIR/ssb-explain-split.txt" | paste - - - - - - - | sed 's/  */ /g' | tee "$OUTDIR/ssb-split-gpus.txt"
+	st=$(restart_with "RESET pg_warp.gpud_split_gpus") && ok "restarted as before: $st" ||
+		bad "the cluster did not come back after the several-GPU check"
+else
+	bad "several GPUs: the daemon did not come back driving two GPUs (status: '$st')"
+	restart_with "RESET pg_warp.gpud_split_gpus" >/dev/null
+fi
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]

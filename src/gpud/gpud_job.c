@@ -514,7 +514,7 @@ create_gpu_driver(Part *p)
 	mem.grow = gpud_account_grow;
 	mem.shrink = gpud_account_shrink;
 	mem.ctx = &p->acct;
-	p->drv = warp_gpu_create(p->lane->cuda_index, &r->prog, r->tables, &mem,
+	p->drv = warp_gpu_create(p->lane->cuda_index, p->lane->cache, &r->prog, r->tables, &mem,
 							 p->fallback, sizeof(p->fallback));
 	return p->drv != NULL;
 }
@@ -729,7 +729,7 @@ run_on_gpus(Run *r)
 			{
 				snprintf(r->fallback, sizeof(r->fallback),
 						 "a batch could not be read on GPU %d; the CPU driver reports the first error in scan order",
-						 p->lane->cuda_index);
+						 p->lane->gpu);
 				rc = -1;
 			}
 			break;

@@ -26,6 +26,7 @@ typedef struct GpudLane
 {
 	int			cuda_index;		/* its GPU's CUDA device number */
 	int			gpu;			/* its GPU's ordinal in the daemon, 0.. */
+	struct GpudColCache *cache; /* its GPU's column cache, or NULL */
 	GpudTurns	turns;			/* one batch at a time on this lane */
 	GpudBudget	budget;			/* memory its parts may hold together */
 	void	   *staging;		/* pinned host memory for batch buffers */

@@ -19,6 +19,7 @@
  *
  *   pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N] [--max-registered-mb=N]
  *				  [--cache-mb=N|-1] [--lanes-per-gpu=N] [--min-batches-per-lane=N]
+ *				  [--split-gpus=N]
  *
  * Each GPU is driven through --lanes-per-gpu lanes (default 2): a GPU's
  * share of a job with at least --min-batches-per-lane batches per lane
@@ -26,6 +27,7 @@
  * which keeps the device busier than one stream of batches does
  * (bench/results/2026-12-04-h200-gpu-lanes-session5.md).  Small jobs take
  * one lane, round robin, so concurrent small queries overlap too.
+ * --split-gpus=N (tests) drives each GPU as N, see setup_gpus.
  *
  *-------------------------------------------------------------------------
  */
@@ -282,9 +284,15 @@ on_term(int sig)
  * now, not at the first query): each gets its own column cache and `lanes`
  * lanes, each with its own turns, pinned staging memory and share of the
  * device memory budget.  With none, the daemon stays on the CPU driver.
+ *
+ * split > 1 (--split-gpus, a test setting) drives each CUDA device as that
+ * many GPUs, each with its own column cache, lanes and equal share of the
+ * device's memory, so the scheduling across GPUs (which GPU runs a batch,
+ * one driver per GPU, the GPUs' groups combined) runs on a one-GPU
+ * machine.  It adds nothing else: the "GPUs" share the device's SMs.
  */
 static void
-setup_gpus(long staging_mb, long registered_mb, long cache_mb, int lanes)
+setup_gpus(long staging_mb, long registered_mb, long cache_mb, int lanes, int split)
 {
 	char		why[256] = "";
 	int			n = warp_gpu_device_count(why, sizeof(why));
@@ -298,15 +306,15 @@ setup_gpus(long staging_mb, long registered_mb, long cache_mb, int lanes)
 	}
 	device.ngpus = 0;
 	device.lanes_per_gpu = lanes;
-	for (d = 0; d < n && d < GPUD_MAX_GPUS && (device.ngpus + 1) * lanes <= GPUD_MAX_LANES; d++)
+	for (d = 0; d < n && device.ngpus < GPUD_MAX_GPUS &&
+		 (device.ngpus + 1) * lanes <= GPUD_MAX_LANES; d++)
 	{
-		GpudColCache *cc = &column_caches[d];
 		warp_uint64 fr = 0,
 					tot = 0,
 					margin,
 					cache,
 					avail;
-		int			l;
+		int			s;
 
 		why[0] = '\0';
 		if (warp_gpu_warmup(d, why, sizeof(why)) != 0)
@@ -323,36 +331,58 @@ setup_gpus(long staging_mb, long registered_mb, long cache_mb, int lanes)
 		/*
 		 * Device memory for jobs: what is free now, less a margin for the
 		 * context's own needs and other processes'.  The column cache: -1
-		 * a quarter of the device, at most half of what is free.
+		 * a quarter of the device, at most half of what is free.  Both are
+		 * divided among the GPUs a split device is driven as.
 		 */
 		margin = tot / 20 > ((warp_uint64) 1 << 30) ? tot / 20 : (warp_uint64) 1 << 30;
 		avail = fr > margin ? fr - margin : 0;
 		cache = cache_mb < 0 ? tot / 4 : (warp_uint64) cache_mb << 20;
 		if (cache > avail / 2)
 			cache = avail / 2;
-		if (!gpud_colcache_init(cc, cache))
-			cache = 0;
-		else
-			warp_gpu_set_cache(d, cc);
-		for (l = 0; l < lanes; l++)
+		avail /= split;
+		cache /= split;
+		if (cache > 0)
+			warp_gpu_keep_cache_pool(d);
+		for (s = 0; s < split && device.ngpus < GPUD_MAX_GPUS &&
+			 (device.ngpus + 1) * lanes <= GPUD_MAX_LANES; s++)
 		{
-			GpudLane   *lane = &device.lanes[device.ngpus * lanes + l];
+			GpudColCache *cc = &column_caches[device.ngpus];
+			warp_uint64 gcache = cache;
+			int			l;
 
-			lane->cuda_index = d;
-			lane->gpu = device.ngpus;
-			gpud_turns_init(&lane->turns);
-			lane->staging_size = (size_t) staging_mb << 20;
-			lane->staging = lane->staging_size ? warp_gpu_host_alloc(lane->staging_size) : NULL;
-			if (lane->staging == NULL)
-				lane->staging_size = 0;
-			gpud_budget_init(&lane->budget, (avail - cache) / lanes);
+			if (!gpud_colcache_init(cc, gcache))
+			{
+				gcache = 0;
+				cc = NULL;
+			}
+			for (l = 0; l < lanes; l++)
+			{
+				GpudLane   *lane = &device.lanes[device.ngpus * lanes + l];
+
+				lane->cuda_index = d;
+				lane->gpu = device.ngpus;
+				lane->cache = cc;
+				gpud_turns_init(&lane->turns);
+				lane->staging_size = (size_t) staging_mb << 20;
+				lane->staging = lane->staging_size ? warp_gpu_host_alloc(lane->staging_size) : NULL;
+				if (lane->staging == NULL)
+					lane->staging_size = 0;
+				gpud_budget_init(&lane->budget, (avail - gcache) / lanes);
+			}
+			if (device.ngpus == 0)
+				warp_gpu_device_name(d, device.name, sizeof(device.name));
+			if (split > 1)
+				logmsg("GPU %d (CUDA device %d, %d of %d it is driven as): %llu MB for jobs in %d lane%s, "
+					   "%llu MB column cache, of %llu MB",
+					   device.ngpus, d, s + 1, split, (unsigned long long) ((avail - gcache) >> 20),
+					   lanes, lanes > 1 ? "s" : "", (unsigned long long) (gcache >> 20),
+					   (unsigned long long) (tot >> 20));
+			else
+				logmsg("GPU %d: %llu MB for jobs in %d lane%s, %llu MB column cache, of %llu MB",
+					   d, (unsigned long long) ((avail - gcache) >> 20), lanes, lanes > 1 ? "s" : "",
+					   (unsigned long long) (gcache >> 20), (unsigned long long) (tot >> 20));
+			device.ngpus++;
 		}
-		if (device.ngpus == 0)
-			warp_gpu_device_name(d, device.name, sizeof(device.name));
-		logmsg("GPU %d: %llu MB for jobs in %d lane%s, %llu MB column cache, of %llu MB",
-			   d, (unsigned long long) ((avail - cache) >> 20), lanes, lanes > 1 ? "s" : "",
-			   (unsigned long long) (cache >> 20), (unsigned long long) (tot >> 20));
-		device.ngpus++;
 	}
 	if (device.ngpus == 0)
 	{
@@ -381,6 +411,7 @@ main(int argc, char **argv)
 	long		cache_mb = -1;
 	int			lanes = 2;
 	int			min_batches = 4;
+	int			split = 1;
 	int			lsock;
 	struct sockaddr_un addr;
 	int			i;
@@ -399,18 +430,21 @@ main(int argc, char **argv)
 			lanes = atoi(argv[i] + 16);
 		else if (strncmp(argv[i], "--min-batches-per-lane=", 23) == 0)
 			min_batches = atoi(argv[i] + 23);
+		else if (strncmp(argv[i], "--split-gpus=", 13) == 0)
+			split = atoi(argv[i] + 13);
 		else
 		{
 			fprintf(stderr, "usage: pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N] "
 					"[--max-registered-mb=N] [--cache-mb=N|-1] [--lanes-per-gpu=N] "
-					"[--min-batches-per-lane=N]\n");
+					"[--min-batches-per-lane=N] [--split-gpus=N]\n");
 			return 2;
 		}
 	}
-	if (lanes < 1 || lanes > 16 || min_batches < 1)
+	if (lanes < 1 || lanes > 16 || min_batches < 1 || split < 1 || split > GPUD_MAX_GPUS)
 	{
 		fprintf(stderr, "pg_warp_gpud: --lanes-per-gpu must be between 1 and 16, "
-				"--min-batches-per-lane at least 1\n");
+				"--min-batches-per-lane at least 1, --split-gpus between 1 and %d\n",
+				GPUD_MAX_GPUS);
 		return 2;
 	}
 	if (strcmp(want, "auto") != 0 && strcmp(want, "gpu") != 0 && strcmp(want, "cpu") != 0)
@@ -428,7 +462,7 @@ main(int argc, char **argv)
 	device.min_batches_per_lane = min_batches;
 	snprintf(device.name, sizeof(device.name), "CPU");
 	if (strcmp(want, "cpu") != 0)
-		setup_gpus(staging_mb, registered_mb, cache_mb, lanes);
+		setup_gpus(staging_mb, registered_mb, cache_mb, lanes, split);
 	if (device.kind == GPUD_DEVICE_GPU)
 		logmsg("serving on %s with %d GPU%s (%s)", GPUD_SOCKET_NAME, device.ngpus,
 			   device.ngpus > 1 ? "s" : "", device.name);

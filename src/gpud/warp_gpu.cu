@@ -171,9 +171,7 @@ struct WarpGpu
 
 static bool context_poisoned = false;
 
-/* each device's column cache (warp_gpu_set_cache), or NULL */
 #define MAX_DEVICES 64
-static GpudColCache *column_caches[MAX_DEVICES];
 
 static void release_slot_entries(GpudColCache *cache, BatchSlot *bs);
 static bool blocking_sync_set[MAX_DEVICES];
@@ -1220,7 +1218,8 @@ warp_gpu_estimate(const WarpProgram *p, WarpJoinTable *const *tables, warp_uint6
 }
 
 extern "C" WarpGpu *
-warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *tables,
+warp_gpu_create(int device, GpudColCache *cache, const WarpProgram *prog,
+				WarpJoinTable *const *tables,
 				const WarpGpuMem *mem, char *why, size_t whylen)
 {
 	WarpGpu    *g;
@@ -1250,7 +1249,7 @@ warp_gpu_create(int device, const WarpProgram *prog, WarpJoinTable *const *table
 	warp_row_pre_plan(prog, &g->pre);
 #endif
 	g->device = device;
-	g->cache = device >= 0 && device < MAX_DEVICES ? column_caches[device] : NULL;
+	g->cache = cache;
 	g->prog = prog;
 	if (mem)
 		g->mem = *mem;
@@ -1469,22 +1468,14 @@ stage_addr(const BatchSlot *bs, const StageCopy *copies, size_t ci)
 /* ------------------------------------------------------- the column cache */
 
 extern "C" void
-warp_gpu_set_cache(int device, GpudColCache *cache)
+warp_gpu_keep_cache_pool(int device)
 {
-	if (device < 0 || device >= MAX_DEVICES)
-		return;
-	column_caches[device] = cache;
-	if (cache && cache->budget > 0)
-	{
-		cudaMemPool_t pool;
-		uint64_t	keep = UINT64_MAX;
+	cudaMemPool_t pool;
+	uint64_t	keep = UINT64_MAX;
 
-		/* freed cache memory stays in the pool instead of going back to
-		 * the driver at every synchronization */
-		if (cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess ||
-			cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess)
-			(void) cudaGetLastError();
-	}
+	if (cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess ||
+		cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess)
+		(void) cudaGetLastError();
 }
 
 /* entries live in stream-ordered memory: no device-wide sync to free them */

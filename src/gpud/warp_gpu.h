@@ -78,14 +78,15 @@ extern warp_uint64 warp_gpu_estimate(const WarpProgram *prog, WarpJoinTable *con
 									 warp_uint64 stage_bytes);
 
 /*
- * A driver for prog on device `device`; tables[i] is the join table of
+ * A driver for prog on CUDA device `device`, reading through `cache` (that
+ * device's column cache, or NULL: none); tables[i] is the join table of
  * .table i, as for warp_cpu_create (uploaded once, here; the caller may
  * free its copies after).  prog must stay valid until warp_gpu_destroy.
  * mem (NULL: none) accounts for its device memory.  NULL with a reason
  * when the program uses something the GPU driver does not do exactly, or
  * on a CUDA error (device out of memory included) or a refused allocation.
  */
-extern WarpGpu *warp_gpu_create(int device, const WarpProgram *prog,
+extern WarpGpu *warp_gpu_create(int device, GpudColCache *cache, const WarpProgram *prog,
 								WarpJoinTable *const *tables, const WarpGpuMem *mem,
 								char *why, size_t whylen);
 
@@ -93,11 +94,11 @@ extern WarpGpu *warp_gpu_create(int device, const WarpProgram *prog,
 extern int	warp_gpu_memory(int device, warp_uint64 *free_bytes, warp_uint64 *total_bytes);
 
 /*
- * The GPU column cache every driver on device `device` uses (NULL: none);
- * each device has its own, in its own memory.  Call once per device at
- * start, before any driver exists.
+ * Keep the memory column caches free on device `device` in its memory pool
+ * instead of returning it to the driver at every synchronization.  Call
+ * once per device that has a column cache, before any driver exists.
  */
-extern void warp_gpu_set_cache(int device, GpudColCache *cache);
+extern void warp_gpu_keep_cache_pool(int device);
 
 /*
  * Where a batch's column buffers live, for the column cache: a file's

@@ -27,6 +27,7 @@ extern int	pgwarp_gpu_memory_per_query;	/* MB */
 extern bool pgwarp_gpu_cache;
 extern int	pgwarp_gpu_cache_memory;	/* MB, -1 = auto */
 extern int	pgwarp_gpu_lanes;
+extern int	pgwarp_gpud_split_gpus;
 
 /* One fact file, as the backend opened it. */
 typedef struct GpudClientFile

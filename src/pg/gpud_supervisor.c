@@ -67,6 +67,7 @@ start_daemon(void)
 	char		regarg[48];
 	char		cachearg[48];
 	char		lanearg[48];
+	char		splitarg[48];
 	const char *dev;
 	pid_t		pid;
 
@@ -89,6 +90,7 @@ start_daemon(void)
 	snprintf(regarg, sizeof(regarg), "--max-registered-mb=%d", pgwarp_max_registered_memory);
 	snprintf(cachearg, sizeof(cachearg), "--cache-mb=%d", pgwarp_gpu_cache_memory);
 	snprintf(lanearg, sizeof(lanearg), "--lanes-per-gpu=%d", pgwarp_gpu_lanes);
+	snprintf(splitarg, sizeof(splitarg), "--split-gpus=%d", pgwarp_gpud_split_gpus);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -98,7 +100,7 @@ start_daemon(void)
 	}
 	if (pid == 0)
 	{
-		char	   *argv[6];
+		char	   *argv[7];
 		int			i;
 		sigset_t	none;
 
@@ -114,7 +116,8 @@ start_daemon(void)
 		argv[2] = regarg;
 		argv[3] = cachearg;
 		argv[4] = lanearg;
-		argv[5] = NULL;
+		argv[5] = splitarg;
+		argv[6] = NULL;
 		execv(path, argv);
 		fprintf(stderr, "pg_warp: could not execute \"%s\": %s\n", path, strerror(errno));
 		_exit(127);

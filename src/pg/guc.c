@@ -36,6 +36,7 @@ int			pgwarp_gpu_memory_per_query = 16384;	/* MB */
 bool		pgwarp_gpu_cache = true;
 int			pgwarp_gpu_cache_memory = -1;	/* MB, -1 = a quarter of the GPU's */
 int			pgwarp_gpu_lanes = 2;
+int			pgwarp_gpud_split_gpus = 1;
 
 static const struct config_enum_entry gpud_device_options[] = {
 	{"off", PGWARP_GPUD_OFF, false},
@@ -127,6 +128,20 @@ define_daemon_gucs(void)
 							16,
 							PGC_POSTMASTER,
 							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_warp.gpud_split_gpus",
+							"Drives each GPU as this many GPUs (developer option, "
+							"for tests).",
+							"Each gets its own column cache, lanes and an equal "
+							"share of the device's memory, so the scheduling of "
+							"jobs across several GPUs runs on a machine with one.",
+							&pgwarp_gpud_split_gpus,
+							1,
+							1,
+							16,
+							PGC_POSTMASTER,
+							GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 }
 

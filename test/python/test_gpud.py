@@ -215,8 +215,9 @@ def test_device_oom_falls_back_to_cpu(star):
 
 
 def test_supervisor_passes_the_daemon_settings(star):
-    """pg_warp.gpu_lanes, pg_warp.gpu_cache_memory and
-    pg_warp.max_registered_memory reach the daemon's command line."""
+    """pg_warp.gpu_lanes, pg_warp.gpu_cache_memory,
+    pg_warp.max_registered_memory and pg_warp.gpud_split_gpus reach the
+    daemon's command line."""
     st = gpud_status(star)
     try:
         with open("/proc/%d/cmdline" % st[2], "rb") as f:
@@ -225,6 +226,7 @@ def test_supervisor_passes_the_daemon_settings(star):
         pytest.skip("the daemon's command line cannot be read here")
     want = {
         "--lanes-per-gpu": star.execute("SHOW pg_warp.gpu_lanes").fetchone()[0],
+        "--split-gpus": star.execute("SHOW pg_warp.gpud_split_gpus").fetchone()[0],
         "--cache-mb": str(star.execute(
             "SELECT setting FROM pg_settings WHERE name = 'pg_warp.gpu_cache_memory'").fetchone()[0]),
         "--max-registered-mb": str(star.execute(
