@@ -41,6 +41,7 @@
 
 #include "gpud_files.h"
 #include "gpud_job.h"
+#include "gpud_prefetch.h"
 #include "gpud_turns.h"
 #include "warp_cpu.h"
 #include "warp_gpu.h"
@@ -94,6 +95,7 @@ typedef struct CountingSource
 	void	   *inner_ctx;
 	int64_t    *bytes;
 	double	   *ms;
+	pthread_mutex_t lock;		/* prefetch threads read at the same time */
 } CountingSource;
 
 static double
@@ -112,9 +114,11 @@ counting_read(void *ctx, void *dst, size_t len, uint64_t off)
 	double		t0 = now_ms();
 	int			rc = cs->inner_read(cs->inner_ctx, dst, len, off);
 
+	pthread_mutex_lock(&cs->lock);
 	if (rc == 0)
 		*cs->bytes += (int64_t) len;
 	*cs->ms += now_ms() - t0;
+	pthread_mutex_unlock(&cs->lock);
 	return rc;
 }
 
@@ -206,6 +210,117 @@ other_part_stopped(Part *p)
 }
 
 /*
+ * Run part p's driver over one loaded batch: 0, 1 when a row failed (the
+ * CPU driver's error in p->res), -1 when the GPU driver gave up
+ * (p->fallback says why).
+ */
+static int
+run_loaded(Part *p, const ArrowArray *cols, int64_t nrows, const WarpGpuFile *gfile)
+{
+	Run		   *r = p->run;
+	WarpLoadStatus ls = WARP_LOAD_OK;
+	int			bad_col = 0;
+	warp_int64	bad_row = 0;
+	WarpStatus	st;
+
+	p->res.batches++;
+	if (p->lane != NULL)
+		return warp_gpu_run_batch(p->drv, cols, nrows, gfile, p->fallback,
+								  sizeof(p->fallback)) != 0 ? -1 : 0;
+	st = warp_cpu_run_batch(r->cpu, cols, nrows, NULL, &ls, &bad_col, &bad_row);
+	if (st != WARP_OK)
+	{
+		p->res.status = st;
+		return 1;
+	}
+	if (ls != WARP_LOAD_OK)
+	{
+		p->res.load_status = ls;
+		p->res.bad_col = bad_col;
+		p->res.bad_row = bad_row;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * For a file with compressed bodies: start loading part p's batches of file
+ * fi ahead on helper threads (gpud_prefetch.h), so that their decompression
+ * runs in parallel and outside the part's GPU turns.  *ahead receives the
+ * batch numbers it loads: p's, in order, up to the first the file does not
+ * have (the serial path reports that one).  NULL when the file is not
+ * compressed, a field read is dictionary-encoded, p has fewer than two
+ * batches there, or on any failure: the part then reads serially.
+ */
+static GpudPrefetch *
+start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int *nahead)
+{
+	Run		   *r = p->run;
+	GpudFile   *f = (GpudFile *) (r->arena + r->job->off_files) + fi;
+	const int32_t *batches = (const int32_t *) (r->arena + f->off_batches);
+	const int32_t *fields = (const int32_t *) (r->arena + f->off_fields);
+	ArrowArena	scratch;
+	ArrowBatchMeta meta;
+	ArrowError	e;
+	GpudPrefetch *pre;
+	int32_t    *list;
+	int			n = 0;
+	int			i;
+	int			parts;
+	long		ncpu;
+	int			nthreads;
+	bool		want;
+
+	*ahead = NULL;
+	*nahead = 0;
+#ifdef GPUD_NO_PREFETCH
+	/* a build for A/B measurements (scripts/bench_gpu_ab.sh) */
+	return NULL;
+#endif
+	if (mine < 2 || (list = malloc(sizeof(int32_t) * mine)) == NULL)
+		return NULL;
+	for (i = 0; i < f->nbatches && n < mine; i++)
+	{
+		if (!part_takes(p, fi, i))
+			continue;
+		if (batches[i] < 0 || batches[i] >= file->n_batches)
+			break;
+		list[n++] = batches[i];
+	}
+	want = n >= 2;
+	if (want)
+	{
+		arrow_arena_init(&scratch, &r->heap_alloc);
+		want = arrow_read_batch_meta(file, list[0], &scratch, &meta, &e) == 0 &&
+			gpud_prefetch_wanted(file, &meta, fields, r->prog.ncols);
+		arrow_arena_free_all(&scratch);
+	}
+	if (!want)
+	{
+		free(list);
+		return NULL;
+	}
+	/* the machine's cores, shared by the job's parts, at most 8 each */
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	parts = r->use_gpu && r->nparts > 0 ? r->nparts : 1;
+	nthreads = ncpu > 0 ? (int) (ncpu / parts) : 1;
+	if (nthreads < 1)
+		nthreads = 1;
+	if (nthreads > 8)
+		nthreads = 8;
+	pre = gpud_prefetch_start(file, list, n, fields, r->prog.ncols, &r->heap_alloc,
+							  nthreads, 2 * nthreads + 1);
+	if (pre == NULL)
+	{
+		free(list);
+		return NULL;
+	}
+	*ahead = list;
+	*nahead = n;
+	return pre;
+}
+
+/*
  * Read the listed batches of every file that part p takes and run its
  * driver over them.  Returns 0 when done (p->res says whether with an
  * error), -1 when the GPU driver gave up (p->fallback says why) or another
@@ -235,7 +350,7 @@ run_batches(Part *p)
 		ArrowSource src;
 		ArrowOpenOptions opts = {0};
 		ArrowFile	file;
-		CountingSource cs;
+		CountingSource cs = {.lock = PTHREAD_MUTEX_INITIALIZER};
 		struct stat st;
 		int			fd;
 		int			i;
@@ -246,6 +361,11 @@ run_batches(Part *p)
 		WarpGpuFile gfile;
 		bool		have_prev = false;
 		int			mine = 0;
+		GpudPrefetch *pre = NULL;	/* compressed: batches loaded ahead */
+		int32_t    *ahead = NULL;	/* the batches it loads, in order */
+		int			nahead = 0;
+		int			taken = 0;
+		GpudLoaded *prev_l = NULL;	/* the loaded batch the GPU may still read */
 
 		for (i = 0; i < f->nbatches; i++)
 			if (part_takes(p, fi, i))
@@ -324,6 +444,7 @@ run_batches(Part *p)
 			close(fd);
 			break;
 		}
+		pre = start_prefetch(p, &file, fi, mine, &ahead, &nahead);
 		for (i = 0; i < f->nbatches; i++)
 		{
 			int			b = batches[i];
@@ -354,6 +475,38 @@ run_batches(Part *p)
 				rc = 1;
 				break;
 			}
+			if (pre && taken < nahead)
+			{
+				/*
+				 * Loaded ahead (into malloc'd memory, kept until the next
+				 * batch is queued, as a window's): wait for it outside the
+				 * turn, so decompression never holds the device.
+				 */
+				GpudLoaded *l = gpud_prefetch_take(pre, taken++);
+
+				p->res.batches_ahead++;
+
+				if (turn)
+					gpud_turn_enter(&p->lane->turns);
+				if (l->status != 0)
+				{
+					*err = l->err;
+					p->res.has_arrow_error = 1;
+					if (turn)
+						gpud_turn_leave(&p->lane->turns);
+					rc = 1;
+					break;
+				}
+				rc = run_loaded(p, l->cols, l->meta.length, win && r->job->use_cache ? &gfile : NULL);
+				if (prev_l)
+					gpud_prefetch_release(pre, prev_l);
+				prev_l = NULL;
+				if (on_gpu)
+					prev_l = l;
+				else
+					gpud_prefetch_release(pre, l);
+				goto batch_done;
+			}
 			/* a GPU job holds the device for one batch at a time */
 			if (turn)
 				gpud_turn_enter(&p->lane->turns);
@@ -381,14 +534,11 @@ run_batches(Part *p)
 				rc = 1;
 				break;
 			}
-			p->res.batches++;
 			if (on_gpu)
 			{
-				if (warp_gpu_run_batch(p->drv, cols, meta.length, win && r->job->use_cache ? &gfile : NULL,
-									   p->fallback, sizeof(p->fallback)) != 0)
-					rc = -1;
-				else if (win == NULL &&
-						 warp_gpu_wait(p->drv, p->fallback, sizeof(p->fallback)) != 0)
+				rc = run_loaded(p, cols, meta.length, win && r->job->use_cache ? &gfile : NULL);
+				if (rc == 0 && win == NULL &&
+					warp_gpu_wait(p->drv, p->fallback, sizeof(p->fallback)) != 0)
 					rc = -1;	/* staging memory is free again only now */
 				/* the batch before this one is done with its memory */
 				if (have_prev)
@@ -404,27 +554,12 @@ run_batches(Part *p)
 			}
 			else
 			{
-				WarpLoadStatus ls = WARP_LOAD_OK;
-				int			bad_col = 0;
-				warp_int64	bad_row = 0;
-				WarpStatus	st2;
-
-				st2 = warp_cpu_run_batch(r->cpu, cols, meta.length, NULL, &ls, &bad_col, &bad_row);
-				if (st2 != WARP_OK)
-				{
-					p->res.status = st2;
-					rc = 1;
-				}
-				else if (ls != WARP_LOAD_OK)
-				{
-					p->res.load_status = ls;
-					p->res.bad_col = bad_col;
-					p->res.bad_row = bad_row;
-					p->res.bad_file = fi;
-					rc = 1;
-				}
+				rc = run_loaded(p, cols, meta.length, NULL);
 				arrow_arena_free_all(&arena);
 			}
+	batch_done:
+			if (rc == 1 && p->res.load_status != WARP_LOAD_OK)
+				p->res.bad_file = fi;
 			if (turn)
 				gpud_turn_leave(&p->lane->turns);
 			if (r->job->fault == GPUD_FAULT_CRASH)
@@ -446,6 +581,10 @@ run_batches(Part *p)
 		if (have_prev)
 			arrow_arena_free_all(&prev);
 		have_prev = false;
+		if (prev_l)
+			gpud_prefetch_release(pre, prev_l);
+		gpud_prefetch_stop(pre);
+		free(ahead);
 		arrow_close(&file);
 		gpud_window_release(win);
 		close(fd);
@@ -579,6 +718,7 @@ static void
 add_part_counts(GpudResult *res, const Part *p)
 {
 	res->batches += p->res.batches;
+	res->batches_ahead += p->res.batches_ahead;
 	res->bytes_read += p->res.bytes_read;
 	res->windows += p->res.windows;
 	res->read_ms += p->res.read_ms;

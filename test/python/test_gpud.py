@@ -236,3 +236,82 @@ def test_supervisor_passes_the_daemon_settings(star):
     got = dict(a.split("=", 1) for a in args if a.startswith("--") and "=" in a)
     for opt, val in want.items():
         assert got.get(opt) == val, (opt, args)
+
+
+# compressed fact files: the daemon loads a part's batches ahead on helper
+# threads (gpud_prefetch.c); answers and errors must be a serial read's
+
+MAGIC = {"lz4": bytes.fromhex("04224d18"), "zstd": bytes.fromhex("28b52ffd")}
+
+
+def compressed_copy(star, scratch, codec, name):
+    """fact's rows in a file with `codec` bodies, and a foreign table on it"""
+    src = ipc.open_file(os.path.join(scratch, "fact.arrow"))
+    path = os.path.join(scratch, "%s.arrow" % name)
+    opts = ipc.IpcWriteOptions(compression=codec)
+    with ipc.new_file(path, src.schema, options=opts) as w:
+        for i in range(src.num_record_batches):
+            w.write_batch(src.get_batch(i))
+    os.chmod(path, 0o644)
+    star.execute("DROP FOREIGN TABLE IF EXISTS %s.%s" % (SCHEMA, name))
+    star.execute("CREATE FOREIGN TABLE %s.%s (k int, v bigint, x float8) SERVER arrow_fdw "
+                 "OPTIONS (file '%s')" % (SCHEMA, name, path))
+    star.execute("ANALYZE %s.%s" % (SCHEMA, name))
+    return path
+
+
+def query_on(conn, table, mode):
+    conn.execute("SET pg_warp.mode = %s" % mode)
+    try:
+        sql = QUERY.format(f="%s.%s" % (SCHEMA, table), s=SCHEMA)
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN (ANALYZE) " + sql).fetchall())
+        return conn.execute(sql).fetchall(), plan
+    finally:
+        conn.execute("RESET pg_warp.mode")
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+def test_compressed_files_on_the_daemon(star, scratch_module, codec):
+    compressed_copy(star, scratch_module, codec, "fact_" + codec)
+    rows, plan = query_on(star, "fact_" + codec, "gpu")
+    assert "pg_warp_gpud" in plan or "Ran On: GPU" in plan, plan
+    assert "Fallback" not in plan, plan
+    # 40 batches: all but what the single-batch parts take loaded ahead
+    assert "Batches Loaded Ahead: " in plan, plan
+    assert close(rows, oracle(star))
+    _, plain = query_on(star, "fact", "gpu")
+    assert "Batches Loaded Ahead" not in plain, plain
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+def test_compressed_bad_batches_fail_in_scan_order(star, scratch_module, codec):
+    """Two batches' frames are damaged: the daemon, which loads batches
+    ahead on several threads, reports the earlier one, with the message
+    the engine in the backend gives (a serial read)."""
+    name = "fact_bad_" + codec
+    path = compressed_copy(star, scratch_module, codec, name)
+    blocks = star.execute("SELECT batch, \"offset\", body_bytes FROM pg_warp_arrow_batches(%s) "
+                          "ORDER BY batch", (path,)).fetchall()
+    data = bytearray(open(path, "rb").read())
+    damaged = []
+    for bi in (11, 27):
+        # the body ends where the next block begins
+        end = blocks[bi + 1][1]
+        start = end - blocks[bi][2]
+        at = data.find(MAGIC[codec], start, end)
+        assert at >= 0, (bi, start, end)
+        data[at:at + 4] = b"\0\0\0\0"
+        damaged.append(at)
+    with open(path, "wb") as f:
+        f.write(data)
+    errors = {}
+    for mode in ("cpu", "gpu"):
+        with pytest.raises(psycopg.Error) as ei:
+            query_on(star, name, mode)
+        errors[mode] = ei.value
+        star.rollback() if star.info.transaction_status != 0 else None
+    assert errors["gpu"].sqlstate == errors["cpu"].sqlstate, (errors["gpu"], errors["cpu"])
+    assert str(errors["gpu"]) == str(errors["cpu"]), (str(errors["gpu"]), str(errors["cpu"]))
+    # the earlier batch's buffer is the one named
+    msg = str(errors["gpu"])
+    assert "offset %d" % (damaged[0] - 8) in msg, (msg, damaged)
