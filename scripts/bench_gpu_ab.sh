@@ -12,6 +12,10 @@
 # one EXPLAIN ANALYZE per query for the kernel and daemon times.  Answers
 # are compared with the CPU driver by the first pass (bench_gpu.sh).
 # Results land in $OUT: ab-<name>-<pass>.md and ab-summary.txt.
+#
+# AB_BENCH, when set, is a command run instead in each pass (with AB_TAG
+# set to <name>-<pass>), e.g. the compressed-table benchmark:
+#   AB_BENCH='SCHEMA=ssb5 MODES=gpu OUT=$OUT/$AB_TAG bash scripts/bench_gpu_compressed.sh'
 set -uo pipefail
 cd "$(dirname "$0")/.."
 AB_DIR=${AB_DIR:-build/ab}
@@ -51,6 +55,11 @@ for n in $order; do
 		sleep 0.1
 	done
 	echo "== $n (pass $pass): $st" | tee -a "$OUTDIR/ab-summary.txt"
+	if [ -n "${AB_BENCH:-}" ]; then
+		AB_TAG="$n-$pass" OUT="$OUTDIR" bash -c "$AB_BENCH" >>"$OUTDIR/ab-summary.txt" 2>&1 ||
+			echo "FAIL bench under $n" | tee -a "$OUTDIR/ab-summary.txt"
+		continue
+	fi
 	pgwarp bench ssb -d "dbname=postgres options='-csearch_path=$schema'" --modes warp-gpu \
 		--runs "$RUNS" --out "$WORK/ab-$n-$pass" >"$OUTDIR/ab-$n-$pass.log" 2>&1 ||
 		echo "FAIL bench under $n" | tee -a "$OUTDIR/ab-summary.txt"

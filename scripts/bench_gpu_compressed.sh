@@ -10,7 +10,8 @@
 #
 #   SCHEMA=ssb RUNS=3 MODES="cpu gpu" bash scripts/bench_gpu_compressed.sh
 #
-# Output: $OUT/compressed.md (a table per mode) and compressed-explain.txt.
+# Output: $OUT/compressed${AB_TAG:+-$AB_TAG}.md (a table per mode),
+# compressed-explain*.txt and compressed-failures*.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SCHEMA=${SCHEMA:-ssb}
@@ -18,6 +19,7 @@ RUNS=${RUNS:-3}
 MODES=${MODES:-cpu gpu}
 OUTDIR=${OUT:-build/gpu-bench}
 WORK=${PGWARP_TEST_DIR:-/tmp/pgwarp-bench}
+SFX=${AB_TAG:+-$AB_TAG}
 mkdir -p "$OUTDIR" "$WORK"
 q() { psql -XAtq -v ON_ERROR_STOP=1 "$@"; }
 
@@ -28,6 +30,12 @@ src=$(q -c "SELECT substring(ftoptions::text FROM 'file=([^,}]+)') FROM pg_forei
 cols=$(q -c "SELECT string_agg(quote_ident(attname) || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum)
              FROM pg_attribute WHERE attrelid = '$SCHEMA.lineorder_arrow'::regclass AND attnum > 0 AND NOT attisdropped")
 for codec in lz4 zstd; do
+	# made before from the same file (an A/B's later passes): reuse it
+	if [ "$WORK/lineorder_$codec.arrow" -nt "$src" ] &&
+		[ -n "$(q -c "SELECT to_regclass('$SCHEMA.lineorder_$codec')")" ]; then
+		echo "reusing $WORK/lineorder_$codec.arrow"
+		continue
+	fi
 	t0=$(date +%s.%N)
 	pgwarp rewrite "$src" "$WORK/lineorder_$codec.arrow" --compress "$codec" ||
 		{ echo "rewrite $codec failed"; exit 1; }
@@ -36,8 +44,8 @@ for codec in lz4 zstd; do
 	q -c "DROP FOREIGN TABLE IF EXISTS $SCHEMA.lineorder_$codec;
 	      CREATE FOREIGN TABLE $SCHEMA.lineorder_$codec ($cols) SERVER arrow_fdw
 	      OPTIONS (file '$WORK/lineorder_$codec.arrow'); ANALYZE $SCHEMA.lineorder_$codec" >/dev/null
-done >"$OUTDIR/compressed-files.txt" || exit 1
-cat "$OUTDIR/compressed-files.txt"
+done >"$OUTDIR/compressed-files$SFX.txt" || exit 1
+cat "$OUTDIR/compressed-files$SFX.txt"
 
 # run SQL: milliseconds of each of RUNS runs after one warm-up, median
 median_ms() {
@@ -51,8 +59,8 @@ median_ms() {
 	printf '%s\n' "${ts[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "%.1f", a[int((NR + 1) / 2)] / 1000 }'
 }
 
-: >"$OUTDIR/compressed-explain.txt"
-: >"$OUTDIR/compressed-failures.txt"
+: >"$OUTDIR/compressed-explain$SFX.txt"
+: >"$OUTDIR/compressed-failures$SFX.txt"
 {
 	echo "# SSB over compressed lineorder ($(basename "$src"), schema $SCHEMA), median of $RUNS warm runs, ms"
 	for mode in $MODES; do
@@ -67,19 +75,19 @@ median_ms() {
 			for t in arrow lz4 zstd; do
 				sql=$(echo "$base" | sed -E "s/\blineorder\b/lineorder_$t/g")
 				got=$(PGOPTIONS="$opts" q -c "$sql" | md5sum)
-				[ "$got" = "$want" ] || echo "answer differs: $mode $t $(basename "$f")" >>"$OUTDIR/compressed-failures.txt"
+				[ "$got" = "$want" ] || echo "answer differs: $mode $t $(basename "$f")" >>"$OUTDIR/compressed-failures$SFX.txt"
 				plan=$(PGOPTIONS="$opts" q -c "EXPLAIN (ANALYZE) $sql")
 				{ echo "== $mode $t $(basename "$f")"; echo "$plan" | grep -E "Ran On|Fallback|Daemon|Scan Time|Bytes To Device|Copy Rate|Kernel Time|Execution Time"; } \
-					>>"$OUTDIR/compressed-explain.txt"
+					>>"$OUTDIR/compressed-explain$SFX.txt"
 				echo "$plan" | grep -q "Ran On: $( [ "$mode" = gpu ] && echo GPU || echo CPU)" ||
-					echo "not on $mode: $t $(basename "$f")" >>"$OUTDIR/compressed-failures.txt"
+					echo "not on $mode: $t $(basename "$f")" >>"$OUTDIR/compressed-failures$SFX.txt"
 				row="$row | $(median_ms "$opts" "$sql")"
 			done
 			echo "$row |"
 		done
 	done
-} | tee "$OUTDIR/compressed.md"
-cat "$OUTDIR/compressed-failures.txt"
-fails=$(wc -l <"$OUTDIR/compressed-failures.txt")
+} | tee "$OUTDIR/compressed$SFX.md"
+cat "$OUTDIR/compressed-failures$SFX.txt"
+fails=$(wc -l <"$OUTDIR/compressed-failures$SFX.txt")
 echo "$fails failed"
 [ "$fails" -eq 0 ]
