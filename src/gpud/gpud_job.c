@@ -267,8 +267,10 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int 
 	int			n = 0;
 	int			i;
 	int			parts;
-	long		ncpu;
 	int			nthreads;
+	int			depth;
+	int64_t		meta_rows = 0;
+	uint64_t	row_bytes = 0;
 	bool		want;
 
 	*ahead = NULL;
@@ -293,6 +295,8 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int 
 		arrow_arena_init(&scratch, &r->heap_alloc);
 		want = arrow_read_batch_meta(file, list[0], &scratch, &meta, &e) == 0 &&
 			gpud_prefetch_wanted(file, &meta, fields, r->prog.ncols);
+		if (want)
+			meta_rows = meta.length;
 		arrow_arena_free_all(&scratch);
 	}
 	if (!want)
@@ -300,16 +304,19 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int 
 		free(list);
 		return NULL;
 	}
-	/* the machine's cores, shared by the job's parts, at most 8 each */
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	/* decompressed bytes of a batch: rows times the fields' widths */
+	for (i = 0; i < r->prog.ncols; i++)
+	{
+		int			w = arrow_type_byte_width(&file->schema.fields[fields[i]].type);
+
+		row_bytes += w > 0 ? w : 16;
+	}
 	parts = r->use_gpu && r->nparts > 0 ? r->nparts : 1;
-	nthreads = ncpu > 0 ? (int) (ncpu / parts) : 1;
-	if (nthreads < 1)
-		nthreads = 1;
-	if (nthreads > 8)
-		nthreads = 8;
+	gpud_prefetch_shape(sysconf(_SC_NPROCESSORS_ONLN), parts,
+						(uint64_t) (meta_rows > 0 ? meta_rows : 1) * row_bytes,
+						&nthreads, &depth);
 	pre = gpud_prefetch_start(file, list, n, fields, r->prog.ncols, &r->heap_alloc,
-							  nthreads, 2 * nthreads + 1);
+							  nthreads, depth);
 	if (pre == NULL)
 	{
 		free(list);

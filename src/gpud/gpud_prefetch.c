@@ -122,6 +122,29 @@ helper_main(void *arg)
 	return NULL;
 }
 
+void
+gpud_prefetch_shape(long ncpu, int nparts, uint64_t batch_bytes, int *nthreads, int *depth)
+{
+	int			t = ncpu > 0 && nparts > 0 ? (int) (ncpu / nparts) : 1;
+	int			d;
+
+	if (t < 1)
+		t = 1;
+	if (t > GPUD_PREFETCH_THREADS)
+		t = GPUD_PREFETCH_THREADS;
+	d = 2 * t + 1;
+	if (batch_bytes == 0)
+		batch_bytes = 1;
+	if ((uint64_t) d * batch_bytes > GPUD_PREFETCH_BYTES)
+		d = (int) (GPUD_PREFETCH_BYTES / batch_bytes);
+	if (d < 2)
+		d = 2;
+	if (t > d)
+		t = d;
+	*nthreads = t;
+	*depth = d;
+}
+
 bool
 gpud_prefetch_wanted(const ArrowFile *file, const ArrowBatchMeta *meta,
 					 const int32_t *fields, int ncols)

@@ -62,6 +62,18 @@ extern void gpud_prefetch_release(GpudPrefetch *pf, GpudLoaded *l);
 /* stop the threads (a load in progress finishes) and free everything */
 extern void gpud_prefetch_stop(GpudPrefetch *pf);
 
+/*
+ * Threads and depth for one part: the machine's ncpu cores shared by the
+ * job's nparts parts, at most GPUD_PREFETCH_THREADS each; ahead, twice as
+ * many batches as threads plus one, but no more than GPUD_PREFETCH_BYTES
+ * of decompressed batches of batch_bytes each (that memory is the host's,
+ * outside every budget), and never fewer than 2.
+ */
+#define GPUD_PREFETCH_THREADS 8
+#define GPUD_PREFETCH_BYTES ((uint64_t) 256 << 20)
+extern void gpud_prefetch_shape(long ncpu, int nparts, uint64_t batch_bytes,
+								int *nthreads, int *depth);
+
 /* should a part's batches of this file be loaded ahead (compressed
  * bodies, no dictionary-encoded field among fields)? */
 extern bool gpud_prefetch_wanted(const ArrowFile *file, const ArrowBatchMeta *meta,

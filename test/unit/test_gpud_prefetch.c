@@ -396,6 +396,27 @@ TEST(wanted_only_for_compressed_plain_fields)
 	close_file(&o);
 }
 
+TEST(shape_of_threads_and_depth)
+{
+	int			t,
+				d;
+
+	/* 16 cores, two parts: 8 threads each; 16 MB batches: 16 ahead, small ones 17 */
+	gpud_prefetch_shape(16, 2, 16 << 20, &t, &d);
+	CHECK(t == 8 && d == 16);	/* 256 MB / 16 MB */
+	gpud_prefetch_shape(16, 2, 1 << 20, &t, &d);
+	CHECK(t == 8 && d == 17);
+	gpud_prefetch_shape(64, 1, 1 << 20, &t, &d);
+	CHECK(t == GPUD_PREFETCH_THREADS && d == 17);
+	gpud_prefetch_shape(2, 4, 1 << 20, &t, &d);
+	CHECK(t == 1 && d == 3);
+	/* huge batches: at least two, and no more threads than batches */
+	gpud_prefetch_shape(16, 1, (uint64_t) 1 << 30, &t, &d);
+	CHECK(d == 2 && t == 2);
+	gpud_prefetch_shape(0, 0, 0, &t, &d);
+	CHECK(t == 1 && d == 3);
+}
+
 int
 main(void)
 {
@@ -414,6 +435,7 @@ main(void)
 	RUN(stop_early_frees_everything);
 	RUN(bad_batch_keeps_its_error);
 	RUN(wanted_only_for_compressed_plain_fields);
+	RUN(shape_of_threads_and_depth);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		printf("(could not remove %s)\n", dir);
