@@ -253,19 +253,25 @@ ok "numeric CASE/COALESCE: vanilla's answer, on the CPU driver"
 mgq=("SELECT count(*), sum(s), sum(n), min(k1), max(k2) FROM (SELECT lo_orderkey k1, lo_linenumber k2, sum(lo_revenue) s, count(*) n FROM @lineorder GROUP BY 1, 2) x"
 	"SELECT d_year, c_region, count(DISTINCT lo_custkey), sum(lo_revenue), count(*) FROM @lineorder, @date, @customer WHERE lo_orderdate = d_datekey AND lo_custkey = c_custkey GROUP BY 1, 2 ORDER BY 1, 2"
 	"SELECT d_year, c_nation, sum(lo_revenue - lo_supplycost), count(*) FROM @lineorder, @date, @customer WHERE lo_orderdate = d_datekey AND lo_custkey = c_custkey AND c_region = 'AMERICA' GROUP BY ROLLUP (1, 2) ORDER BY 1, 2")
-for sql in "${mgq[@]}"; do
-	h=${sql//@/}
-	a=$(echo "$sql" | sed -E 's/@([a-z]+)/\1_arrow/g')
-	want=$(PGOPTIONS="-c search_path=ssb -c pg_warp.enabled=off" q -c "$h" | md5sum)
-	got=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "$a" | md5sum)
-	plan=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $a")
-	unmerged=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu -c pg_warp.merge_groups=off" q -c "$a" | md5sum)
-	[ "$got" = "$want" ] || bad "many groups / WarpMerge: answer differs: $a"
-	[ "$unmerged" = "$want" ] || bad "many groups / WarpMerge: answer differs with merge_groups off: $a"
-	{ echo "$plan" | grep -q "Ran On: GPU" && ! echo "$plan" | grep -q "Fallback"; } ||
-		{ bad "many groups / WarpMerge: not on the GPU: $a"; echo "$plan" | grep -E "Ran On|Fallback"; }
-	echo "$plan" | grep -E "Groups:|Groups Merged|Groups Not Merged|Merge Time|Kernel Time|Daemon Time|Execution Time" | sed 's/^ */  /'
-done
+# mg_check LABEL RANON: the queries above on the GPU, their groups merged
+# and not, against vanilla's answers; EXPLAIN must say "Ran On: RANON"
+mg_check() {
+	local sql h a want got plan unmerged
+	for sql in "${mgq[@]}"; do
+		h=${sql//@/}
+		a=$(echo "$sql" | sed -E 's/@([a-z]+)/\1_arrow/g')
+		want=$(PGOPTIONS="-c search_path=ssb -c pg_warp.enabled=off" q -c "$h" | md5sum)
+		got=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "$a" | md5sum)
+		plan=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $a")
+		unmerged=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu -c pg_warp.merge_groups=off" q -c "$a" | md5sum)
+		[ "$got" = "$want" ] || bad "$1: answer differs: $a"
+		[ "$unmerged" = "$want" ] || bad "$1: answer differs with merge_groups off: $a"
+		{ echo "$plan" | grep -qF "Ran On: $2" && ! echo "$plan" | grep -q "Fallback"; } ||
+			{ bad "$1: not on $2: $a"; echo "$plan" | grep -E "Ran On|Fallback"; }
+		echo "$plan" | grep -E "Groups:|Groups Merged|Groups Not Merged|Merge Time|Kernel Time|Daemon Time|Execution Time" | sed 's/^ */  /'
+	done
+}
+mg_check "many groups / WarpMerge" "GPU"
 ok "many groups and WarpMerge plans on the GPU: ${#mgq[@]} queries checked"
 
 # 9. several GPUs on a one-GPU machine: each GPU driven as two
@@ -319,16 +325,7 @@ elif st=$(restart_with "SET pg_warp.gpud_split_gpus = 2") && [ "$(echo "$st" | c
 	done
 	[ "$both" -ge 10 ] && ok "several GPUs: $both of 13 SSB queries ran on both GPUs" ||
 		bad "several GPUs: only $both of 13 SSB queries ran on both GPUs"
-	for sql in "${mgq[@]}"; do
-		h=${sql//@/}
-		a=$(echo "$sql" | sed -E 's/@([a-z]+)/\1_arrow/g')
-		want=$(PGOPTIONS="-c search_path=ssb -c pg_warp.enabled=off" q -c "$h" | md5sum)
-		got=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "$a" | md5sum)
-		plan=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $a")
-		[ "$got" = "$want" ] || bad "several GPUs: answer differs: $a"
-		echo "$plan" | grep -q "Ran On: GPU (2 x " && ! echo "$plan" | grep -q "Fallback" ||
-			{ bad "several GPUs: not on both GPUs: $a"; echo "$plan" | grep -E "Ran On|Fallback"; }
-	done
+	mg_check "several GPUs" "GPU (2 x "
 	ok "several GPUs: many groups and WarpMerge plans checked"
 	grep -E "^== |Ran On|Bytes To Device|Bytes From GPU Cache|Kernel Time|Daemon Time|Execution Time" \
 		"$OUTDIR/ssb-explain-split.txt" | paste - - - - - - - | sed 's/  */ /g' | tee "$OUTDIR/ssb-split-gpus.txt"
