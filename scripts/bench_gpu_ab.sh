@@ -13,6 +13,7 @@
 # are compared with the CPU driver by the first pass (bench_gpu.sh).
 # Results land in $OUT: ab-<name>-<pass>.md and ab-summary.txt.
 #
+# AB_ONCE=1 runs each build once, in the order given.
 # AB_BENCH, when set, is a command run instead in each pass (with AB_TAG
 # set to <name>-<pass>), e.g. the compressed-table benchmark:
 #   AB_BENCH='SCHEMA=ssb5 MODES=gpu OUT=$OUT/$AB_TAG bash scripts/bench_gpu_compressed.sh'
@@ -41,6 +42,7 @@ target=$(readlink -f "$(pg_config --bindir)/pg_warp_gpud")
 cp "$target" "$WORK/gpud-installed"
 names=$(ls "$AB_DIR")
 order="$names $(echo "$names" | tac)"
+[ "${AB_ONCE:-0}" = 1 ] && order=$names	# one pass per build (short device calls)
 : >"$OUTDIR/ab-summary.txt"
 pass=0
 for n in $order; do
