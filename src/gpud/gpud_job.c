@@ -252,8 +252,14 @@ run_loaded(Part *p, const ArrowArray *cols, int64_t nrows, const WarpGpuFile *gf
  * compressed, a field read is dictionary-encoded, p has fewer than two
  * batches there, or on any failure: the part then reads serially.
  */
+/* decompressed bytes all jobs' parts may hold ahead, reserved at start */
+static uint64_t ahead_reserved;
+
+static void release_ahead(uint64_t *reserved);
+
 static GpudPrefetch *
-start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int *nahead)
+start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int *nahead,
+			   uint64_t *reserved)
 {
 	Run		   *r = p->run;
 	GpudFile   *f = (GpudFile *) (r->arena + r->job->off_files) + fi;
@@ -271,9 +277,12 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int 
 	int			depth;
 	int64_t		meta_rows = 0;
 	uint64_t	row_bytes = 0;
+	uint64_t	batch_bytes;
+	uint64_t	taken;
 	bool		want;
 
 	*ahead = NULL;
+	*reserved = 0;
 	*nahead = 0;
 #ifdef GPUD_NO_PREFETCH
 	/* a build for A/B measurements (scripts/bench_gpu_ab.sh) */
@@ -311,20 +320,36 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int 
 
 		row_bytes += w > 0 ? w : 16;
 	}
+	batch_bytes = (uint64_t) (meta_rows > 0 ? meta_rows : 1) * row_bytes;
 	parts = r->use_gpu && r->nparts > 0 ? r->nparts : 1;
-	gpud_prefetch_shape(sysconf(_SC_NPROCESSORS_ONLN), parts,
-						(uint64_t) (meta_rows > 0 ? meta_rows : 1) * row_bytes,
+	taken = __atomic_load_n(&ahead_reserved, __ATOMIC_RELAXED);
+	gpud_prefetch_shape(sysconf(_SC_NPROCESSORS_ONLN), parts, batch_bytes,
+						taken < GPUD_PREFETCH_TOTAL ? GPUD_PREFETCH_TOTAL - taken : 0,
 						&nthreads, &depth);
+	/* (two batches a part are always allowed: the total may be exceeded
+	 * by that much) */
+	*reserved = (uint64_t) depth * batch_bytes;
+	__atomic_add_fetch(&ahead_reserved, *reserved, __ATOMIC_RELAXED);
 	pre = gpud_prefetch_start(file, list, n, fields, r->prog.ncols, &r->heap_alloc,
 							  nthreads, depth);
 	if (pre == NULL)
 	{
+		release_ahead(reserved);
 		free(list);
 		return NULL;
 	}
 	*ahead = list;
 	*nahead = n;
 	return pre;
+}
+
+/* give back what start_prefetch reserved */
+static void
+release_ahead(uint64_t *reserved)
+{
+	if (*reserved > 0)
+		__atomic_sub_fetch(&ahead_reserved, *reserved, __ATOMIC_RELAXED);
+	*reserved = 0;
 }
 
 /*
@@ -371,6 +396,7 @@ run_batches(Part *p)
 		GpudPrefetch *pre = NULL;	/* compressed: batches loaded ahead */
 		int32_t    *ahead = NULL;	/* the batches it loads, in order */
 		int			nahead = 0;
+		uint64_t	ahead_bytes = 0;	/* reserved of the daemon's total */
 		int			taken = 0;
 		GpudLoaded *prev_l = NULL;	/* the loaded batch the GPU may still read */
 
@@ -451,7 +477,7 @@ run_batches(Part *p)
 			close(fd);
 			break;
 		}
-		pre = start_prefetch(p, &file, fi, mine, &ahead, &nahead);
+		pre = start_prefetch(p, &file, fi, mine, &ahead, &nahead, &ahead_bytes);
 		for (i = 0; i < f->nbatches; i++)
 		{
 			int			b = batches[i];
@@ -591,6 +617,7 @@ run_batches(Part *p)
 		if (prev_l)
 			gpud_prefetch_release(pre, prev_l);
 		gpud_prefetch_stop(pre);
+		release_ahead(&ahead_bytes);
 		free(ahead);
 		arrow_close(&file);
 		gpud_window_release(win);

@@ -123,10 +123,12 @@ helper_main(void *arg)
 }
 
 void
-gpud_prefetch_shape(long ncpu, int nparts, uint64_t batch_bytes, int *nthreads, int *depth)
+gpud_prefetch_shape(long ncpu, int nparts, uint64_t batch_bytes, uint64_t avail,
+					int *nthreads, int *depth)
 {
 	int			t = ncpu > 0 && nparts > 0 ? (int) (ncpu / nparts) : 1;
 	int			d;
+	uint64_t	cap = avail < GPUD_PREFETCH_BYTES ? avail : GPUD_PREFETCH_BYTES;
 
 	if (t < 1)
 		t = 1;
@@ -135,8 +137,8 @@ gpud_prefetch_shape(long ncpu, int nparts, uint64_t batch_bytes, int *nthreads, 
 	d = 2 * t + 1;
 	if (batch_bytes == 0)
 		batch_bytes = 1;
-	if ((uint64_t) d * batch_bytes > GPUD_PREFETCH_BYTES)
-		d = (int) (GPUD_PREFETCH_BYTES / batch_bytes);
+	if ((uint64_t) d * batch_bytes > cap)
+		d = (int) (cap / batch_bytes);
 	if (d < 2)
 		d = 2;
 	if (t > d)

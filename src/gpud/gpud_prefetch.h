@@ -66,12 +66,14 @@ extern void gpud_prefetch_stop(GpudPrefetch *pf);
  * Threads and depth for one part: the machine's ncpu cores shared by the
  * job's nparts parts, at most GPUD_PREFETCH_THREADS each; ahead, twice as
  * many batches as threads plus one, but no more than GPUD_PREFETCH_BYTES
- * of decompressed batches of batch_bytes each (that memory is the host's,
- * outside every budget), and never fewer than 2.
+ * of decompressed batches of batch_bytes each nor more than `avail` bytes
+ * (what the daemon's GPUD_PREFETCH_TOTAL has left: that memory is the
+ * host's, outside every budget), and never fewer than 2.
  */
 #define GPUD_PREFETCH_THREADS 8
 #define GPUD_PREFETCH_BYTES ((uint64_t) 256 << 20)
-extern void gpud_prefetch_shape(long ncpu, int nparts, uint64_t batch_bytes,
+#define GPUD_PREFETCH_TOTAL ((uint64_t) 1 << 30)
+extern void gpud_prefetch_shape(long ncpu, int nparts, uint64_t batch_bytes, uint64_t avail,
 								int *nthreads, int *depth);
 
 /* should a part's batches of this file be loaded ahead (compressed

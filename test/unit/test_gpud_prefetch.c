@@ -402,19 +402,24 @@ TEST(shape_of_threads_and_depth)
 				d;
 
 	/* 16 cores, two parts: 8 threads each; 16 MB batches: 16 ahead, small ones 17 */
-	gpud_prefetch_shape(16, 2, 16 << 20, &t, &d);
+	gpud_prefetch_shape(16, 2, 16 << 20, GPUD_PREFETCH_TOTAL, &t, &d);
 	CHECK(t == 8 && d == 16);	/* 256 MB / 16 MB */
-	gpud_prefetch_shape(16, 2, 1 << 20, &t, &d);
+	gpud_prefetch_shape(16, 2, 1 << 20, GPUD_PREFETCH_TOTAL, &t, &d);
 	CHECK(t == 8 && d == 17);
-	gpud_prefetch_shape(64, 1, 1 << 20, &t, &d);
+	gpud_prefetch_shape(64, 1, 1 << 20, GPUD_PREFETCH_TOTAL, &t, &d);
 	CHECK(t == GPUD_PREFETCH_THREADS && d == 17);
-	gpud_prefetch_shape(2, 4, 1 << 20, &t, &d);
+	gpud_prefetch_shape(2, 4, 1 << 20, GPUD_PREFETCH_TOTAL, &t, &d);
 	CHECK(t == 1 && d == 3);
 	/* huge batches: at least two, and no more threads than batches */
-	gpud_prefetch_shape(16, 1, (uint64_t) 1 << 30, &t, &d);
+	gpud_prefetch_shape(16, 1, (uint64_t) 1 << 30, GPUD_PREFETCH_TOTAL, &t, &d);
 	CHECK(d == 2 && t == 2);
-	gpud_prefetch_shape(0, 0, 0, &t, &d);
+	gpud_prefetch_shape(0, 0, 0, GPUD_PREFETCH_TOTAL, &t, &d);
 	CHECK(t == 1 && d == 3);
+	/* the daemon's total nearly taken: what is left, at least two */
+	gpud_prefetch_shape(16, 2, 16 << 20, 100 << 20, &t, &d);
+	CHECK(d == 6 && t == 6);
+	gpud_prefetch_shape(16, 2, 16 << 20, 0, &t, &d);
+	CHECK(d == 2 && t == 2);
 }
 
 int
