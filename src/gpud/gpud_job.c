@@ -14,7 +14,10 @@
  * decompressed buffers) is kept until the next batch has been queued.
  * Without a window the file is pread into the lane's pinned staging
  * memory, which is shared by every job on the lane and only used inside a
- * turn, so such a batch is waited for before its turn ends.  Whenever
+ * turn, so such a batch is waited for before its turn ends.  A file with
+ * compressed bodies is read ahead instead (gpud_prefetch.h): helper
+ * threads decompress the part's batches in parallel into malloc'd memory,
+ * outside the turns, and the part takes them in its list's order.  Whenever
  * the GPU driver cannot finish a job exactly (a row raised an error, a
  * column layout or aggregate it does not do, device memory ran out) the
  * whole job is run again on the CPU driver, which reports PostgreSQL's
