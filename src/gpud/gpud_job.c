@@ -246,6 +246,18 @@ run_loaded(Part *p, const ArrowArray *cols, int64_t nrows, const WarpGpuFile *gf
 	return 0;
 }
 
+/* decompressed bytes all jobs' parts may hold ahead (start_prefetch) */
+static uint64_t ahead_reserved;
+
+/* give back what start_prefetch reserved */
+static void
+release_ahead(uint64_t *reserved)
+{
+	if (*reserved > 0)
+		__atomic_sub_fetch(&ahead_reserved, *reserved, __ATOMIC_RELAXED);
+	*reserved = 0;
+}
+
 /*
  * For a file with compressed bodies: start loading part p's batches of file
  * fi ahead on helper threads (gpud_prefetch.h), so that their decompression
@@ -254,12 +266,8 @@ run_loaded(Part *p, const ArrowArray *cols, int64_t nrows, const WarpGpuFile *gf
  * have (the serial path reports that one).  NULL when the file is not
  * compressed, a field read is dictionary-encoded, p has fewer than two
  * batches there, or on any failure: the part then reads serially.
+ * *reserved receives what it took of the daemon's GPUD_PREFETCH_TOTAL.
  */
-/* decompressed bytes all jobs' parts may hold ahead, reserved at start */
-static uint64_t ahead_reserved;
-
-static void release_ahead(uint64_t *reserved);
-
 static GpudPrefetch *
 start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int *nahead,
 			   uint64_t *reserved)
@@ -344,15 +352,6 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int 
 	*ahead = list;
 	*nahead = n;
 	return pre;
-}
-
-/* give back what start_prefetch reserved */
-static void
-release_ahead(uint64_t *reserved)
-{
-	if (*reserved > 0)
-		__atomic_sub_fetch(&ahead_reserved, *reserved, __ATOMIC_RELAXED);
-	*reserved = 0;
 }
 
 /*
@@ -521,7 +520,6 @@ run_batches(Part *p)
 				GpudLoaded *l = gpud_prefetch_take(pre, taken++);
 
 				p->res.batches_ahead++;
-
 				if (turn)
 					gpud_turn_enter(&p->lane->turns);
 				if (l->status != 0)

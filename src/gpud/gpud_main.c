@@ -371,16 +371,11 @@ setup_gpus(long staging_mb, long registered_mb, long cache_mb, int lanes, int sp
 			}
 			if (device.ngpus == 0)
 				warp_gpu_device_name(d, device.name, sizeof(device.name));
-			if (split > 1)
-				logmsg("GPU %d (CUDA device %d, %d of %d it is driven as): %llu MB for jobs in %d lane%s, "
-					   "%llu MB column cache, of %llu MB",
-					   device.ngpus, d, s + 1, split, (unsigned long long) ((avail - gcache) >> 20),
-					   lanes, lanes > 1 ? "s" : "", (unsigned long long) (gcache >> 20),
-					   (unsigned long long) (tot >> 20));
-			else
-				logmsg("GPU %d: %llu MB for jobs in %d lane%s, %llu MB column cache, of %llu MB",
-					   d, (unsigned long long) ((avail - gcache) >> 20), lanes, lanes > 1 ? "s" : "",
-					   (unsigned long long) (gcache >> 20), (unsigned long long) (tot >> 20));
+			logmsg("GPU %d (CUDA device %d, %d of %d): %llu MB for jobs in %d lane%s, "
+				   "%llu MB column cache, of %llu MB",
+				   device.ngpus, d, s + 1, split, (unsigned long long) ((avail - gcache) >> 20),
+				   lanes, lanes > 1 ? "s" : "", (unsigned long long) (gcache >> 20),
+				   (unsigned long long) (tot >> 20));
 			device.ngpus++;
 		}
 	}

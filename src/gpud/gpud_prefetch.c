@@ -83,18 +83,24 @@ load_slot(GpudPrefetch *pf, int i)
 	}
 }
 
-/* claim the next slot if allowed (lock held); -1 if none */
+/* claim the next slot (lock held) */
 static int
-claim(GpudPrefetch *pf)
+claim_next(GpudPrefetch *pf)
 {
-	int			i;
+	int			i = pf->next++;
 
-	if (pf->stop || pf->next >= pf->n || pf->held >= pf->depth)
-		return -1;
-	i = pf->next++;
 	pf->held++;
 	pf->state[i] = SLOT_LOADING;
 	return i;
+}
+
+/* a helper's claim: the next slot if the depth allows (lock held), or -1 */
+static int
+claim(GpudPrefetch *pf)
+{
+	if (pf->stop || pf->next >= pf->n || pf->held >= pf->depth)
+		return -1;
+	return claim_next(pf);
 }
 
 static void *
@@ -228,9 +234,7 @@ gpud_prefetch_take(GpudPrefetch *pf, int i)
 		/* nobody claimed it (no helper, or all busy): load it here */
 		if (pf->state[i] == SLOT_FREE && pf->next == i)
 		{
-			pf->next++;
-			pf->held++;
-			pf->state[i] = SLOT_LOADING;
+			(void) claim_next(pf);
 			pthread_mutex_unlock(&pf->mu);
 			load_slot(pf, i);
 			pthread_mutex_lock(&pf->mu);
