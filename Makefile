@@ -70,7 +70,8 @@ $(B)/libwarpengine.a: $(ENGINE_TOBJS)
 $(B)/pgwarp: $(TOOL_OBJS) $(B)/libwarparrow.a
 	$(TOOL_CC) -o $@ $(TOOL_OBJS) $(B)/libwarparrow.a $(TOOL_LIBS)
 
-UNIT_GPUD   = $(B)/obj/gpud/gpud_wire.o $(B)/obj/gpud/gpud_colcache.o $(B)/obj/gpud/gpud_prefetch.o
+UNIT_GPUD   = $(B)/obj/gpud/gpud_wire.o $(B)/obj/gpud/gpud_colcache.o $(B)/obj/gpud/gpud_prefetch.o \
+              $(B)/obj/gpud/gpud_pinpool.o
 
 $(B)/unit/%: test/unit/%.c test/unit/unit.h $(ENGINE_HDRS) $(B)/libwarpengine.a $(B)/libwarparrow.a $(UNIT_GPUD)
 	@mkdir -p $(dir $@)

@@ -44,6 +44,7 @@
 
 #include "gpud_files.h"
 #include "gpud_job.h"
+#include "gpud_pinpool.h"
 #include "gpud_prefetch.h"
 #include "gpud_turns.h"
 #include "warp_cpu.h"
@@ -259,6 +260,36 @@ release_ahead(uint64_t *reserved)
 }
 
 /*
+ * The lane's pinned memory for batches decompressed ahead, made at its
+ * first use (GPUD_PREFETCH_BYTES, the most one part holds ahead); NULL
+ * when it cannot be pinned, and then malloc serves.
+ */
+static GpudPinPool *
+lane_ahead_pool(GpudLane *lane)
+{
+	GpudPinPool *pool;
+
+	pthread_mutex_lock(&lane->ahead_lock);
+	if (!lane->ahead_tried)
+	{
+		void	   *mem = warp_gpu_host_alloc(GPUD_PREFETCH_BYTES);
+
+		lane->ahead_tried = true;
+		pool = mem ? malloc(sizeof(GpudPinPool)) : NULL;
+		if (pool && gpud_pinpool_init(pool, mem, GPUD_PREFETCH_BYTES))
+			lane->ahead = pool;
+		else
+		{
+			free(pool);
+			warp_gpu_host_free(mem);
+		}
+	}
+	pool = lane->ahead;
+	pthread_mutex_unlock(&lane->ahead_lock);
+	return pool;
+}
+
+/*
  * For a file with compressed bodies: start loading part p's batches of file
  * fi ahead on helper threads (gpud_prefetch.h), so that their decompression
  * runs in parallel and outside the part's GPU turns.  *ahead receives the
@@ -280,6 +311,7 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int 
 	ArrowBatchMeta meta;
 	ArrowError	e;
 	GpudPrefetch *pre;
+	GpudPinPool *pool;
 	int32_t    *list;
 	int			n = 0;
 	int			i;
@@ -341,8 +373,10 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int 
 	 * by that much) */
 	*reserved = (uint64_t) depth * batch_bytes;
 	__atomic_add_fetch(&ahead_reserved, *reserved, __ATOMIC_RELAXED);
-	pre = gpud_prefetch_start(file, list, n, fields, r->prog.ncols, &r->heap_alloc,
-							  nthreads, depth);
+	/* for the GPU, into the lane's pinned memory: copied at link speed */
+	pool = p->lane ? lane_ahead_pool(p->lane) : NULL;
+	pre = gpud_prefetch_start(file, list, n, fields, r->prog.ncols,
+							  pool ? &pool->alloc : &r->heap_alloc, nthreads, depth);
 	if (pre == NULL)
 	{
 		release_ahead(reserved);

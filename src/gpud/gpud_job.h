@@ -11,6 +11,7 @@
 #define GPUD_JOB_H
 
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "gpud_budget.h"
 #include "gpud_lanes.h"
@@ -31,6 +32,11 @@ typedef struct GpudLane
 	GpudBudget	budget;			/* memory its parts may hold together */
 	void	   *staging;		/* pinned host memory for batch buffers */
 	size_t		staging_size;
+	/* pinned memory its parts decompress batches into ahead of the GPU
+	 * (gpud_pinpool.h), made at the lane's first compressed job */
+	pthread_mutex_t ahead_lock;
+	bool		ahead_tried;
+	struct GpudPinPool *ahead;
 } GpudLane;
 
 /*

@@ -362,6 +362,7 @@ setup_gpus(long staging_mb, long registered_mb, long cache_mb, int lanes, int sp
 				lane->cuda_index = d;
 				lane->gpu = device.ngpus;
 				lane->cache = cc;
+				pthread_mutex_init(&lane->ahead_lock, NULL);
 				gpud_turns_init(&lane->turns);
 				lane->staging_size = (size_t) staging_mb << 20;
 				lane->staging = lane->staging_size ? warp_gpu_host_alloc(lane->staging_size) : NULL;
