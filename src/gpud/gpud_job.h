@@ -33,7 +33,8 @@ typedef struct GpudLane
 	void	   *staging;		/* pinned host memory for batch buffers */
 	size_t		staging_size;
 	/* pinned memory its parts decompress batches into ahead of the GPU
-	 * (gpud_pinpool.h), made at the lane's first compressed job */
+	 * (gpud_pinpool.h), pinned on a thread of its own at the lane's first
+	 * compressed job; ahead_lock guards both fields */
 	pthread_mutex_t ahead_lock;
 	bool		ahead_tried;
 	struct GpudPinPool *ahead;
