@@ -23,28 +23,12 @@ SFX=${AB_TAG:+-$AB_TAG}
 mkdir -p "$OUTDIR" "$WORK"
 q() { psql -XAtq -v ON_ERROR_STOP=1 "$@"; }
 
+. scripts/compressed_tables.sh
+compressed_tables "$SCHEMA" "$WORK" >"$OUTDIR/compressed-files$SFX.txt" ||
+	{ cat "$OUTDIR/compressed-files$SFX.txt"; exit 1; }
 src=$(q -c "SELECT substring(ftoptions::text FROM 'file=([^,}]+)') FROM pg_foreign_table t
             JOIN pg_class c ON c.oid = t.ftrelid JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE n.nspname = '$SCHEMA' AND c.relname = 'lineorder_arrow'")
-[ -r "$src" ] || { echo "no readable lineorder_arrow in schema $SCHEMA ('$src')"; exit 1; }
-cols=$(q -c "SELECT string_agg(quote_ident(attname) || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum)
-             FROM pg_attribute WHERE attrelid = '$SCHEMA.lineorder_arrow'::regclass AND attnum > 0 AND NOT attisdropped")
-for codec in lz4 zstd; do
-	# made before from the same file (an A/B's later passes): reuse it
-	if [ "$WORK/lineorder_$codec.arrow" -nt "$src" ] &&
-		[ -n "$(q -c "SELECT to_regclass('$SCHEMA.lineorder_$codec')")" ]; then
-		echo "reusing $WORK/lineorder_$codec.arrow"
-		continue
-	fi
-	t0=$(date +%s.%N)
-	pgwarp rewrite "$src" "$WORK/lineorder_$codec.arrow" --compress "$codec" ||
-		{ echo "rewrite $codec failed"; exit 1; }
-	echo "rewrite --compress $codec: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s," \
-		"$(stat -c %s "$WORK/lineorder_$codec.arrow") bytes (uncompressed $(stat -c %s "$src"))"
-	q -c "DROP FOREIGN TABLE IF EXISTS $SCHEMA.lineorder_$codec;
-	      CREATE FOREIGN TABLE $SCHEMA.lineorder_$codec ($cols) SERVER arrow_fdw
-	      OPTIONS (file '$WORK/lineorder_$codec.arrow'); ANALYZE $SCHEMA.lineorder_$codec" >/dev/null
-done >"$OUTDIR/compressed-files$SFX.txt" || exit 1
 cat "$OUTDIR/compressed-files$SFX.txt"
 
 # run SQL: milliseconds of each of RUNS runs after one warm-up, median
@@ -77,7 +61,7 @@ median_ms() {
 				got=$(PGOPTIONS="$opts" q -c "$sql" | md5sum)
 				[ "$got" = "$want" ] || echo "answer differs: $mode $t $(basename "$f")" >>"$OUTDIR/compressed-failures$SFX.txt"
 				plan=$(PGOPTIONS="$opts" q -c "EXPLAIN (ANALYZE) $sql")
-				{ echo "== $mode $t $(basename "$f")"; echo "$plan" | grep -E "Ran On|Fallback|Daemon|Scan Time|Bytes To Device|Copy Rate|Kernel Time|Execution Time"; } \
+				{ echo "== $mode $t $(basename "$f")"; echo "$plan" | grep -E "Ran On|Fallback|Daemon|Scan Time|Bytes To Device|Bytes From GPU Cache|Batches Loaded Ahead|Copy Rate|Kernel Time|Execution Time"; } \
 					>>"$OUTDIR/compressed-explain$SFX.txt"
 				echo "$plan" | grep -q "Ran On: $( [ "$mode" = gpu ] && echo GPU || echo CPU)" ||
 					echo "not on $mode: $t $(basename "$f")" >>"$OUTDIR/compressed-failures$SFX.txt"

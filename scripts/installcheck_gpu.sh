@@ -32,6 +32,10 @@
 #      plans of 8. against heap, each GPU's cache serving the second run;
 #      then restarted as it was.  Needs pg_ctl and the data directory (runs
 #      as the server's user); SPLIT_GPUS=0 skips it.
+#  10. compressed fact tables: lineorder as ZSTD and LZ4, the 13 queries
+#      against heap (twice: the second run's columns come decompressed from
+#      the GPU column cache, q1.1 then copies nothing), 8 clients at once,
+#      and a 64 MB column cache (restart, as 9.)
 # Output: a summary line per check; results under $OUT (or build/gpu-check).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -334,6 +338,90 @@ elif st=$(restart_with "SET pg_warp.gpud_split_gpus = 2") && [ "$(echo "$st" | c
 else
 	bad "several GPUs: the daemon did not come back driving two GPUs (status: '$st')"
 	restart_with "RESET pg_warp.gpud_split_gpus" >/dev/null
+fi
+
+# 10. compressed fact tables on the GPU: lineorder rewritten as ZSTD and LZ4;
+#     each SSB query against heap, twice, and a third time in EXPLAIN
+#     ANALYZE, which must copy nothing to the device for q1.1 (its columns
+#     decompressed by the first run are kept in the GPU's column cache and
+#     nothing is decompressed again); then 8 clients at once over both
+#     tables; then a column cache too small for the columns (entries
+#     evicted while other batches hold theirs), the same answers
+. scripts/compressed_tables.sh
+# comp_check LABEL RUNS: the 13 queries over both tables RUNS times each
+# against heap's answers in $WORK/heap-q*.md5; EXPLAIN ANALYZE to
+# $OUTDIR/compressed-explain.txt; comp_n = query/codec pairs run
+comp_check() {
+	local f t sql got plan i
+	comp_n=0
+	for f in bench/ssb/queries/q*.sql; do
+		for t in zstd lz4; do
+			sql=$(sed -E "s/\b(customer|supplier|part|date)\b/\1_arrow/g; s/\blineorder\b/lineorder_$t/g" "$f")
+			for i in $(seq 1 "$2"); do
+				got=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "$sql" | md5sum)
+				[ "$got" = "$(cat "$WORK/heap-$(basename "$f" .sql).md5")" ] ||
+					bad "$1: $t $(basename "$f") run $i: answer differs from heap's"
+			done
+			plan=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "EXPLAIN (ANALYZE) $sql")
+			{ echo "== $1 $t $(basename "$f")"; echo "$plan"; } >>"$OUTDIR/compressed-explain.txt"
+			if ! echo "$plan" | grep -q "Ran On: GPU" || echo "$plan" | grep -q "Fallback"; then
+				bad "$1: $t $(basename "$f") did not run on the GPU"
+				echo "$plan" | grep -E "Ran On|Fallback"
+			fi
+			[ "$(basename "$f")" = q1.1.sql ] && echo "$1 $t q1.1: $(echo "$plan" | grep -E "Bytes To Device|Bytes From GPU Cache|Daemon Time" | sed 's/^ *//' | paste -sd' ')"
+			comp_n=$((comp_n + 1))
+		done
+	done
+}
+if compressed_tables ssb "$WORK" >"$OUTDIR/compressed-files.txt" 2>&1; then
+	cat "$OUTDIR/compressed-files.txt"
+	for f in bench/ssb/queries/q*.sql; do
+		PGOPTIONS="-c search_path=ssb -c pg_warp.enabled=off" q -c "$(cat "$f")" >"$WORK/heap.out" ||
+			bad "compressed lineorder: heap's $(basename "$f") failed"
+		[ -s "$WORK/heap.out" ] || bad "compressed lineorder: heap's $(basename "$f") returned nothing"
+		md5sum <"$WORK/heap.out" >"$WORK/heap-$(basename "$f" .sql).md5"
+	done
+	: >"$OUTDIR/compressed-explain.txt"
+	comp_check "compressed" 2
+	ok "compressed lineorder: $comp_n query/codec pairs twice and in EXPLAIN, answers equal to heap's"
+	for t in zstd lz4; do
+		plan=$(sed -n "/^== compressed $t q1.1.sql/,/^== /p" "$OUTDIR/compressed-explain.txt")
+		tod=$(echo "$plan" | sed -n 's/.*Bytes To Device: \([0-9]*\).*/\1/p')
+		fromc=$(echo "$plan" | sed -n 's/.*Bytes From GPU Cache: \([0-9]*\).*/\1/p')
+		[ "${tod:-1}" = 0 ] && [ "${fromc:-0}" -gt 0 ] &&
+			ok "compressed lineorder ($t): q1.1's third run read $fromc bytes of decompressed columns from the GPU cache, copied nothing" ||
+			bad "compressed lineorder ($t): q1.1's third run copied ${tod:-?} bytes, read ${fromc:-0} from the cache"
+	done
+	# 8 clients at once, every query over both tables, in different orders
+	for c in $(seq 1 8); do
+		(
+			for f in $(ls bench/ssb/queries/q*.sql | awk -v c="$c" 'BEGIN { srand(c) } { print rand() "\t" $0 }' | sort | cut -f2); do
+				for t in zstd lz4; do
+					sql=$(sed -E "s/\b(customer|supplier|part|date)\b/\1_arrow/g; s/\blineorder\b/lineorder_$t/g" "$f")
+					got=$(PGOPTIONS="-c search_path=ssb -c pg_warp.mode=gpu" q -c "$sql" 2>&1 | md5sum)
+					[ "$got" = "$(cat "$WORK/heap-$(basename "$f" .sql).md5")" ] || echo "client $c: $t $(basename "$f")"
+				done
+			done
+		) >"$OUTDIR/compressed-client-$c.txt" &
+	done
+	wait
+	wrong=$(cat "$OUTDIR"/compressed-client-*.txt | wc -l)
+	[ "$wrong" -eq 0 ] && ok "compressed lineorder: 8 clients at once, 26 queries each, answers equal to heap's" ||
+		{ bad "compressed lineorder: $wrong answers of 8 concurrent clients differ"; cat "$OUTDIR"/compressed-client-*.txt | head; }
+	if ! command -v pg_ctl >/dev/null || [ ! -w "$datadir" ]; then
+		echo "skip the small column cache: the cluster cannot be restarted from here"
+	elif st=$(restart_with "SET pg_warp.gpu_cache_memory = 64"); then
+		comp_check "small cache" 2
+		ok "compressed lineorder with a 64 MB column cache: $comp_n query/codec pairs twice, answers equal to heap's"
+		st=$(restart_with "RESET pg_warp.gpu_cache_memory") && ok "restarted as before: $st" ||
+			bad "the cluster did not come back after the small-cache check"
+	else
+		bad "small column cache: the daemon did not come back"
+		restart_with "RESET pg_warp.gpu_cache_memory" >/dev/null
+	fi
+else
+	bad "compressed lineorder: the tables could not be made"
+	cat "$OUTDIR/compressed-files.txt"
 fi
 
 echo "$fails failed"

@@ -68,7 +68,7 @@ drop(GpudColCache *c, GpudColEntry *e, const GpudColCacheOps *ops)
 {
 	hash_unlink(c, e);
 	lru_unlink(e);
-	c->used -= e->key.len;
+	c->used -= e->size;
 	c->nentries--;
 	ops->free(ops->ctx, e->ptr, e->ready);
 	free(e);
@@ -88,21 +88,38 @@ gpud_colcache_init(GpudColCache *c, uint64_t budget)
 	return true;
 }
 
+/* the entry for key, or NULL; mutex held */
+static GpudColEntry *
+lookup(GpudColCache *c, const GpudColKey *key, GpudColEntry ***bucket)
+{
+	GpudColEntry *e;
+
+	*bucket = &c->buckets[key_hash(key) & (c->nbuckets - 1)];
+	for (e = **bucket; e; e = e->hnext)
+		if (key_eq(&e->key, key))
+			break;
+	return e;
+}
+
 GpudColEntry *
 gpud_colcache_get(GpudColCache *c, const GpudColKey *key, const GpudColCacheOps *ops,
 				  bool *fill)
+{
+	return gpud_colcache_get_sized(c, key, key->len, ops, fill);
+}
+
+GpudColEntry *
+gpud_colcache_get_sized(GpudColCache *c, const GpudColKey *key, uint64_t size,
+						const GpudColCacheOps *ops, bool *fill)
 {
 	GpudColEntry *e;
 	GpudColEntry **bucket;
 
 	*fill = false;
-	if (c->budget == 0 || c->buckets == NULL || key->len == 0 || key->len > c->budget)
+	if (c->budget == 0 || c->buckets == NULL || size == 0 || size > c->budget)
 		return NULL;
 	pthread_mutex_lock(&c->mutex);
-	bucket = &c->buckets[key_hash(key) & (c->nbuckets - 1)];
-	for (e = *bucket; e; e = e->hnext)
-		if (key_eq(&e->key, key))
-			break;
+	e = lookup(c, key, &bucket);
 	if (e)
 	{
 		if (e->ready == NULL)
@@ -124,7 +141,7 @@ gpud_colcache_get(GpudColCache *c, const GpudColKey *key, const GpudColCacheOps 
 	{
 		GpudColEntry *v = c->lru.prev;
 
-		while (c->used + key->len > c->budget && v != &c->lru)
+		while (c->used + size > c->budget && v != &c->lru)
 		{
 			GpudColEntry *p = v->prev;
 
@@ -136,7 +153,7 @@ gpud_colcache_get(GpudColCache *c, const GpudColKey *key, const GpudColCacheOps 
 			v = p;
 		}
 	}
-	if (c->used + key->len > c->budget)
+	if (c->used + size > c->budget)
 	{
 		pthread_mutex_unlock(&c->mutex);
 		return NULL;
@@ -147,7 +164,7 @@ gpud_colcache_get(GpudColCache *c, const GpudColKey *key, const GpudColCacheOps 
 		pthread_mutex_unlock(&c->mutex);
 		return NULL;
 	}
-	e->ptr = ops->alloc(ops->ctx, key->len);
+	e->ptr = ops->alloc(ops->ctx, size);
 	if (e->ptr == NULL)
 	{
 		free(e);
@@ -155,15 +172,47 @@ gpud_colcache_get(GpudColCache *c, const GpudColKey *key, const GpudColCacheOps 
 		return NULL;
 	}
 	e->key = *key;
+	e->size = size;
 	e->refs = 1;
 	e->hnext = *bucket;
 	*bucket = e;
 	lru_push_front(c, e);
-	c->used += key->len;
+	c->used += size;
 	c->nentries++;
 	pthread_mutex_unlock(&c->mutex);
 	*fill = true;
 	return e;
+}
+
+GpudColEntry *
+gpud_colcache_find(GpudColCache *c, const GpudColKey *key)
+{
+	GpudColEntry *e;
+	GpudColEntry **bucket;
+
+	if (c->budget == 0 || c->buckets == NULL)
+		return NULL;
+	pthread_mutex_lock(&c->mutex);
+	e = lookup(c, key, &bucket);
+	if (e && e->ready != NULL)
+	{
+		e->refs++;
+		lru_unlink(e);
+		lru_push_front(c, e);
+		c->hits++;
+	}
+	else
+		e = NULL;
+	pthread_mutex_unlock(&c->mutex);
+	return e;
+}
+
+void
+gpud_colcache_ref(GpudColCache *c, GpudColEntry *e)
+{
+	pthread_mutex_lock(&c->mutex);
+	e->refs++;
+	pthread_mutex_unlock(&c->mutex);
 }
 
 void

@@ -7,7 +7,10 @@
  *	  already on the device copies nothing over PCIe.
  *
  * Entries are keyed by the file's identity (device, inode, size, mtime, so a
- * rewritten or grown file never matches an old entry) and the byte range.
+ * rewritten or grown file never matches an old entry) and the byte range:
+ * either the bytes of that range themselves (kind GPUD_COL_RAW) or, for a
+ * compressed buffer, what it decompresses to (GPUD_COL_DECODED; the entry
+ * then has its own size, and gpud_decoded.h says how it is used).
  * The job that misses allocates the entry and fills it (an asynchronous
  * copy); it marks it filled with an opaque "ready" handle (a CUDA event
  * recorded after the copy) that later users wait on before reading.  An
@@ -36,12 +39,21 @@ typedef struct GpudColKey
 	int64_t		mtime_nsec;
 	uint64_t	off;			/* byte range in the file */
 	uint64_t	len;
+	uint64_t	kind;			/* GpudColKind */
 } GpudColKey;
+
+typedef enum GpudColKind
+{
+	GPUD_COL_RAW = 0,			/* the range's bytes */
+	GPUD_COL_DECODED = 1		/* the compressed buffer at the range,
+								 * decompressed */
+} GpudColKind;
 
 typedef struct GpudColEntry
 {
 	GpudColKey	key;
-	void	   *ptr;			/* device memory, key.len bytes */
+	void	   *ptr;			/* device memory, size bytes */
+	uint64_t	size;			/* key.len for GPUD_COL_RAW */
 	void	   *ready;			/* the filler's handle; NULL while filling */
 	int			refs;
 	struct GpudColEntry *hnext; /* hash chain */
@@ -86,6 +98,20 @@ extern bool gpud_colcache_init(GpudColCache *c, uint64_t budget);
  */
 extern GpudColEntry *gpud_colcache_get(GpudColCache *c, const GpudColKey *key,
 									   const GpudColCacheOps *ops, bool *fill);
+
+/* the same for an entry of `size` bytes (GPUD_COL_DECODED keys) */
+extern GpudColEntry *gpud_colcache_get_sized(GpudColCache *c, const GpudColKey *key,
+											 uint64_t size, const GpudColCacheOps *ops,
+											 bool *fill);
+
+/*
+ * The filled entry for key, with a reference taken, or NULL: a lookup that
+ * never creates an entry (a miss is not counted).
+ */
+extern GpudColEntry *gpud_colcache_find(GpudColCache *c, const GpudColKey *key);
+
+/* one more reference to e, which the caller already holds one of */
+extern void gpud_colcache_ref(GpudColCache *c, GpudColEntry *e);
 
 /* the filler's copy is queued; ready is what later users wait on */
 extern void gpud_colcache_filled(GpudColCache *c, GpudColEntry *e, void *ready);

@@ -16,8 +16,11 @@
  * memory, which is shared by every job on the lane and only used inside a
  * turn, so such a batch is waited for before its turn ends.  A file with
  * compressed bodies is read ahead instead (gpud_prefetch.h): helper
- * threads decompress the part's batches in parallel into malloc'd memory,
- * outside the turns, and the part takes them in its list's order.  Whenever
+ * threads decompress the part's batches in parallel into the lane's pinned
+ * memory, outside the turns, and the part takes them in its list's order;
+ * on the GPU, columns whose decompressed buffers the GPU's column cache
+ * holds from an earlier query are neither read nor decompressed
+ * (gpud_decoded.h).  Whenever
  * the GPU driver cannot finish a job exactly (a row raised an error, a
  * column layout or aggregate it does not do, device memory ran out) the
  * whole job is run again on the CPU driver, which reports PostgreSQL's
@@ -42,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpud_decoded.h"
 #include "gpud_files.h"
 #include "gpud_job.h"
 #include "gpud_pinpool.h"
@@ -325,12 +329,14 @@ lane_ahead_pool(GpudLane *lane)
  * batch numbers it loads: p's, in order, up to the first the file does not
  * have (the serial path reports that one).  NULL when the file is not
  * compressed, a field read is dictionary-encoded, p has fewer than two
- * batches there, or on any failure: the part then reads serially.
+ * batches there (one is enough with a hook, which may spare decompressing
+ * it), or on any failure: the part then reads serially.  hook (NULL: none)
+ * loads the columns (gpud_prefetch.h).
  * *reserved receives what it took of the daemon's GPUD_PREFETCH_TOTAL.
  */
 static GpudPrefetch *
-start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int *nahead,
-			   uint64_t *reserved)
+start_prefetch(Part *p, ArrowFile *file, int fi, int mine, const GpudLoadHook *hook,
+			   int32_t **ahead, int *nahead, uint64_t *reserved)
 {
 	Run		   *r = p->run;
 	GpudFile   *f = (GpudFile *) (r->arena + r->job->off_files) + fi;
@@ -360,7 +366,8 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int 
 	/* a build for A/B measurements (scripts/bench_gpu_ab.sh) */
 	return NULL;
 #endif
-	if (mine < 2 || (list = malloc(sizeof(int32_t) * mine)) == NULL)
+	/* one batch is worth it only when the hook may spare decompressing it */
+	if (mine < (hook ? 1 : 2) || (list = malloc(sizeof(int32_t) * mine)) == NULL)
 		return NULL;
 	for (i = 0; i < f->nbatches && n < mine; i++)
 	{
@@ -370,7 +377,7 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int 
 			break;
 		list[n++] = batches[i];
 	}
-	want = n >= 2;
+	want = n >= (hook ? 1 : 2);
 	if (want)
 	{
 		arrow_arena_init(&scratch, &r->heap_alloc);
@@ -405,7 +412,7 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, int32_t **ahead, int 
 	/* for the GPU, into the lane's pinned memory: copied at link speed */
 	pool = p->lane ? lane_ahead_pool(p->lane) : NULL;
 	pre = gpud_prefetch_start(file, list, n, fields, r->prog.ncols,
-							  pool ? &pool->alloc : &r->heap_alloc, nthreads, depth);
+							  pool ? &pool->alloc : &r->heap_alloc, hook, nthreads, depth);
 	if (pre == NULL)
 	{
 		release_ahead(reserved);
@@ -464,6 +471,9 @@ run_batches(Part *p)
 		uint64_t	ahead_bytes = 0;	/* reserved of the daemon's total */
 		int			taken = 0;
 		GpudLoaded *prev_l = NULL;	/* the loaded batch the GPU may still read */
+		GpudDecodedSource dsrc = {0};	/* compressed: columns the cache holds */
+		GpudLoadHook hook = {gpud_decoded_load, gpud_decoded_done, &dsrc};
+		bool		use_decoded;
 
 		for (i = 0; i < f->nbatches; i++)
 			if (part_takes(p, fi, i))
@@ -505,19 +515,23 @@ run_batches(Part *p)
 			readable = (uint64_t) f->limit;
 		if (on_gpu)
 			win = gpud_window_acquire(fd, &st, readable, &wbase);
+		/* the column cache knows this file by its identity */
+		memset(&gfile, 0, sizeof(gfile));
+		gfile.id.dev = (uint64_t) st.st_dev;
+		gfile.id.ino = (uint64_t) st.st_ino;
+		gfile.id.size = (uint64_t) st.st_size;
+		gfile.id.mtime_sec = (int64_t) st.st_mtim.tv_sec;
+		gfile.id.mtime_nsec = (int64_t) st.st_mtim.tv_nsec;
+		/* compressed batches: the GPU's cache may hold columns decompressed */
+		use_decoded = on_gpu && r->job->use_cache && p->lane->cache != NULL;
+		dsrc.cache = use_decoded ? p->lane->cache : NULL;
+		dsrc.id = gfile.id;
 		if (win)
 		{
 			arrow_source_mem(&src, wbase, readable, path);
 			p->res.windows++;
-			/* the column cache knows this file by its identity */
-			memset(&gfile, 0, sizeof(gfile));
 			gfile.base = wbase;
 			gfile.len = readable;
-			gfile.id.dev = (uint64_t) st.st_dev;
-			gfile.id.ino = (uint64_t) st.st_ino;
-			gfile.id.size = (uint64_t) st.st_size;
-			gfile.id.mtime_sec = (int64_t) st.st_mtim.tv_sec;
-			gfile.id.mtime_nsec = (int64_t) st.st_mtim.tv_nsec;
 		}
 		else
 		{
@@ -542,7 +556,8 @@ run_batches(Part *p)
 			close(fd);
 			break;
 		}
-		pre = start_prefetch(p, &file, fi, mine, &ahead, &nahead, &ahead_bytes);
+		pre = start_prefetch(p, &file, fi, mine, use_decoded ? &hook : NULL, &ahead, &nahead,
+							 &ahead_bytes);
 		for (i = 0; i < f->nbatches; i++)
 		{
 			int			b = batches[i];
@@ -576,9 +591,11 @@ run_batches(Part *p)
 			if (pre && taken < nahead)
 			{
 				/*
-				 * Loaded ahead (into malloc'd memory, kept until the next
-				 * batch is queued, as a window's): wait for it outside the
-				 * turn, so decompression never holds the device.
+				 * Loaded ahead (into the lane's pinned memory or malloc'd
+				 * memory, kept until the next batch is queued, as a
+				 * window's; columns the GPU's cache holds decompressed are
+				 * not loaded at all): wait for it outside the turn, so
+				 * decompression never holds the device.
 				 */
 				GpudLoaded *l = gpud_prefetch_take(pre, taken++);
 
@@ -594,7 +611,10 @@ run_batches(Part *p)
 					rc = 1;
 					break;
 				}
-				rc = run_loaded(p, l->cols, l->meta.length, win && r->job->use_cache ? &gfile : NULL);
+				gfile.decoded = l->state;
+				rc = run_loaded(p, l->cols, l->meta.length,
+								r->job->use_cache && (win || l->state) ? &gfile : NULL);
+				gfile.decoded = NULL;
 				if (prev_l)
 					gpud_prefetch_release(pre, prev_l);
 				prev_l = NULL;

@@ -34,6 +34,7 @@ struct GpudPrefetch
 	const int32_t *fields;
 	int			ncols;
 	const ArrowAllocator *alloc;
+	GpudLoadHook hook;			/* load NULL: arrow_load_column */
 	int			depth;
 
 	pthread_mutex_t mu;
@@ -60,6 +61,7 @@ load_slot(GpudPrefetch *pf, int i)
 	arrow_arena_init(&l->arena, pf->alloc);
 	l->cols = pf->cols + (size_t) i * pf->ncols;
 	l->status = 0;
+	l->state = NULL;
 	if (arrow_read_batch_meta(pf->file, b, &l->arena, &l->meta, &l->err) != 0)
 	{
 		l->status = -1;
@@ -74,13 +76,26 @@ load_slot(GpudPrefetch *pf, int i)
 			l->status = -1;
 			return;
 		}
-		if (arrow_load_column(pf->file, b, &l->meta, pf->fields[c], &l->arena,
-							  &l->cols[c], &l->err) != 0)
+		if ((pf->hook.load ?
+			 pf->hook.load(pf->hook.ctx, pf->file, b, &l->meta, pf->fields[c], &l->arena,
+						   &l->cols[c], &l->state, &l->err) :
+			 arrow_load_column(pf->file, b, &l->meta, pf->fields[c], &l->arena,
+							   &l->cols[c], &l->err)) != 0)
 		{
 			l->status = -1;
 			return;
 		}
 	}
+}
+
+/* free a loaded batch's memory */
+static void
+free_slot(GpudPrefetch *pf, GpudLoaded *l)
+{
+	if (l->state && pf->hook.done)
+		pf->hook.done(pf->hook.ctx, l->state);
+	l->state = NULL;
+	arrow_arena_free_all(&l->arena);
 }
 
 /* claim the next slot (lock held) */
@@ -177,7 +192,7 @@ gpud_prefetch_wanted(const ArrowFile *file, const ArrowBatchMeta *meta,
 GpudPrefetch *
 gpud_prefetch_start(ArrowFile *file, const int32_t *batches, int n,
 					const int32_t *fields, int ncols, const ArrowAllocator *alloc,
-					int nthreads, int depth)
+					const GpudLoadHook *hook, int nthreads, int depth)
 {
 	GpudPrefetch *pf = calloc(1, sizeof(GpudPrefetch));
 	sigset_t	all,
@@ -192,6 +207,8 @@ gpud_prefetch_start(ArrowFile *file, const int32_t *batches, int n,
 	pf->fields = fields;
 	pf->ncols = ncols;
 	pf->alloc = alloc;
+	if (hook)
+		pf->hook = *hook;
 	pf->depth = depth > 0 ? depth : 1;
 	pf->state = calloc(n > 0 ? n : 1, sizeof(SlotState));
 	pf->slots = calloc(n > 0 ? n : 1, sizeof(GpudLoaded));
@@ -253,7 +270,7 @@ gpud_prefetch_release(GpudPrefetch *pf, GpudLoaded *l)
 {
 	int			i = (int) (l - pf->slots);
 
-	arrow_arena_free_all(&l->arena);
+	free_slot(pf, l);
 	pthread_mutex_lock(&pf->mu);
 	pf->state[i] = SLOT_RELEASED;
 	pf->held--;
@@ -277,7 +294,7 @@ gpud_prefetch_stop(GpudPrefetch *pf)
 	/* loaded or taken, never released: free (a load never began: nothing) */
 	for (i = 0; i < pf->n; i++)
 		if (pf->state[i] == SLOT_READY || pf->state[i] == SLOT_TAKEN)
-			arrow_arena_free_all(&pf->slots[i].arena);
+			free_slot(pf, &pf->slots[i]);
 	pthread_cond_destroy(&pf->cv);
 	pthread_mutex_destroy(&pf->mu);
 	free(pf->threads);

@@ -38,19 +38,38 @@ typedef struct GpudLoaded
 	ArrowBatchMeta meta;
 	ArrowArena	arena;			/* meta's and the columns' memory */
 	ArrowArray *cols;			/* per requested field */
+	void	   *state;			/* the load hook's, or NULL */
 } GpudLoaded;
+
+/*
+ * How a column is loaded: arrow_load_column's way unless a hook says
+ * otherwise (gpud_decoded.h: from the GPU column cache without
+ * decompressing).  load is arrow_load_column plus the batch's *state
+ * (NULL at first), which done gets back when the batch is released or
+ * the prefetcher stops; both are called from any thread.
+ */
+typedef struct GpudLoadHook
+{
+	int			(*load) (void *ctx, ArrowFile *file, int batch, const ArrowBatchMeta *meta,
+						 int field, ArrowArena *arena, ArrowArray *out, void **state,
+						 ArrowError *err);
+	void		(*done) (void *ctx, void *state);
+	void	   *ctx;
+} GpudLoadHook;
 
 typedef struct GpudPrefetch GpudPrefetch;
 
 /*
- * Start loading batches[0 .. n) of file (fields[0 .. ncols) of each) ahead.
+ * Start loading batches[0 .. n) of file (fields[0 .. ncols) of each) ahead,
+ * through hook (NULL: arrow_load_column; copied).
  * Every batch number must exist in the file.  NULL when out of memory (the
  * caller then reads serially).  Threads that cannot be created are not
  * used: gpud_prefetch_take loads what no thread has claimed.
  */
 extern GpudPrefetch *gpud_prefetch_start(ArrowFile *file, const int32_t *batches, int n,
 										 const int32_t *fields, int ncols,
-										 const ArrowAllocator *alloc, int nthreads,
+										 const ArrowAllocator *alloc,
+										 const GpudLoadHook *hook, int nthreads,
 										 int depth);
 
 /* the i-th batch of the list, waiting for it; i must follow the last taken */

@@ -1522,37 +1522,75 @@ release_slot_entries(GpudColCache *cache, BatchSlot *bs)
 }
 
 /*
- * Serve copy c from the column cache if it lies in the file's mapping:
- * a hit makes the compute stream wait for the entry's fill; a miss copies
- * into a new entry on the copy stream.  false only on a CUDA error.
+ * Serve copy c from the column cache if it lies in one of the batch's
+ * decompressed buffers or in the file's mapping: a hit makes the compute
+ * stream wait for the entry's fill; a miss copies into a new entry on the
+ * copy stream (a decompressed buffer whole, whatever part of it c is).
+ * false only on a CUDA error, or a ghost range the cache cannot serve.
  */
 static bool
 cache_copy(WarpGpu *g, BatchSlot *bs, StageCopy *c, const WarpGpuFile *file,
 		   char *why, size_t whylen)
 {
 	const warp_uint8 *src = (const warp_uint8 *) c->src;
+	const GpudDecodedBuf *db;
+	const warp_uint8 *from;		/* what the entry holds a copy of */
+	warp_uint64 size = 0;
 	GpudColCacheOps ops;
 	GpudColKey	key;
 	GpudColEntry *e;
 	bool		fill;
 
-	if (g->cache == NULL || file == NULL || c->len == 0 ||
-		src < file->base || src + c->len > file->base + file->len)
+	if (file == NULL || c->len == 0)
 		return true;
-	key = file->id;
-	key.off = (warp_uint64) (src - file->base);
-	key.len = c->len;
-	ops.alloc = cache_alloc;
-	ops.free = cache_free;
-	ops.ctx = g;
-	e = gpud_colcache_get(g->cache, &key, &ops, &fill);
-	if (e == NULL)
-		return true;			/* staged as usual */
+	db = gpud_decoded_find(file->decoded, src, c->len);
+	if (db && db->ghost)
+	{
+		/* nothing is at src: the entry the batch's load found holds it */
+		if (g->cache == NULL || db->held == NULL)
+		{
+			set_why(why, whylen, "a cached decompressed buffer is not in this GPU's column cache");
+			return false;
+		}
+		e = db->held;
+		gpud_colcache_ref(g->cache, e);
+		fill = false;
+		from = db->host;
+	}
+	else
+	{
+		if (g->cache == NULL)
+			return true;
+		if (db)
+		{
+			key = db->key;
+			from = db->host;
+			size = db->len;
+		}
+		else if (file->base != NULL && src >= file->base &&
+				 src + c->len <= file->base + file->len)
+		{
+			key = file->id;
+			key.off = (warp_uint64) (src - file->base);
+			key.len = c->len;
+			key.kind = GPUD_COL_RAW;
+			from = src;
+			size = c->len;
+		}
+		else
+			return true;
+		ops.alloc = cache_alloc;
+		ops.free = cache_free;
+		ops.ctx = g;
+		e = gpud_colcache_get_sized(g->cache, &key, size, &ops, &fill);
+		if (e == NULL)
+			return true;		/* staged as usual */
+	}
 	if (fill)
 	{
 		cudaEvent_t ev = NULL;
 
-		if (!CUDA_OK(cudaMemcpyAsync(e->ptr, c->src, c->len, cudaMemcpyHostToDevice,
+		if (!CUDA_OK(cudaMemcpyAsync(e->ptr, from, size, cudaMemcpyHostToDevice,
 									 g->copy_stream)) ||
 			!CUDA_OK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming)) ||
 			!CUDA_OK(cudaEventRecord(ev, g->copy_stream)))
@@ -1563,7 +1601,7 @@ cache_copy(WarpGpu *g, BatchSlot *bs, StageCopy *c, const WarpGpuFile *file,
 			return false;
 		}
 		gpud_colcache_filled(g->cache, e, ev);
-		g->bytes += (warp_int64) c->len;
+		g->bytes += (warp_int64) size;
 	}
 	else
 	{
@@ -1577,7 +1615,7 @@ cache_copy(WarpGpu *g, BatchSlot *bs, StageCopy *c, const WarpGpuFile *file,
 		g->cached_bytes += (warp_int64) c->len;
 	}
 	bs->cents[bs->ncents++] = e;
-	c->dptr = (const warp_uint8 *) e->ptr;
+	c->dptr = (const warp_uint8 *) e->ptr + (src - from);
 	return true;
 }
 

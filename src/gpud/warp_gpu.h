@@ -26,6 +26,7 @@
 
 #include "arrow.h"
 #include "gpud_colcache.h"
+#include "gpud_decoded.h"
 #include "warp_cpu.h"
 #include "warp_join.h"
 #include "warp_program.h"
@@ -102,16 +103,21 @@ extern void warp_gpu_keep_cache_pool(int device);
 
 /*
  * Where a batch's column buffers live, for the column cache: a file's
- * mapping (its registered window) and the file's identity (id.off and
- * id.len are not used).  Buffers inside [base, base + len) are looked up in
- * the cache by file and byte range; a hit is read in place on the device,
- * a miss is copied into a new entry that later queries find.
+ * mapping (its registered window, or base NULL: none), the file's identity
+ * (id.off, id.len and id.kind are not used), and the batch's decompressed
+ * buffers (NULL: none).  Buffers inside [base, base + len) are looked up in
+ * the cache by file and byte range, those inside a decompressed buffer by
+ * the compressed buffer it came from; a hit is read in place on the
+ * device, a miss is copied into a new entry that later queries find.  A
+ * decompressed buffer's ghost range (gpud_decoded.h) is always served from
+ * the entry it holds.
  */
 typedef struct WarpGpuFile
 {
 	const warp_uint8 *base;
 	warp_uint64 len;
 	GpudColKey	id;
+	const GpudDecoded *decoded;
 } WarpGpuFile;
 
 /*

@@ -219,6 +219,52 @@ TEST(threads_keep_the_invariants)
 	CHECK(shared.hits > 0 && shared.evictions > 0);
 }
 
+/*
+ * Decoded entries: their own size counts against the budget, the same
+ * range's raw bytes are another entry, find never creates nor hands out
+ * an entry being filled, and ref adds a reference release takes back.
+ */
+TEST(decoded_entries_find_and_ref)
+{
+	GpudColCache c;
+	GpudColKey	raw = key(5, 4096, 100);
+	GpudColKey	dec = raw;
+	GpudColEntry *e;
+	GpudColEntry *f;
+	bool		fill;
+
+	dec.kind = GPUD_COL_DECODED;
+	CHECK(gpud_colcache_init(&c, 1000));
+	CHECK(gpud_colcache_find(&c, &dec) == NULL);
+	CHECK(c.nentries == 0 && c.misses == 0);
+	e = gpud_colcache_get_sized(&c, &dec, 800, &ops, &fill);
+	CHECK(e != NULL && fill && e->size == 800 && c.used == 800);
+	if (e == NULL)
+		return;
+	CHECK(gpud_colcache_find(&c, &dec) == NULL);	/* being filled */
+	gpud_colcache_filled(&c, e, &ready_token);
+	/* the raw range needs 100 more bytes: the decoded entry is referenced */
+	CHECK(use(&c, raw) == 0);
+	CHECK(c.used == 900 && c.nentries == 2);
+	f = gpud_colcache_find(&c, &dec);
+	CHECK(f == e && e->refs == 2);
+	gpud_colcache_ref(&c, e);
+	CHECK(e->refs == 3);
+	gpud_colcache_release(&c, e);
+	gpud_colcache_release(&c, e);
+	gpud_colcache_release(&c, e);
+	CHECK(e->refs == 0);
+	/* a 200-byte range needs 100 bytes evicted: find made the decoded
+	 * entry the most recently used, so the raw one goes */
+	CHECK(use(&c, key(6, 0, 200)) == 0);
+	CHECK(c.used == 1000 && c.nentries == 2);
+	CHECK(gpud_colcache_find(&c, &raw) == NULL);
+	f = gpud_colcache_find(&c, &dec);
+	CHECK(f == e);
+	if (f)
+		gpud_colcache_release(&c, f);
+}
+
 int
 main(void)
 {
@@ -227,5 +273,6 @@ main(void)
 	RUN(referenced_entries_are_not_evicted);
 	RUN(entry_being_filled_is_not_handed_out);
 	RUN(threads_keep_the_invariants);
+	RUN(decoded_entries_find_and_ref);
 	UNIT_EXIT();
 }

@@ -177,7 +177,7 @@ run_list(const char *path, int nthreads, int depth, bool keep_prev)
 	if (unit_current_failed)
 		return;
 	live = live_max = 0;
-	pf = gpud_prefetch_start(&o.file, list, n, fields, 2, &counting, nthreads, depth);
+	pf = gpud_prefetch_start(&o.file, list, n, fields, 2, &counting, NULL, nthreads, depth);
 	CHECK(pf != NULL);
 	if (pf == NULL)
 	{
@@ -257,14 +257,14 @@ TEST(memory_bounded_by_depth)
 		return;
 	/* one batch's blocks */
 	live = live_max = 0;
-	pf = gpud_prefetch_start(&o.file, list, 1, fields, 2, &counting, 0, 1);
+	pf = gpud_prefetch_start(&o.file, list, 1, fields, 2, &counting, NULL, 0, 1);
 	gpud_prefetch_release(pf, gpud_prefetch_take(pf, 0));
 	gpud_prefetch_stop(pf);
 	one = live_max;
 	CHECK(one > 0);
 	/* 8 threads, depth 3, the taker slow: never more than 3 batches */
 	live = live_max = 0;
-	pf = gpud_prefetch_start(&o.file, list, NBATCH, fields, 2, &counting, 8, 3);
+	pf = gpud_prefetch_start(&o.file, list, NBATCH, fields, 2, &counting, NULL, 8, 3);
 	for (i = 0; i < NBATCH; i++)
 	{
 		GpudLoaded *l = gpud_prefetch_take(pf, i);
@@ -296,7 +296,7 @@ TEST(stop_early_frees_everything)
 	if (unit_current_failed)
 		return;
 	live = 0;
-	pf = gpud_prefetch_start(&o.file, list, NBATCH, fields, 2, &counting, 6, 12);
+	pf = gpud_prefetch_start(&o.file, list, NBATCH, fields, 2, &counting, NULL, 6, 12);
 	CHECK(batch_ok(gpud_prefetch_take(pf, 0), NBATCH - 1));
 	(void) gpud_prefetch_take(pf, 1);	/* taken, never released */
 	usleep(20000);				/* let the threads fill up */
@@ -348,7 +348,7 @@ TEST(bad_batch_keeps_its_error)
 	for (i = 0; i < NBATCH; i++)
 		list[i] = i;
 	live = 0;
-	pf = gpud_prefetch_start(&o.file, list, NBATCH, fields, 2, &counting, 4, 9);
+	pf = gpud_prefetch_start(&o.file, list, NBATCH, fields, 2, &counting, NULL, 4, 9);
 	for (i = 0; i < NBATCH; i++)
 	{
 		GpudLoaded *l = gpud_prefetch_take(pf, i);
