@@ -53,9 +53,11 @@ since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; 
 
 # 1. the daemon
 datadir=$(q -c "SHOW data_directory")
+# (a daemon just killed -- by an A/B run before this one -- may have left
+# its file for the moment before the supervisor notices: wait for a live pid)
 for i in $(seq 1 100); do
 	st=$(q -c "SELECT pg_read_file('pg_warp_gpud.status', 0, 256, true)")
-	[ -n "$st" ] && break
+	[ -n "$st" ] && [ -d "/proc/$(echo "$st" | cut -f4)" ] && break
 	sleep 0.1
 done
 echo "pg_warp_gpud: $st"

@@ -126,6 +126,21 @@ start_daemon(void)
 	return pid;
 }
 
+/*
+ * Remove the daemon's status file (under $PGDATA, our working directory):
+ * a daemon that dies without SIGTERM leaves it behind, and backends and
+ * scripts take it to mean a daemon serves.  The next daemon writes it
+ * again once it is ready.
+ */
+static void
+discard_status(void)
+{
+	if (unlink(GPUD_STATUS_NAME) != 0 && errno != ENOENT)
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("pg_warp: could not remove \"%s\": %m", GPUD_STATUS_NAME)));
+}
+
 void
 pgwarp_gpud_supervisor_main(Datum arg)
 {
@@ -166,6 +181,8 @@ pgwarp_gpud_supervisor_main(Datum arg)
 							WIFSIGNALED(status) ? "was terminated by signal" : "exited with status",
 							WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status))));
 			child = 0;
+			/* its status file names a dead process: nobody serves now */
+			discard_status();
 			/* died within a minute of starting: back off */
 			if (GetCurrentTimestamp() - started < 60 * USECS_PER_SEC)
 				delay_ms = Min(delay_ms * 2, 10000);
@@ -175,6 +192,8 @@ pgwarp_gpud_supervisor_main(Datum arg)
 		}
 		if (child == 0 && GetCurrentTimestamp() >= next_start)
 		{
+			/* (one left by an earlier server counts as no daemon too) */
+			discard_status();
 			started = GetCurrentTimestamp();
 			child = start_daemon();
 			if (child == 0)

@@ -186,6 +186,34 @@ def test_kill_idle_daemon_is_restarted(star):
     assert "(pg_warp_gpud)" in text and "Fallback" not in text, text
 
 
+def test_killed_daemons_status_file_goes_with_it(star):
+    """The supervisor removes the status file of a daemon that died without
+    SIGTERM, so nothing takes a dead daemon's file for a serving one; the
+    next daemon writes it again once ready."""
+    st = gpud_status(star)
+    try:
+        os.kill(st[2], signal.SIGKILL)
+    except PermissionError:
+        pytest.skip("the test user cannot signal the server's processes")
+    seen = []
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        raw = star.execute(
+            "SELECT pg_read_file('pg_warp_gpud.status', 0, 256, true)").fetchone()[0]
+        pid = int(raw.strip().split("\t")[3]) if raw else None
+        if not seen or seen[-1] != pid:
+            seen.append(pid)
+        if pid not in (None, st[2]):
+            break
+        time.sleep(0.005)
+    # the dead daemon's file (maybe), then none (the restart waits at least
+    # 100 ms), then the new daemon's
+    assert None in seen, seen
+    assert seen[-1] not in (None, st[2]), seen
+    assert seen.index(None) > (seen.index(st[2]) if st[2] in seen else -1), seen
+    wait_for_new_daemon(star, st[2])
+
+
 def test_other_users_are_refused(star):
     datadir = star.execute("SHOW data_directory").fetchone()[0]
     path = os.path.join(datadir, "pg_warp_gpud.sock")
