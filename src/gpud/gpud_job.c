@@ -264,62 +264,25 @@ release_ahead(uint64_t *reserved)
 }
 
 /*
- * Pin a lane's memory for batches decompressed ahead; on a thread of its
- * own, since pinning 256 MB takes about 100 ms (measured on the H200) that
- * no query should wait for.
+ * Pin lane's memory for batches decompressed ahead (gpud_job.h).  At start:
+ * pinning 256 MB takes about 100 ms and holds up the CUDA calls of every
+ * other thread meanwhile (measured on an H100: made at a lane's first
+ * compressed query, even on a thread of its own, it added 80-100 ms to
+ * the queries running then).
  */
-static void *
-pin_ahead_pool(void *arg)
+void
+gpud_lane_pin_ahead(GpudLane *lane)
 {
-	GpudLane   *lane = arg;
 	void	   *mem = warp_gpu_host_alloc(GPUD_PREFETCH_BYTES);
 	GpudPinPool *pool = mem ? malloc(sizeof(GpudPinPool)) : NULL;
 
 	if (pool && gpud_pinpool_init(pool, mem, GPUD_PREFETCH_BYTES))
-	{
-		pthread_mutex_lock(&lane->ahead_lock);
 		lane->ahead = pool;
-		pthread_mutex_unlock(&lane->ahead_lock);
-	}
 	else
 	{
 		free(pool);
 		warp_gpu_host_free(mem);
 	}
-	return NULL;
-}
-
-/*
- * The lane's pinned memory for batches decompressed ahead
- * (GPUD_PREFETCH_BYTES, the most one part holds ahead); NULL when it cannot
- * be pinned or is not pinned yet, and then malloc serves.  The lane's first
- * compressed job starts pinning it and goes on with malloc.  (The daemon
- * ends with _exit, so the detached thread needs no join.)
- */
-static GpudPinPool *
-lane_ahead_pool(GpudLane *lane)
-{
-	GpudPinPool *pool;
-	bool		start = false;
-
-	pthread_mutex_lock(&lane->ahead_lock);
-	if (!lane->ahead_tried)
-		start = lane->ahead_tried = true;
-	pool = lane->ahead;
-	pthread_mutex_unlock(&lane->ahead_lock);
-	if (start)
-	{
-		pthread_t	t;
-		pthread_attr_t attr;
-
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&t, &attr, pin_ahead_pool, lane) != 0)
-			fprintf(stderr, "pg_warp_gpud[%d]: could not start a thread to pin memory "
-					"for batches loaded ahead; they stay in pageable memory\n", (int) getpid());
-		pthread_attr_destroy(&attr);
-	}
-	return pool;
 }
 
 /*
@@ -410,7 +373,7 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, const GpudLoadHook *h
 	*reserved = (uint64_t) depth * batch_bytes;
 	__atomic_add_fetch(&ahead_reserved, *reserved, __ATOMIC_RELAXED);
 	/* for the GPU, into the lane's pinned memory: copied at link speed */
-	pool = p->lane ? lane_ahead_pool(p->lane) : NULL;
+	pool = p->lane ? p->lane->ahead : NULL;
 	pre = gpud_prefetch_start(file, list, n, fields, r->prog.ncols,
 							  pool ? &pool->alloc : &r->heap_alloc, hook, nthreads, depth);
 	if (pre == NULL)

@@ -33,10 +33,7 @@ typedef struct GpudLane
 	void	   *staging;		/* pinned host memory for batch buffers */
 	size_t		staging_size;
 	/* pinned memory its parts decompress batches into ahead of the GPU
-	 * (gpud_pinpool.h), pinned on a thread of its own at the lane's first
-	 * compressed job; ahead_lock guards both fields */
-	pthread_mutex_t ahead_lock;
-	bool		ahead_tried;
+	 * (gpud_pinpool.h), made at start; NULL: malloc'd memory instead */
 	struct GpudPinPool *ahead;
 } GpudLane;
 
@@ -55,6 +52,12 @@ typedef struct GpudDevice
 	GpudLane	lanes[GPUD_MAX_LANES];	/* GPU g's are g * lanes_per_gpu + i */
 	uint32_t	next_lane[GPUD_MAX_GPUS];	/* round robin of small jobs */
 } GpudDevice;
+
+/*
+ * Pin GPUD_PREFETCH_BYTES for lane->ahead (left NULL when that fails), at
+ * the daemon's start, before any job.
+ */
+extern void gpud_lane_pin_ahead(GpudLane *lane);
 
 /* Outcome of gpud_run_job. */
 typedef enum GpudJobOutcome

@@ -47,6 +47,7 @@
 
 #include "gpud_files.h"
 #include "gpud_job.h"
+#include "gpud_prefetch.h"
 #include "gpud_wire.h"
 #include "warp_gpu.h"
 
@@ -362,21 +363,25 @@ setup_gpus(long staging_mb, long registered_mb, long cache_mb, int lanes, int sp
 				lane->cuda_index = d;
 				lane->gpu = device.ngpus;
 				lane->cache = cc;
-				pthread_mutex_init(&lane->ahead_lock, NULL);
 				gpud_turns_init(&lane->turns);
 				lane->staging_size = (size_t) staging_mb << 20;
 				lane->staging = lane->staging_size ? warp_gpu_host_alloc(lane->staging_size) : NULL;
 				if (lane->staging == NULL)
 					lane->staging_size = 0;
+				gpud_lane_pin_ahead(lane);
 				gpud_budget_init(&lane->budget, (avail - gcache) / lanes);
 			}
 			if (device.ngpus == 0)
 				warp_gpu_device_name(d, device.name, sizeof(device.name));
 			logmsg("GPU %d (CUDA device %d, %d of %d): %llu MB for jobs in %d lane%s, "
-				   "%llu MB column cache, of %llu MB",
+				   "%llu MB column cache, of %llu MB; host memory pinned per lane: "
+				   "%llu MB staging, %llu MB for decompressed batches",
 				   device.ngpus, d, s + 1, split, (unsigned long long) ((avail - gcache) >> 20),
 				   lanes, lanes > 1 ? "s" : "", (unsigned long long) (gcache >> 20),
-				   (unsigned long long) (tot >> 20));
+				   (unsigned long long) (tot >> 20),
+				   (unsigned long long) (device.lanes[device.ngpus * lanes].staging_size >> 20),
+				   (unsigned long long) (device.lanes[device.ngpus * lanes].ahead ?
+										 GPUD_PREFETCH_BYTES >> 20 : 0));
 			device.ngpus++;
 		}
 	}
