@@ -73,7 +73,7 @@ $(B)/pgwarp: $(TOOL_OBJS) $(B)/libwarparrow.a
 UNIT_GPUD   = $(B)/obj/gpud/gpud_wire.o $(B)/obj/gpud/gpud_colcache.o $(B)/obj/gpud/gpud_prefetch.o \
               $(B)/obj/gpud/gpud_pinpool.o $(B)/obj/gpud/gpud_decoded.o
 
-$(B)/unit/%: test/unit/%.c test/unit/unit.h $(ENGINE_HDRS) $(B)/libwarpengine.a $(B)/libwarparrow.a $(UNIT_GPUD)
+$(B)/unit/%: test/unit/%.c $(wildcard test/unit/*.h) $(ENGINE_HDRS) $(B)/libwarpengine.a $(B)/libwarparrow.a $(UNIT_GPUD)
 	@mkdir -p $(dir $@)
 	$(TOOL_CC) $(TOOL_CFLAGS) -Itest/unit -o $@ $< $(UNIT_GPUD) $(B)/libwarpengine.a \
 	    $(B)/libwarparrow.a $(TOOL_LIBS)

@@ -22,6 +22,7 @@
 #include "gpud_decoded.h"
 #include "gpud_prefetch.h"
 #include "unit.h"
+#include "unit_arrow_file.h"
 
 #define NBATCH 4
 #define ROWS 3000
@@ -89,37 +90,6 @@ write_file(const char *path, ArrowCodec codec)
 		}
 	}
 	return arrow_writer_close(w, &err);
-}
-
-typedef struct Opened
-{
-	int			fd;
-	ArrowFile	file;
-} Opened;
-
-static bool
-open_file(Opened *o, const char *path)
-{
-	ArrowSource src;
-	ArrowError	err;
-
-	o->fd = open(path, O_RDONLY);
-	if (o->fd < 0)
-		return false;
-	if (arrow_source_fd(&src, o->fd, path, -1, &err) != 0 ||
-		arrow_open(&o->file, &src, NULL, &err) != 0)
-	{
-		close(o->fd);
-		return false;
-	}
-	return true;
-}
-
-static void
-close_file(Opened *o)
-{
-	arrow_close(&o->file);
-	close(o->fd);
 }
 
 static GpudDecodedSource
@@ -238,6 +208,19 @@ warm(Opened *o, GpudColCache *cache)
 	CHECK(s.columns_served == 0);
 }
 
+/* open the ZSTD file and fill a cache of 64 MB from a first load; false
+ * (a check failed) if either does not work */
+static bool
+open_warm(Opened *o, GpudColCache *cache)
+{
+	CHECK(open_file(o, zstd_path));
+	if (unit_current_failed)
+		return false;
+	CHECK(gpud_colcache_init(cache, 64 << 20));
+	warm(o, cache);
+	return !unit_current_failed;
+}
+
 /* does reading the byte at p kill a child with SIGSEGV? */
 static bool
 unreadable(const uint8_t *p)
@@ -296,11 +279,8 @@ TEST(first_load_records_then_cache_serves_without_decoding)
 	GpudDecodedSource s;
 	int			b;
 
-	CHECK(open_file(&o, zstd_path));
-	if (unit_current_failed)
+	if (!open_warm(&o, &cache))
 		return;
-	CHECK(gpud_colcache_init(&cache, 64 << 20));
-	warm(&o, &cache);
 	s = source(&cache);
 	for (b = 0; b < NBATCH; b++)
 	{
@@ -367,12 +347,9 @@ TEST(missing_or_short_entries_load_as_usual)
 	Plain		p;
 	int			i;
 
-	CHECK(open_file(&o, zstd_path));
-	if (unit_current_failed)
+	if (!open_warm(&o, &full))
 		return;
-	CHECK(gpud_colcache_init(&full, 64 << 20));
 	CHECK(gpud_colcache_init(&part, 64 << 20));
-	warm(&o, &full);
 	CHECK(plain_load(&o, 2, &p));
 	s = source(&full);
 	CHECK(hook_load(&o, &s, 2, &arena, &meta, cols, &state));
@@ -491,11 +468,8 @@ TEST(prefetcher_with_the_hook_releases_everything)
 	GpudColEntry *e;
 	int			i;
 
-	CHECK(open_file(&o, zstd_path));
-	if (unit_current_failed)
+	if (!open_warm(&o, &cache))
 		return;
-	CHECK(gpud_colcache_init(&cache, 64 << 20));
-	warm(&o, &cache);
 	s = source(&cache);
 	hook.ctx = &s;
 	pf = gpud_prefetch_start(&o.file, list, NBATCH, fields, NCOLS, NULL, &hook, 2, 4);

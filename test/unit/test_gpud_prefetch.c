@@ -16,6 +16,7 @@
 #include "arrow.h"
 #include "gpud_prefetch.h"
 #include "unit.h"
+#include "unit_arrow_file.h"
 
 #define NBATCH 48
 #define ROWS 1000
@@ -97,37 +98,6 @@ write_file(const char *path, ArrowCodec codec)
 		}
 	}
 	return arrow_writer_close(w, &err);
-}
-
-typedef struct Opened
-{
-	int			fd;
-	ArrowFile	file;
-} Opened;
-
-static bool
-open_file(Opened *o, const char *path)
-{
-	ArrowSource src;
-	ArrowError	err;
-
-	o->fd = open(path, O_RDONLY);
-	if (o->fd < 0)
-		return false;
-	if (arrow_source_fd(&src, o->fd, path, -1, &err) != 0 ||
-		arrow_open(&o->file, &src, NULL, &err) != 0)
-	{
-		close(o->fd);
-		return false;
-	}
-	return true;
-}
-
-static void
-close_file(Opened *o)
-{
-	arrow_close(&o->file);
-	close(o->fd);
 }
 
 /* batch l holds batch b's rows: x = b * ROWS + i, y = x % 7 */
