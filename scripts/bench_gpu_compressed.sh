@@ -61,7 +61,7 @@ median_ms() {
 				got=$(PGOPTIONS="$opts" q -c "$sql" | md5sum)
 				[ "$got" = "$want" ] || echo "answer differs: $mode $t $(basename "$f")" >>"$OUTDIR/compressed-failures$SFX.txt"
 				plan=$(PGOPTIONS="$opts" q -c "EXPLAIN (ANALYZE) $sql")
-				{ echo "== $mode $t $(basename "$f")"; echo "$plan" | grep -E "Ran On|Fallback|Daemon|Scan Time|Bytes To Device|Bytes From GPU Cache|Batches Loaded Ahead|Copy Rate|Kernel Time|Execution Time"; } \
+				{ echo "== $mode $t $(basename "$f")"; echo "$plan" | grep -E "Ran On|Fallback|Daemon|Scan Time|Bytes To Device|Bytes From GPU Cache|Batches Loaded Ahead|Compressed Columns From GPU Cache|Copy Rate|Kernel Time|Execution Time"; } \
 					>>"$OUTDIR/compressed-explain$SFX.txt"
 				echo "$plan" | grep -q "Ran On: $( [ "$mode" = gpu ] && echo GPU || echo CPU)" ||
 					echo "not on $mode: $t $(basename "$f")" >>"$OUTDIR/compressed-failures$SFX.txt"

@@ -664,6 +664,7 @@ run_batches(Part *p)
 		if (prev_l)
 			gpud_prefetch_release(pre, prev_l);
 		gpud_prefetch_stop(pre);
+		p->res.columns_cached += (int64_t) dsrc.columns_served;
 		release_ahead(&ahead_bytes);
 		free(ahead);
 		arrow_close(&file);
@@ -800,6 +801,7 @@ add_part_counts(GpudResult *res, const Part *p)
 {
 	res->batches += p->res.batches;
 	res->batches_ahead += p->res.batches_ahead;
+	res->columns_cached += p->res.columns_cached;
 	res->bytes_read += p->res.bytes_read;
 	res->windows += p->res.windows;
 	res->read_ms += p->res.read_ms;

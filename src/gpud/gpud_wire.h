@@ -33,7 +33,7 @@
 #include "warp_program.h"
 
 #define GPUD_MAGIC			0x44555047	/* "GPUD" */
-#define GPUD_VERSION		7
+#define GPUD_VERSION		8
 #define GPUD_SOCKET_NAME	"pg_warp_gpud.sock"	/* under $PGDATA */
 #define GPUD_STATUS_NAME	"pg_warp_gpud.status"
 
@@ -168,6 +168,9 @@ typedef struct GpudResult
 	int64_t		batches;
 	int64_t		batches_ahead;	/* of them, compressed ones loaded ahead on
 								 * helper threads (gpud_prefetch.h) */
+	int64_t		columns_cached; /* columns of compressed batches the GPU
+								 * column cache held decompressed: neither
+								 * read nor decompressed (gpud_decoded.h) */
 	int64_t		bytes_read;		/* from files with pread */
 	int64_t		windows;		/* files read through registered windows */
 	int64_t		bytes_h2d;		/* host to device */

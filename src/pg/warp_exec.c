@@ -3320,6 +3320,9 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 				ExplainPropertyFloat("Daemon Time", "ms", ws->gres->total_ms, 3, es);
 			if (ws->gres && ws->gres->batches_ahead > 0)
 				ExplainPropertyInteger("Batches Loaded Ahead", NULL, ws->gres->batches_ahead, es);
+			if (ws->gres && ws->gres->columns_cached > 0)
+				ExplainPropertyInteger("Compressed Columns From GPU Cache", NULL,
+									   ws->gres->columns_cached, es);
 			if (ws->gres && ws->gres->ran_on == GPUD_DEVICE_GPU)
 			{
 				const double *ph = ws->gres->phase_ms;
