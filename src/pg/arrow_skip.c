@@ -4,7 +4,8 @@
  *
  * Usable clauses are "column OP value" (either way round) where OP is a
  * btree comparison of the integer, float or datetime operator families and
- * value is a constant or a parameter (evaluated once per scan or rescan).
+ * value is a constant or a parameter (evaluated once per scan or rescan);
+ * text equality and ordering comparisons serve the row filter only.
  * Statistics are converted into PostgreSQL's value domain per file (Date32
  * days since 1970 to DateADT, Timestamp units to microseconds since 2000,
  * ...), so one comparison serves every file.  Floats compare as PostgreSQL
@@ -35,6 +36,7 @@
 #include "utils/timestamp.h"
 
 #include "arrow_skip.h"
+#include "arrow_text_memo.h"
 #include "pg_warp.h"
 #include "warp.h"
 
@@ -51,8 +53,11 @@ typedef enum SkipDomain
 	DOM_TIMESTAMP,				/* microseconds since 2000-01-01 */
 	DOM_NUMERIC,				/* numeric against Decimal128 statistics
 								 * (batch skipping only, not the row filter) */
-	DOM_TEXT					/* text/varchar "=" under a deterministic
+	DOM_TEXT,					/* text/varchar "=" under a deterministic
 								 * collation: byte equality (row filter only) */
+	DOM_TEXT_ORDER				/* text/varchar <, <=, >=, > under any
+								 * collation: the operator, once per distinct
+								 * value (row filter only, arrow_text_memo.h) */
 } SkipDomain;
 
 typedef struct SkipQual
@@ -67,6 +72,7 @@ typedef struct SkipQual
 	__int128	ivalue;
 	double		dvalue;
 	char	   *tvalue;			/* DOM_TEXT: the value's bytes, in cxt */
+	TextMemo   *memo;			/* DOM_TEXT_ORDER: the operator's answers */
 	Datum		nvalue;			/* DOM_NUMERIC: the value, in cxt */
 	int			tlen;
 	MemoryContext cxt;			/* the scan's: outlives its batches */
@@ -222,6 +228,32 @@ text_equality(OpExpr *op, Oid var_type, Oid value_type)
 }
 
 /*
+ * "text_column OP value" with OP an ordering comparison of text's btree
+ * family (<, <=, >=, >) under any collation, in a UTF-8 database: decided
+ * from the raw bytes by the operator itself, once per distinct value
+ * (arrow_text_memo.h), so it is PostgreSQL's answer under every collation;
+ * *strategy receives OP's.  Text comparisons raise no error on valid
+ * UTF-8, and invalid values are left to the executor.
+ */
+static bool
+text_ordering(OpExpr *op, Oid var_type, Oid value_type, int *strategy)
+{
+	int			s;
+
+	if ((var_type != TEXTOID && var_type != VARCHAROID) ||
+		(value_type != TEXTOID && value_type != VARCHAROID))
+		return false;
+	if (!OidIsValid(op->inputcollid) || GetDatabaseEncoding() != PG_UTF8)
+		return false;
+	s = get_op_opfamily_strategy(op->opno, TEXT_BTREE_FAM_OID);
+	if (s != BTLessStrategyNumber && s != BTLessEqualStrategyNumber &&
+		s != BTGreaterEqualStrategyNumber && s != BTGreaterStrategyNumber)
+		return false;
+	*strategy = s;
+	return true;
+}
+
+/*
  * Add clause to sq if it has a form decided from statistics or raw values
  * ("column OP value", "text_column = value", "column IS [NOT] NULL");
  * false if it has none of them.
@@ -282,6 +314,12 @@ add_qual(ArrowSkipQuals *sq, Expr *clause, Index scanrelid, TupleDesc tupdesc, P
 		dom = DOM_TEXT;
 		strategy = BTEqualStrategyNumber;
 	}
+	else if (text_ordering(op, vartype, exprType((Node *) val), &strategy))
+	{
+		dom = DOM_TEXT_ORDER;
+		if (!var_left)
+			strategy = commute_strategy(strategy);
+	}
 	else
 	{
 		if (!domain_of(vartype, &dom))
@@ -300,6 +338,8 @@ add_qual(ArrowSkipQuals *sq, Expr *clause, Index scanrelid, TupleDesc tupdesc, P
 	q->value_expr = val;
 	if (IsA(val, Param))
 		q->value_state = ExecInitExpr(val, ps);
+	if (dom == DOM_TEXT_ORDER)
+		q->memo = text_memo_create(q->cxt, get_opcode(op->opno), op->inputcollid, var_left);
 	return true;
 }
 
@@ -433,7 +473,7 @@ arrow_skip_quals_describe(ArrowSkipQuals *sq, TupleDesc tupdesc)
 			{
 				getTypeOutputInfo(c->consttype, &out, &varlena);
 				v = OidOutputFunctionCall(out, c->constvalue);
-				if (q->domain == DOM_TEXT)
+				if (q->domain == DOM_TEXT || q->domain == DOM_TEXT_ORDER)
 					v = quote_literal_cstr(v);
 			}
 		}
@@ -487,6 +527,13 @@ arrow_skip_join_ranges_describe(ArrowSkipQuals *sq, TupleDesc tupdesc)
 static void
 set_value(SkipQual *q, Datum d, Oid typid)
 {
+	if (q->domain == DOM_TEXT_ORDER)
+	{
+		text	   *t = DatumGetTextPP(d);
+
+		text_memo_set_value(q->memo, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+		return;
+	}
 	if (q->domain == DOM_TEXT)
 	{
 		text	   *t = DatumGetTextPP(d);
@@ -565,6 +612,7 @@ convert_stat(const ArrowType *t, SkipDomain dom, ArrowStatValue *v)
 	switch (dom)
 	{
 		case DOM_TEXT:
+		case DOM_TEXT_ORDER:
 			return false;		/* no text statistics are used */
 		case DOM_NUMERIC:
 			/* kept unscaled; cmp_stat scales by the column's Decimal128 */
@@ -633,7 +681,8 @@ arrow_skip_stats_load(ArrowFile *file, ArrowSkipQuals *sq, const int *field_of_a
 		SkipColStats *c = &st->col[i];
 		int			b;
 
-		if (f < 0 || file->schema.fields[f].has_dict || q->domain == DOM_TEXT)
+		if (f < 0 || file->schema.fields[f].has_dict || q->domain == DOM_TEXT ||
+			q->domain == DOM_TEXT_ORDER)
 			continue;
 		if (!arrow_field_stats(file, f, &file->arena, &c->mins, &c->maxs))
 			continue;
@@ -783,7 +832,8 @@ row_value(const SkipQual *q, const ArrowArray *a, int64 i, __int128 *iv, double 
 	switch (q->domain)
 	{
 		case DOM_TEXT:
-			return false;		/* decided by row_text_rejected */
+		case DOM_TEXT_ORDER:
+			return false;		/* decided by row_text_rejected, the memo */
 		case DOM_NUMERIC:
 			return false;		/* not filterable (column_filterable) */
 		case DOM_INT:
@@ -832,6 +882,7 @@ column_filterable(const SkipQual *q, const ArrowArray *a)
 		case DOM_TIMESTAMP:
 			return t->id == ARROW_TYPE_TIMESTAMP;
 		case DOM_TEXT:
+		case DOM_TEXT_ORDER:
 			return t->id == ARROW_TYPE_UTF8 || t->id == ARROW_TYPE_LARGE_UTF8;
 		case DOM_NUMERIC:
 			return false;
@@ -931,6 +982,18 @@ arrow_skip_filter_rows(ArrowSkipQuals *sq, const int *field_of_attr, const Arrow
 			if (q->domain == DOM_TEXT)
 			{
 				if (row_text_rejected(q, a, i))
+				{
+					keep[i] = false;
+					kept--;
+				}
+				continue;
+			}
+			if (q->domain == DOM_TEXT_ORDER)
+			{
+				int64		len;
+				const uint8 *p = arrow_get_bytes(a, i, &len);
+
+				if (!text_memo_passes(q->memo, p, len))
 				{
 					keep[i] = false;
 					kept--;
