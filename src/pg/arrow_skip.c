@@ -869,6 +869,12 @@ column_filterable(const SkipQual *q, const ArrowArray *a)
 {
 	const ArrowType *t = &a->field->type;
 
+	/* text orderings read a dictionary's entries (the memo keys bytes) */
+	if (q->domain == DOM_TEXT_ORDER && a->field->has_dict)
+		return a->dictionary != NULL && a->dictionary->field != NULL &&
+			!a->dictionary->field->has_dict &&
+			(a->dictionary->field->type.id == ARROW_TYPE_UTF8 ||
+			 a->dictionary->field->type.id == ARROW_TYPE_LARGE_UTF8);
 	if (a->dictionary || a->field->has_dict)
 		return false;
 	switch (q->domain)
@@ -990,9 +996,24 @@ arrow_skip_filter_rows(ArrowSkipQuals *sq, const int *field_of_attr, const Arrow
 			}
 			if (q->domain == DOM_TEXT_ORDER)
 			{
+				const ArrowArray *v = a;
+				int64		k = i;
 				int64		len;
-				const uint8 *p = arrow_get_bytes(a, i, &len);
+				const uint8 *p;
 
+				if (a->dictionary)
+				{
+					/* the index was checked at load; a null entry is NULL */
+					k = arrow_get_dict_index(a, i);
+					v = a->dictionary;
+					if (arrow_is_null(v, k))
+					{
+						keep[i] = false;
+						kept--;
+						continue;
+					}
+				}
+				p = arrow_get_bytes(v, k, &len);
 				if (!text_memo_passes(q->memo, p, len))
 				{
 					keep[i] = false;

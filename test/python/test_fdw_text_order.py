@@ -2,7 +2,8 @@
 by arrow_fdw's raw-value row filter under any collation, once per distinct
 value (src/pg/arrow_text_memo.c): every answer is the heap copy's under the
 same collation (ICU, libc C.UTF-8, C, the column's and the expression's),
-the filter does remove rows ("Rows Removed by Arrow Filter"), parameters
+the filter does remove rows ("Rows Removed by Arrow Filter"), plain and
+dictionary-encoded columns, parameters
 that change between executions get fresh answers, and a batch with more
 distinct values than the memo keeps (65,536) is still decided right."""
 import random
@@ -48,11 +49,15 @@ def tables(db, module_scratch):
     coll = '"en-US-x-icu"' if icu else '"C.utf8"'
     made = []
     # tord_many: more distinct values (~70,000) than the memo keeps
-    for name, nrows, extra in (("tord", N, 0), ("tord_many", 90000, 10 ** 7)):
+    # tord_dict: the same values dictionary-encoded
+    for name, nrows, extra in (("tord", N, 0), ("tord_many", 90000, 10 ** 7),
+                               ("tord_dict", N, 0)):
         vals = values(7 if not extra else 11, nrows, extra)
         path = "%s/%s.arrow" % (module_scratch, name)
-        t = pa.table({"id": pa.array(range(nrows), pa.int32()),
-                      "s": pa.array(vals, pa.string())})
+        col = pa.array(vals, pa.string())
+        if name == "tord_dict":
+            col = col.dictionary_encode()
+        t = pa.table({"id": pa.array(range(nrows), pa.int32()), "s": col})
         with ipc.new_file(path, t.schema, options=ipc.IpcWriteOptions()) as w:
             w.write_table(t, max_chunksize=7000 if not extra else 90000)
         db.execute("DROP FOREIGN TABLE IF EXISTS %s" % name)
@@ -100,7 +105,7 @@ def removed_by_filter(db, sql):
 
 @pytest.mark.parametrize("clause", CLAUSES)
 def test_text_order_answers_equal_heap(db, tables, clause):
-    for name in ("tord", "tord_many"):
+    for name in ("tord", "tord_many", "tord_dict"):
         db.execute("SET pg_warp.enabled = off")     # arrow_fdw's own scan
         try:
             got = rows(db, "SELECT id FROM %s WHERE %s" % (name, clause))
