@@ -321,6 +321,8 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, const GpudLoadHook *h
 	uint64_t	batch_bytes;
 	uint64_t	taken;
 	bool		want;
+	/* one batch is worth it only when the hook may spare decompressing it */
+	int			least = hook ? 1 : 2;
 
 	*ahead = NULL;
 	*reserved = 0;
@@ -329,8 +331,7 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, const GpudLoadHook *h
 	/* a build for A/B measurements (scripts/bench_gpu_ab.sh) */
 	return NULL;
 #endif
-	/* one batch is worth it only when the hook may spare decompressing it */
-	if (mine < (hook ? 1 : 2) || (list = malloc(sizeof(int32_t) * mine)) == NULL)
+	if (mine < least || (list = malloc(sizeof(int32_t) * mine)) == NULL)
 		return NULL;
 	for (i = 0; i < f->nbatches && n < mine; i++)
 	{
@@ -340,7 +341,7 @@ start_prefetch(Part *p, ArrowFile *file, int fi, int mine, const GpudLoadHook *h
 			break;
 		list[n++] = batches[i];
 	}
-	want = n >= (hook ? 1 : 2);
+	want = n >= least;
 	if (want)
 	{
 		arrow_arena_init(&scratch, &r->heap_alloc);

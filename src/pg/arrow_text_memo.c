@@ -12,6 +12,7 @@
 #include "common/hashfn.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
+#include "utils/memutils.h"
 #include "utils/builtins.h"
 
 #include "arrow_text_memo.h"
@@ -27,6 +28,7 @@ typedef struct MemoSlot
 struct TextMemo
 {
 	MemoryContext cxt;
+	MemoryContext values_cxt;	/* the bytes of the values kept */
 	FmgrInfo	fn;
 	Oid			collid;
 	bool		var_left;
@@ -47,6 +49,7 @@ text_memo_create(MemoryContext cxt, Oid opfunc, Oid collid, bool var_left)
 	TextMemo   *m = MemoryContextAllocZero(cxt, sizeof(TextMemo));
 
 	m->cxt = cxt;
+	m->values_cxt = AllocSetContextCreate(cxt, "pg_warp text memo", ALLOCSET_DEFAULT_SIZES);
 	fmgr_info_cxt(opfunc, &m->fn, cxt);
 	m->collid = collid;
 	m->var_left = var_left;
@@ -58,20 +61,14 @@ text_memo_create(MemoryContext cxt, Oid opfunc, Oid collid, bool var_left)
 void
 text_memo_set_value(TextMemo *m, const char *bytes, int len)
 {
-	uint32		i;
-
 	if (m->value)
 		pfree(m->value);
 	m->value = (text *) MemoryContextAlloc(m->cxt, VARHDRSZ + len);
 	SET_VARSIZE(m->value, VARHDRSZ + len);
 	memcpy(VARDATA(m->value), bytes, len);
 	/* another value (a parameter on rescan): every answer is stale */
-	for (i = 0; i <= m->mask; i++)
-	{
-		if (m->slots[i].bytes)
-			pfree(m->slots[i].bytes);
-		m->slots[i].bytes = NULL;
-	}
+	MemoryContextReset(m->values_cxt);
+	memset(m->slots, 0, sizeof(MemoSlot) * (m->mask + 1));
 	m->n = 0;
 }
 
@@ -145,7 +142,7 @@ text_memo_passes(TextMemo *m, const uint8 *bytes, int64 len)
 			for (j = h & m->mask; m->slots[j].bytes; j = (j + 1) & m->mask)
 				;
 		}
-		m->slots[j].bytes = MemoryContextAlloc(m->cxt, Max(len, 1));
+		m->slots[j].bytes = MemoryContextAlloc(m->values_cxt, Max(len, 1));
 		memcpy(m->slots[j].bytes, bytes, len);
 		m->slots[j].len = (int32) len;
 		m->slots[j].hash = h;
