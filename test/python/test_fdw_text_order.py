@@ -5,7 +5,8 @@ same collation (ICU, libc C.UTF-8, C, the column's and the expression's),
 the filter does remove rows ("Rows Removed by Arrow Filter"), plain and
 dictionary-encoded columns, parameters
 that change between executions get fresh answers, and a batch with more
-distinct values than the memo keeps (65,536) is still decided right."""
+distinct values than the memo keeps (65,536) is still decided right, and a
+rescan with a new parameter value forgets the answers kept."""
 import random
 
 import pyarrow as pa
