@@ -14,12 +14,12 @@ DATA        = $(wildcard sql/pg_warp--*.sql)
 PGFILEDESC  = "pg_warp - GPU-accelerated analytics over Arrow files"
 
 ARROW_SRCS  = $(sort $(wildcard src/arrow/*.c))
-PG_SRCS     = $(sort $(wildcard src/pg/*.c))
+PG_SRCS     = $(sort $(wildcard src/pg/*.c src/pg/*/*.c))
 ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
 # the daemon protocol is shared by the extension (client) and pg_warp_gpud
 WIRE_SRCS   = src/gpud/gpud_wire.c
 OBJS        = $(PG_SRCS:.c=.o) $(ARROW_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o) $(WIRE_SRCS:.c=.o)
-PG_CPPFLAGS = -Isrc -Isrc/arrow -Isrc/engine -Isrc/gpud
+PG_CPPFLAGS = -Isrc -Isrc/pg -Isrc/arrow -Isrc/engine -Isrc/gpud
 SHLIB_LINK  = -llz4 -lzstd -lpthread
 EXTRA_CLEAN = build
 
@@ -35,7 +35,7 @@ ifndef SKIP_PGXS
 PGXS       := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 # PGXS does not track headers: any header change rebuilds the extension
-$(OBJS): $(wildcard src/pg/*.h src/arrow/*.h src/engine/*.h src/gpud/*.h)
+$(OBJS): $(wildcard src/pg/*.h src/pg/*/*.h src/arrow/*.h src/engine/*.h src/gpud/*.h)
 endif
 
 # ---------------------------------------------------------------- tool etc.

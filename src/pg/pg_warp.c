@@ -13,7 +13,7 @@
 #include "gpud_client.h"
 #include "heap_changes.h"
 #include "pg_warp.h"
-#include "warp_dimcache.h"
+#include "exec/warp_dimcache.h"
 #include "warp.h"
 
 PG_MODULE_MAGIC;

@@ -1,6 +1,7 @@
 /*
  * warp.h — the engine inside PostgreSQL: planner paths, program building
- * and the CustomScan that runs programs (src/pg/warp_*.c).
+ * and the CustomScan that runs programs (src/pg/plan, src/pg/exec,
+ * src/pg/compile).
  */
 #ifndef WARP_H
 #define WARP_H

@@ -1,4 +1,4 @@
-"""Arrow dimensions read by the engine (src/pg/warp_dim_arrow.c).
+"""Arrow dimensions read by the engine (src/pg/exec/warp_dim_arrow.c).
 
 A star query's dimension that is a plain arrow_fdw scan whose quals the
 engine computes has its join table built from the batches' columns, not

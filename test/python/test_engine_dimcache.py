@@ -1,4 +1,4 @@
-"""The dimension cache (src/pg/warp_dimcache.c).
+"""The dimension cache (src/pg/exec/warp_dimcache.c).
 
 A backend keeps the dimension tables it built, keyed by the dimension's
 plan and the identity of its Arrow files.  These tests run a star query

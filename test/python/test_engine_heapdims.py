@@ -1,5 +1,5 @@
 """Heap dimension tables kept across queries (src/pg/heap_changes.c,
-src/pg/warp_dimcache.c).
+src/pg/exec/warp_dimcache.c).
 
 A backend keeps the join table it built from a heap dimension while no
 transaction that modified the table has committed since, and uses it only

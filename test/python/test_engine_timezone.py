@@ -1,6 +1,6 @@
 """timestamptz in the session's TimeZone through the engine (CPU driver):
 date_trunc, extract and date_part of timestamptz, and the casts between
-timestamptz, timestamp and date (src/engine/warp_ops_tz.h, src/pg/warp_tz.c).
+timestamptz, timestamp and date (src/engine/warp_ops_tz.h, src/pg/compile/warp_tz.c).
 
 The engine converts with a transition table the backend builds from
 PostgreSQL's own time zone code, so every case here runs in many zones,

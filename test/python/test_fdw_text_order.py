@@ -1,6 +1,6 @@
 """Text ordering comparisons with a constant (<, <=, >=, >, BETWEEN) decided
 by arrow_fdw's raw-value row filter under any collation, once per distinct
-value (src/pg/arrow_text_memo.c): every answer is the heap copy's under the
+value (src/pg/fdw/arrow_text_memo.c): every answer is the heap copy's under the
 same collation (ICU, libc C.UTF-8, C, the column's and the expression's),
 the filter does remove rows ("Rows Removed by Arrow Filter"), plain and
 dictionary-encoded columns, parameters

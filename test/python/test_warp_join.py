@@ -1,6 +1,6 @@
 """Star joins without aggregation (Custom Scan (WarpJoin)) against
 PostgreSQL itself: the engine filters the fact table, probes every
-dimension and returns each joined row (src/pg/warp_plan.c try_join_rows,
+dimension and returns each joined row (src/pg/plan/warp_plan.c try_join_rows,
 the row mode of src/engine/warp_cpu.c).
 
 Every query runs on arrow_fdw tables with pg_warp on (the plan must contain

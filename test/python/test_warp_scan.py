@@ -1,7 +1,7 @@
 """Single-table queries without aggregation (Custom Scan (WarpScan): the
-row mode of test_warp_join.py without dimensions, src/pg/warp_plan.c
+row mode of test_warp_join.py without dimensions, src/pg/plan/warp_plan.c
 warp_rel_paths) and ORDER BY ... LIMIT kept in the node (Top-N:
-src/pg/warp_topn.c and the driver's WarpProgram.topn_limit), compared with
+src/pg/exec/warp_topn.c and the driver's WarpProgram.topn_limit), compared with
 PostgreSQL itself as test_warp_join.py does: arrow_fdw tables with pg_warp
 on against heap copies loaded by COPY, pg_warp off.
 """

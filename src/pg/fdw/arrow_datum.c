@@ -27,7 +27,7 @@
 #include "utils/typcache.h"
 #include "utils/uuid.h"
 
-#include "arrow_fdw.h"
+#include "fdw/arrow_fdw.h"
 #include "pg_warp.h"
 
 typedef enum ConvOp

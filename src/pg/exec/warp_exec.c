@@ -52,16 +52,16 @@
 #include "utils/ruleutils.h"
 #include "utils/typcache.h"
 
-#include "arrow_scan.h"
+#include "fdw/arrow_scan.h"
 #include "gpud_client.h"
 #include "pg_warp.h"
 #include "warp.h"
 #include "warp_cpu.h"
 #include "warp_group_merge.h"
 #include "warp_cpu_pool.h"
-#include "warp_dim_arrow.h"
-#include "warp_dimcache.h"
-#include "warp_topn.h"
+#include "exec/warp_dim_arrow.h"
+#include "exec/warp_dimcache.h"
+#include "exec/warp_topn.h"
 
 /* One dimension: its plan, key column, group columns and built table. */
 typedef struct WarpDim

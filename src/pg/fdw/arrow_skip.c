@@ -35,8 +35,8 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
-#include "arrow_skip.h"
-#include "arrow_text_memo.h"
+#include "fdw/arrow_skip.h"
+#include "fdw/arrow_text_memo.h"
 #include "pg_warp.h"
 #include "warp.h"
 

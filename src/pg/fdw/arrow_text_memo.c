@@ -15,7 +15,7 @@
 #include "utils/memutils.h"
 #include "utils/builtins.h"
 
-#include "arrow_text_memo.h"
+#include "fdw/arrow_text_memo.h"
 
 typedef struct MemoSlot
 {

@@ -27,7 +27,7 @@
 #include "utils/builtins.h"
 #include "utils/varlena.h"
 
-#include "arrow_fdw.h"
+#include "fdw/arrow_fdw.h"
 #include "pg_warp.h"
 
 PG_FUNCTION_INFO_V1(arrow_fdw_validator);

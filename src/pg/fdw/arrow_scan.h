@@ -20,8 +20,8 @@
 #include "utils/relcache.h"
 
 #include "arrow.h"
-#include "arrow_fdw.h"
-#include "arrow_skip.h"
+#include "fdw/arrow_fdw.h"
+#include "fdw/arrow_skip.h"
 
 /* One open file of a scan. */
 typedef struct ScanFile

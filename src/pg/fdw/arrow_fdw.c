@@ -42,10 +42,10 @@
 #include "utils/rel.h"
 #include "utils/sampling.h"
 
-#include "arrow_fdw.h"
-#include "arrow_scan.h"
-#include "arrow_skip.h"
-#include "warp_scan_filter.h"
+#include "fdw/arrow_fdw.h"
+#include "fdw/arrow_scan.h"
+#include "fdw/arrow_skip.h"
+#include "exec/warp_scan_filter.h"
 #include "warp.h"
 #include "pg_warp.h"
 

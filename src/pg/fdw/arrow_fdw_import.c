@@ -31,7 +31,7 @@
 #include "utils/resowner.h"
 #include "utils/syscache.h"
 
-#include "arrow_fdw.h"
+#include "fdw/arrow_fdw.h"
 #include "pg_warp.h"
 
 static Oid	field_type(const ArrowField *field, const char *schema,

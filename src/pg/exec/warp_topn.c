@@ -21,7 +21,7 @@
 #include "utils/memutils.h"
 #include "utils/sortsupport.h"
 
-#include "warp_topn.h"
+#include "exec/warp_topn.h"
 
 typedef struct TopRow
 {

@@ -56,11 +56,11 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "arrow_fdw.h"
+#include "fdw/arrow_fdw.h"
 #include "heap_changes.h"
 #include "pg_warp.h"
 #include "warp.h"
-#include "warp_dimcache.h"
+#include "exec/warp_dimcache.h"
 
 typedef struct DimCacheEntry
 {

@@ -32,7 +32,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "arrow_fdw.h"
+#include "fdw/arrow_fdw.h"
 #include "pg_warp.h"
 
 /*

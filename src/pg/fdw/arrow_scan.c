@@ -18,8 +18,8 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "arrow_scan.h"
-#include "warp_scan_filter.h"
+#include "fdw/arrow_scan.h"
+#include "exec/warp_scan_filter.h"
 #include "pg_warp.h"
 
 /* ---------------------------------------------------------------- files */

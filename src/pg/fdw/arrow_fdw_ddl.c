@@ -27,7 +27,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "arrow_fdw.h"
+#include "fdw/arrow_fdw.h"
 #include "pg_warp.h"
 
 PG_FUNCTION_INFO_V1(pg_warp_arrow_ddl);

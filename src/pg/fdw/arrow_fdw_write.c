@@ -38,7 +38,7 @@
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 
-#include "arrow_fdw.h"
+#include "fdw/arrow_fdw.h"
 #include "pg_warp.h"
 
 typedef struct ColumnWriter

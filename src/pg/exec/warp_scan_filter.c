@@ -27,7 +27,7 @@
 #include "warp.h"
 #include "warp_cpu.h"
 #include "warp_memlist.h"
-#include "warp_scan_filter.h"
+#include "exec/warp_scan_filter.h"
 #include "warp_threads.h"
 
 /*

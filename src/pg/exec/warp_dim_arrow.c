@@ -33,11 +33,11 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "arrow_scan.h"
+#include "fdw/arrow_scan.h"
 #include "pg_warp.h"
 #include "warp.h"
-#include "warp_dim_arrow.h"
-#include "warp_scan_filter.h"
+#include "exec/warp_dim_arrow.h"
+#include "exec/warp_scan_filter.h"
 
 /* how an output column of this batch's file reads without conversion */
 typedef enum RawKind
