@@ -72,15 +72,20 @@ warp_create_state(CustomScan *cscan)
 	return (Node *) ws;
 }
 
+/*
+ * The plan the planner left in custom_private (warp_plan.c) into the
+ * node's state: the fact table, its quals and attributes, the joins (each
+ * dimension's key and payload columns; their plans are started by
+ * warp_begin), group keys, aggregates, the output map, the constant quals,
+ * where the plan runs, a heap fact table, count(DISTINCT), row mode and
+ * ORDER BY ... LIMIT.  The only reader of custom_private.
+ */
 static void
-warp_begin(CustomScanState *node, EState *estate, int eflags)
+warp_scan_state_from_plan(WarpScanState *ws, CustomScan *cs)
 {
-	WarpScanState *ws = (WarpScanState *) node;
-	CustomScan *cs = (CustomScan *) node->ss.ps.plan;
 	List	   *ids = linitial(cs->custom_private);
 	List	   *joins = lfourth(cs->custom_private);
 	List	   *misc = list_nth(cs->custom_private, 4);
-	Bitmapset  *attrs = NULL;
 	ListCell   *lc,
 			   *pc;
 	int			j;
@@ -92,16 +97,10 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 	ws->key_info = linitial(misc);
 	ws->agg_info = lsecond(misc);
 	ws->outmap = lthird(misc);
-	ws->gate = ExecInitQual(list_length(misc) > 3 ? (List *) lfourth(misc) : NIL, &node->ss.ps);
-	ws->gate_checked = false;
+	ws->gate_quals = list_length(misc) > 3 ? (List *) lfourth(misc) : NIL;
 	ws->fact_oid = linitial_oid((List *) list_nth(cs->custom_private, 5));
 	ws->on_daemon = intVal(list_nth(cs->custom_private, 6)) != 0;
 	ws->daemon_gpu = intVal(list_nth(cs->custom_private, 6)) == 1 + GPUD_DEVICE_GPU;
-
-	ws->engine_cxt = AllocSetContextCreate(estate->es_query_cxt, "pg_warp engine",
-										   ALLOCSET_DEFAULT_SIZES);
-	ws->alloc.alloc = engine_alloc;
-	ws->alloc.ctx = ws->engine_cxt;
 
 	ws->ndims = list_length(joins);
 	ws->dims = palloc0(sizeof(WarpDim) * Max(ws->ndims, 1));
@@ -118,8 +117,6 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 		d->fact_key = linitial(jn);
 		d->dim_key = lsecond(jn);
 		d->text_key = d->dim_key->vartype == TEXTOID || d->dim_key->vartype == VARCHAROID;
-		d->ps = ExecInitNode(plan, estate, eflags);
-		node->custom_ps = lappend(node->custom_ps, d->ps);
 		d->key_resno = intVal(lfourth(jn));
 		d->kind = intVal(list_nth(jn, 4));
 		d->key2_resno = intVal(list_nth(jn, 5));
@@ -144,7 +141,6 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 		}
 	}
 
-	ws->fact_rel = table_open(ws->fact_oid, AccessShareLock);
 	ws->heap = list_length(cs->custom_private) > 7 && intVal(list_nth(cs->custom_private, 7)) != 0;
 	ws->distinct_key = ws->distinct_agg = -1;
 	if (list_length(cs->custom_private) > 9)
@@ -152,13 +148,6 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 		ws->distinct_key = intVal(list_nth(cs->custom_private, 8));
 		ws->distinct_agg = intVal(list_nth(cs->custom_private, 9));
 	}
-	foreach(lc, ws->fact_attrs)
-		attrs = bms_add_member(attrs, lfirst_int(lc) - FirstLowInvalidHeapAttributeNumber);
-	if (!ws->heap)
-		arrow_scan_begin(&ws->scan, ws->fact_rel, attrs, ws->quals, ws->fact_relid,
-						 &node->ss.ps, (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
-	/* the CPU driver takes big batches in parts (arrow_scan.h) */
-	ws->scan.parts_per_batch = WARP_SCAN_PARTS;
 	ws->emit_rows = list_length(cs->custom_private) > 10 &&
 		intVal(list_nth(cs->custom_private, 10)) != 0;
 	if (list_length(cs->custom_private) > 11)
@@ -183,6 +172,46 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 			ws->topn_keys[k].collation = lfirst_oid(pc);
 			k++;
 		}
+	}
+}
+
+static void
+warp_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	WarpScanState *ws = (WarpScanState *) node;
+	CustomScan *cs = (CustomScan *) node->ss.ps.plan;
+	Bitmapset  *attrs = NULL;
+	ListCell   *lc;
+	int			j;
+
+	warp_scan_state_from_plan(ws, cs);
+	ws->gate = ExecInitQual(ws->gate_quals, &node->ss.ps);
+	ws->gate_checked = false;
+
+	ws->engine_cxt = AllocSetContextCreate(estate->es_query_cxt, "pg_warp engine",
+										   ALLOCSET_DEFAULT_SIZES);
+	ws->alloc.alloc = engine_alloc;
+	ws->alloc.ctx = ws->engine_cxt;
+
+	/* the dimensions' plans, children of this node */
+	for (j = 0; j < Min(ws->ndims, list_length(cs->custom_plans)); j++)
+	{
+		WarpDim    *d = &ws->dims[j];
+
+		d->ps = ExecInitNode(list_nth(cs->custom_plans, j), estate, eflags);
+		node->custom_ps = lappend(node->custom_ps, d->ps);
+	}
+
+	ws->fact_rel = table_open(ws->fact_oid, AccessShareLock);
+	foreach(lc, ws->fact_attrs)
+		attrs = bms_add_member(attrs, lfirst_int(lc) - FirstLowInvalidHeapAttributeNumber);
+	if (!ws->heap)
+		arrow_scan_begin(&ws->scan, ws->fact_rel, attrs, ws->quals, ws->fact_relid,
+						 &node->ss.ps, (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
+	/* the CPU driver takes big batches in parts (arrow_scan.h) */
+	ws->scan.parts_per_batch = WARP_SCAN_PARTS;
+	if (ws->topn_keys != NULL)
+	{
 		ws->topn_slot = MakeSingleTupleTableSlot(node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
 												 &TTSOpsVirtual);
 		ws->topn = warp_topn_create(node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,

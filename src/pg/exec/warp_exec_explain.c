@@ -55,13 +55,9 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 
 		ExplainPropertyText("Engine Filter", deparse(ws, context, q), es);
 	}
-	{
-		List	   *misc = list_nth(((CustomScan *) node->ss.ps.plan)->custom_private, 4);
-
-		if (list_length(misc) > 3 && lfourth(misc) != NIL)
-			ExplainPropertyText("One-Time Filter",
-								deparse(ws, context, (Node *) make_ands_explicit(lfourth(misc))), es);
-	}
+	if (ws->gate_quals != NIL)
+		ExplainPropertyText("One-Time Filter",
+							deparse(ws, context, (Node *) make_ands_explicit(ws->gate_quals)), es);
 	if (ws->topn)
 	{
 		/* ORDER BY ... LIMIT kept here: "Top-N: 100 by a DESC, b" */

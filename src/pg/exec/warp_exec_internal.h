@@ -143,6 +143,7 @@ typedef struct WarpScanState
 	bool		dims_from_leader;	/* worker: dimensions read from the DSM */
 	bool		executed;
 	/* constant quals (custom_private item 4): PostgreSQL's gating Result */
+	List	   *gate_quals;
 	ExprState  *gate;
 	bool		gate_checked;
 	bool		gate_closed;	/* not true: the node returns nothing */
