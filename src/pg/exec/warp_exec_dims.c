@@ -441,6 +441,150 @@ dim_too_large(void)
 			 errhint("Raise pg_warp.inner_hash_mem, ANALYZE the table, or set pg_warp.enabled = off.")));
 }
 
+/*
+ * A dimension's state before its rows are read: no join table yet, a text
+ * key's string table, the payload table.  False where the dimension was
+ * taken from the cache instead (nothing to read).
+ */
+static bool
+dim_build_start(WarpScanState *ws, WarpDim *d, int32 **kslots, uint32 *kmask)
+{
+	d->table = NULL;			/* built again from these rows */
+	d->table_ready = false;
+	if (d->text_key)
+	{
+		d->cache_key = NULL;	/* the cache keeps no strings */
+		d->nkstr = 0;
+		d->kstr = palloc(sizeof(char *) * 64);
+		d->kstr_len = palloc(sizeof(int) * 64);
+		*kmask = 127;
+		*kslots = palloc(sizeof(int32) * (*kmask + 1));
+		memset(*kslots, 0xff, sizeof(int32) * (*kmask + 1));
+	}
+	else if (dim_from_cache(ws, d))
+		return false;
+	d->npayloads = 0;
+	d->pcap = 64;
+	d->pvalues = palloc(sizeof(Datum) * d->pcap * Max(d->npay, 1));
+	d->pnulls = palloc(sizeof(bool) * d->pcap * Max(d->npay, 1));
+	d->phash = palloc(sizeof(uint32) * d->pcap);
+	d->pmask = 0;
+	payload_grow(d);
+	return true;
+}
+
+/*
+ * Whether the engine's reader gives the dimension's keys as they are: one
+ * integer, two int2/int4 columns, or text (a string seen before; a new one
+ * goes through its Datum once).
+ */
+static bool
+dim_raw_keys(WarpDim *d, Oid keytype, Oid key2type)
+{
+	return ((d->text_key && GetDatabaseEncoding() == PG_UTF8) ||
+			(d->key2_resno == 0 && (keytype == INT2OID || keytype == INT4OID || keytype == INT8OID)) ||
+			(d->key2_resno > 0 && (keytype == INT2OID || keytype == INT4OID) &&
+			 (key2type == INT2OID || key2type == INT4OID)));
+}
+
+/* the columns build_dim reads, as Datums, from the reader's current row */
+static void
+dim_reader_datums(WarpDim *d, WarpDimArrow *reader, Datum *rowv, bool *rown)
+{
+	int			kc;
+
+	rown[d->key_resno - 1] = true;
+	rowv[d->key_resno - 1] = warp_dim_arrow_datum(reader, d->key_resno - 1,
+												  &rown[d->key_resno - 1]);
+	if (d->key2_resno > 0)
+		rowv[d->key2_resno - 1] = warp_dim_arrow_datum(reader, d->key2_resno - 1,
+													   &rown[d->key2_resno - 1]);
+	for (kc = 0; kc < d->npay; kc++)
+		rowv[d->pay_resno[kc] - 1] = warp_dim_arrow_datum(reader, d->pay_resno[kc] - 1,
+														  &rown[d->pay_resno[kc] - 1]);
+}
+
+/*
+ * The join key of a row given as Datums (rowv/rown by output column) into
+ * *kv: an integer, two int2/int4 columns packed, or the number of a text
+ * key string (added if new); false where it is NULL.
+ */
+static bool
+dim_datum_key(WarpDim *d, Oid keytype, Oid key2type, Datum *rowv, bool *rown,
+			  int32 **kslots, uint32 *kmask, int64 *kv)
+{
+	Datum		key;
+
+	key = rowv[d->key_resno - 1];
+	if (rown[d->key_resno - 1])
+		return false;			/* NULL never matches */
+	if (d->key2_resno > 0)
+	{
+		/* two int2/int4 key columns: a * 2^32 + (b + 2^31), as the fact
+		 * side's expression computes it */
+		Datum		key2 = rowv[d->key2_resno - 1];
+		int64		a = keytype == INT2OID ? DatumGetInt16(key) : DatumGetInt32(key);
+		int64		b;
+
+		if (rown[d->key2_resno - 1])
+			return false;
+		b = key2type == INT2OID ? DatumGetInt16(key2) : DatumGetInt32(key2);
+		key = Int64GetDatum(a * INT64CONST(4294967296) + (b + INT64CONST(2147483648)));
+	}
+	if (d->text_key)
+		*kv = text_key_number(d, key, kslots, kmask);
+	else if (d->key2_resno > 0)
+		*kv = DatumGetInt64(key);
+	else
+	{
+		double		unused;
+
+		warp_datum_value(key, keytype, kv, &unused);
+	}
+	return true;
+}
+
+/*
+ * After the rows (d->rows, d->keys, d->pids): at least one payload, and
+ * the dimension kept in the cache where it may be.  v/nl: room for one
+ * payload's values.
+ */
+static void
+dim_build_finish(WarpScanState *ws, WarpDim *d, Datum *v, bool *nl)
+{
+	int			k;
+
+	if (d->npayloads == 0 && d->npay > 0)
+	{
+		/* no rows: one all-NULL payload, so that id 0 names real values
+		 * (the cache copies them) */
+		for (k = 0; k < d->npay; k++)
+		{
+			v[k] = (Datum) 0;
+			nl[k] = true;
+		}
+		(void) payload_id(d, v, nl);
+	}
+	if (d->npayloads == 0)
+		d->npayloads = 1;
+	if (d->cache_key)
+	{
+		WarpDimCached c;
+		const char *why;
+
+		c.rows = d->rows;
+		c.keys = d->keys;
+		c.pids = d->pids;
+		c.npayloads = d->npayloads;
+		c.npay = d->npay;
+		c.pvalues = d->pvalues;
+		c.pnulls = d->pnulls;
+
+		warp_dimcache_put(d->cache_key, d->cache_gen, &c, d->pay_len, d->pay_byval, &why);
+		note_not_cached(ws, d, why);
+	}
+}
+
 /* Run a dimension's plan and build its join table. */
 static void
 build_dim(WarpScanState *ws, WarpDim *d)
@@ -465,27 +609,8 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	bool		raw_key;
 	RawPayloads rawpay;
 
-	d->table = NULL;			/* built again from these rows */
-	d->table_ready = false;
-	if (d->text_key)
-	{
-		d->cache_key = NULL;	/* the cache keeps no strings */
-		d->nkstr = 0;
-		d->kstr = palloc(sizeof(char *) * 64);
-		d->kstr_len = palloc(sizeof(int) * 64);
-		kmask = 127;
-		kslots = palloc(sizeof(int32) * (kmask + 1));
-		memset(kslots, 0xff, sizeof(int32) * (kmask + 1));
-	}
-	else if (dim_from_cache(ws, d))
+	if (!dim_build_start(ws, d, &kslots, &kmask))
 		return;
-	d->npayloads = 0;
-	d->pcap = 64;
-	d->pvalues = palloc(sizeof(Datum) * d->pcap * Max(d->npay, 1));
-	d->pnulls = palloc(sizeof(bool) * d->pcap * Max(d->npay, 1));
-	d->phash = palloc(sizeof(uint32) * d->pcap);
-	d->pmask = 0;
-	payload_grow(d);
 
 	/*
 	 * An Arrow dimension's rows straight from its batches where the engine
@@ -506,13 +631,7 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	reader = warp_dim_arrow_begin(d->ps);
 	MemoryContextSwitchTo(old);
 	d->read_by_engine = reader != NULL;
-	/* keys read as they are: one integer, two int2/int4 columns, or text
-	 * (a string seen before; a new one goes through its Datum once) */
-	raw_key = reader != NULL &&
-		((d->text_key && GetDatabaseEncoding() == PG_UTF8) ||
-		 (d->key2_resno == 0 && (keytype == INT2OID || keytype == INT4OID || keytype == INT8OID)) ||
-		 (d->key2_resno > 0 && (keytype == INT2OID || keytype == INT4OID) &&
-		  (key2type == INT2OID || key2type == INT4OID)));
+	raw_key = reader != NULL && dim_raw_keys(d, keytype, key2type);
 	if (raw_key && d->npay > 0)
 		raw_payloads_init(&rawpay);
 	if (reader)
@@ -524,21 +643,18 @@ build_dim(WarpScanState *ws, WarpDim *d)
 	}
 	for (;;)
 	{
-		Datum		key;
+		int64		kv;
 
 		CHECK_FOR_INTERRUPTS();
 
 		if (reader)
 		{
-			int			kc;
-
 			if (!warp_dim_arrow_next_row(reader))
 				break;
 			if (raw_key)
 			{
 				/* the key and payload bytes as they are: no Datum at all,
 				 * except for bytes seen for the first time */
-				int64		kv;
 				bool		kn;
 				int32		pid = 0;
 
@@ -564,16 +680,7 @@ build_dim(WarpScanState *ws, WarpDim *d)
 					continue;
 				}
 			}
-			/* the columns build_dim reads, as Datums */
-			rown[d->key_resno - 1] = true;
-			rowv[d->key_resno - 1] = warp_dim_arrow_datum(reader, d->key_resno - 1,
-														  &rown[d->key_resno - 1]);
-			if (d->key2_resno > 0)
-				rowv[d->key2_resno - 1] = warp_dim_arrow_datum(reader, d->key2_resno - 1,
-															   &rown[d->key2_resno - 1]);
-			for (kc = 0; kc < d->npay; kc++)
-				rowv[d->pay_resno[kc] - 1] = warp_dim_arrow_datum(reader, d->pay_resno[kc] - 1,
-																  &rown[d->pay_resno[kc] - 1]);
+			dim_reader_datums(d, reader, rowv, rown);
 		}
 		else
 		{
@@ -593,22 +700,8 @@ build_dim(WarpScanState *ws, WarpDim *d)
 			rowv = slot->tts_values;
 			rown = slot->tts_isnull;
 		}
-		key = rowv[d->key_resno - 1];
-		if (rown[d->key_resno - 1])
+		if (!dim_datum_key(d, keytype, key2type, rowv, rown, &kslots, &kmask, &kv))
 			continue;			/* NULL never matches */
-		if (d->key2_resno > 0)
-		{
-			/* two int2/int4 key columns: a * 2^32 + (b + 2^31), as the fact
-			 * side's expression computes it */
-			Datum		key2 = rowv[d->key2_resno - 1];
-			int64		a = keytype == INT2OID ? DatumGetInt16(key) : DatumGetInt32(key);
-			int64		b;
-
-			if (rown[d->key2_resno - 1])
-				continue;
-			b = key2type == INT2OID ? DatumGetInt16(key2) : DatumGetInt32(key2);
-			key = Int64GetDatum(a * INT64CONST(4294967296) + (b + INT64CONST(2147483648)));
-		}
 		for (k = 0; k < d->npay; k++)
 		{
 			v[k] = rowv[d->pay_resno[k] - 1];
@@ -620,16 +713,7 @@ build_dim(WarpScanState *ws, WarpDim *d)
 			keys = repalloc_huge(keys, sizeof(int64) * cap);
 			pids = repalloc_huge(pids, sizeof(int32) * cap);
 		}
-		if (d->text_key)
-			keys[n] = text_key_number(d, key, &kslots, &kmask);
-		else if (d->key2_resno > 0)
-			keys[n] = DatumGetInt64(key);
-		else
-		{
-			double		unused;
-
-			warp_datum_value(key, keytype, &keys[n], &unused);
-		}
+		keys[n] = kv;
 		pids[n] = d->npay > 0 ? payload_id(d, v, nl) : 0;
 		if (d->npay == 0)
 			d->npayloads = 1;
@@ -645,38 +729,10 @@ build_dim(WarpScanState *ws, WarpDim *d)
 			InstrStopNode(d->ps->instrument, (double) rows);
 		ws->dims_read_by_engine++;
 	}
-	if (d->npayloads == 0 && d->npay > 0)
-	{
-		/* no rows: one all-NULL payload, so that id 0 names real values
-		 * (the cache copies them) */
-		for (k = 0; k < d->npay; k++)
-		{
-			v[k] = (Datum) 0;
-			nl[k] = true;
-		}
-		(void) payload_id(d, v, nl);
-	}
-	if (d->npayloads == 0)
-		d->npayloads = 1;
 	d->rows = n;
 	d->keys = keys;
 	d->pids = pids;
-	if (d->cache_key)
-	{
-		WarpDimCached c;
-		const char *why;
-
-		c.rows = n;
-		c.keys = keys;
-		c.pids = pids;
-		c.npayloads = d->npayloads;
-		c.npay = d->npay;
-		c.pvalues = d->pvalues;
-		c.pnulls = d->pnulls;
-
-		warp_dimcache_put(d->cache_key, d->cache_gen, &c, d->pay_len, d->pay_byval, &why);
-		note_not_cached(ws, d, why);
-	}
+	dim_build_finish(ws, d, v, nl);
 }
 
 /*
