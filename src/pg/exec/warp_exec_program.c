@@ -107,36 +107,28 @@ set_topn_prefilter(WarpScanState *ws, WarpProgram *p)
 	p->topn_nulls_first = k->nulls_first ? 1 : 0;
 }
 
-void
-warp_exec_build_program(WarpScanState *ws)
-{
-	WarpBuilder b;
-	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
-	WarpProgram *p = &ws->prog;
-	ListCell   *lc;
-	int			i;
-	const char *bad;
-
-#define COMPILE(dst, expr) \
+#define COMPILE(b, dst, expr) \
 	do { \
-		(dst) = warp_compile_expr(&b, (Expr *) (expr)); \
+		(dst) = warp_compile_expr((b), (Expr *) (expr)); \
 		if ((dst) < 0) \
-			elog(ERROR, "pg_warp: could not build the program: %s", b.why_not); \
+			elog(ERROR, "pg_warp: could not build the program: %s", (b)->why_not); \
 	} while (0)
 
-	warp_builder_init(&b, ws->fact_relid, econtext);
-	b.native_columns = ws->heap;
-	memset(p, 0, sizeof(*p));
-	p->version = WARP_PROGRAM_VERSION;
-	p->emit_rows = ws->emit_rows ? 1 : 0;
+/* The program's fact quals and its joins' fact keys. */
+static void
+program_quals_joins(WarpScanState *ws, WarpBuilder *b, WarpProgram *p)
+{
+	ListCell   *lc;
+	int			i;
+
 	p->nquals = list_length(ws->quals);
 	p->quals = palloc(sizeof(int32) * Max(p->nquals, 1));
 	i = 0;
 	foreach(lc, ws->quals)
 	{
-		p->quals[i] = warp_compile_qual(&b, (Expr *) lfirst(lc));
+		p->quals[i] = warp_compile_qual(b, (Expr *) lfirst(lc));
 		if (p->quals[i] < 0)
-			elog(ERROR, "pg_warp: could not build the program: %s", b.why_not);
+			elog(ERROR, "pg_warp: could not build the program: %s", b->why_not);
 		i++;
 	}
 	p->njoins = ws->ndims;
@@ -151,23 +143,32 @@ warp_exec_build_program(WarpScanState *ws)
 			int		   *map = palloc(sizeof(int) * Max(d->nkstr, 1));
 			int64		r;
 
-			p->joins[i].key_node = warp_compile_text_join_key(&b, (Expr *) d->fact_key,
+			p->joins[i].key_node = warp_compile_text_join_key(b, (Expr *) d->fact_key,
 															  d->nkstr, (const char *const *) d->kstr,
 															  d->kstr_len, map);
 			if (p->joins[i].key_node < 0)
-				elog(ERROR, "pg_warp: could not build the program: %s", b.why_not);
+				elog(ERROR, "pg_warp: could not build the program: %s", b->why_not);
 			d->probe_keys = palloc(sizeof(int64) * Max(d->rows, 1));
 			for (r = 0; r < d->rows; r++)
 				d->probe_keys[r] = map[d->keys[r]];
 		}
 		else
 		{
-			COMPILE(p->joins[i].key_node, d->fact_key);
+			COMPILE(b, p->joins[i].key_node, d->fact_key);
 			d->probe_keys = NULL;
 		}
 		p->joins[i].table = i;
 		p->joins[i].kind = d->kind;
 	}
+}
+
+/* The program's group keys. */
+static void
+program_group_keys(WarpScanState *ws, WarpBuilder *b, WarpProgram *p)
+{
+	ListCell   *lc;
+	int			i;
+
 	p->nkeys = list_length(ws->key_info);
 	p->keys = palloc0(sizeof(WarpGroupKey) * Max(p->nkeys, 1));
 	i = 0;
@@ -178,14 +179,23 @@ warp_exec_build_program(WarpScanState *ws)
 		p->keys[i].kind = intVal(linitial(ki));
 		if (p->keys[i].kind == WG_FACT)
 		{
-			p->keys[i].node = warp_compile_group_key(&b, (Expr *) lsecond(ki));
+			p->keys[i].node = warp_compile_group_key(b, (Expr *) lsecond(ki));
 			if (p->keys[i].node < 0)
-				elog(ERROR, "pg_warp: could not build the program: %s", b.why_not);
+				elog(ERROR, "pg_warp: could not build the program: %s", b->why_not);
 		}
 		else
 			p->keys[i].join = intVal(lthird(ki));
 		i++;
 	}
+}
+
+/* The program's aggregates, the plan's (the hidden ones come after them). */
+static void
+program_aggregates(WarpScanState *ws, WarpBuilder *b, WarpProgram *p)
+{
+	ListCell   *lc;
+	int			i;
+
 	/* room for a hidden max(display scale) per sum/avg (see below) */
 	p->naggs = list_length(ws->agg_info);
 	p->aggs = palloc0(sizeof(WarpAggSpec) * Max(2 * p->naggs, 1));
@@ -207,17 +217,17 @@ warp_exec_build_program(WarpScanState *ws)
 		{
 			int			scale;
 
-			a->arg = warp_compile_numeric_agg_arg(&b, (Expr *) lsecond(ai), &scale);
+			a->arg = warp_compile_numeric_agg_arg(b, (Expr *) lsecond(ai), &scale);
 			if (a->arg < 0)
-				elog(ERROR, "pg_warp: could not build the program: %s", b.why_not);
+				elog(ERROR, "pg_warp: could not build the program: %s", b->why_not);
 		}
 		else if (lsecond(ai))
-			COMPILE(a->arg, lsecond(ai));
+			COMPILE(b, a->arg, lsecond(ai));
 		if (lthird(ai))
-			COMPILE(a->filter, lthird(ai));
+			COMPILE(b, a->filter, lthird(ai));
 		if (a->kind != WA_COUNT_STAR)
 			warp_type_of((Oid) intVal(lfourth(ai)), &t);
-		if (a->arg >= 0 && b.nodes[a->arg].type == WT_NUMERIC)
+		if (a->arg >= 0 && b->nodes[a->arg].type == WT_NUMERIC)
 		{
 			t = WT_NUMERIC;
 			if (a->kind == WA_SUM_INT8)
@@ -227,12 +237,19 @@ warp_exec_build_program(WarpScanState *ws)
 		ws->agg_scale_agg[i - 1] = -1;
 		ws->agg_square_agg[i - 1] = -1;
 	}
+}
 
-	/*
-	 * var/stddev of int2/int4 (WARP_AGG_VAR_INT): a hidden aggregate after
-	 * the real ones sums x::int8 * x::int8 under the same FILTER; the
-	 * state emitted is (N, sum, sum of squares)
-	 */
+/*
+ * var/stddev of int2/int4 (WARP_AGG_VAR_INT): a hidden aggregate after
+ * the real ones sums x::int8 * x::int8 under the same FILTER; the
+ * state emitted is (N, sum, sum of squares)
+ */
+static void
+program_var_squares(WarpScanState *ws, WarpBuilder *b, WarpProgram *p)
+{
+	ListCell   *lc;
+	int			i;
+
 	i = 0;
 	foreach(lc, ws->agg_info)
 	{
@@ -252,41 +269,65 @@ warp_exec_build_program(WarpScanState *ws)
 			((OpExpr *) sq)->opfuncid = get_opcode(mul);
 			h->kind = WA_SUM_INT8;
 			h->type = WT_INT8;
-			COMPILE(h->arg, sq);
+			COMPILE(b, h->arg, sq);
 			h->filter = p->aggs[i].filter;
 			ws->agg_square_agg[i] = p->naggs++;
 		}
 		i++;
 	}
+}
 
-	/*
-	 * sum/avg of a numeric CASE/COALESCE whose values have different
-	 * display scales: PostgreSQL's result has the largest scale among the
-	 * values summed, which only the rows know.  A hidden aggregate after
-	 * the real ones, max() of the row's scale under the same FILTER, gives
-	 * it per group (agg_numeric_scale); hidden aggregates are never
-	 * emitted.
-	 */
+/*
+ * sum/avg of a numeric CASE/COALESCE whose values have different
+ * display scales: PostgreSQL's result has the largest scale among the
+ * values summed, which only the rows know.  A hidden aggregate after
+ * the real ones, max() of the row's scale under the same FILTER, gives
+ * it per group (agg_numeric_scale); hidden aggregates are never
+ * emitted.
+ */
+static void
+program_numeric_scales(WarpScanState *ws, WarpBuilder *b, WarpProgram *p)
+{
+	int			nreal = p->naggs;
+	int			i;
+
+	for (i = 0; i < nreal; i++)
 	{
-		int			nreal = p->naggs;
+		WarpAggSpec *a = &p->aggs[i];
 
-		for (i = 0; i < nreal; i++)
+		if (a->kind == WA_SUM_NUMERIC && warp_node_dynamic_scale(b, a->arg))
 		{
-			WarpAggSpec *a = &p->aggs[i];
+			WarpAggSpec *h = &p->aggs[p->naggs];
 
-			if (a->kind == WA_SUM_NUMERIC && warp_node_dynamic_scale(&b, a->arg))
-			{
-				WarpAggSpec *h = &p->aggs[p->naggs];
-
-				h->kind = WA_MAX;
-				h->type = WT_INT4;
-				h->arg = warp_compile_scale_of(&b, a->arg);
-				h->filter = a->filter;
-				ws->agg_scale_agg[i] = p->naggs++;
-			}
+			h->kind = WA_MAX;
+			h->type = WT_INT4;
+			h->arg = warp_compile_scale_of(b, a->arg);
+			h->filter = a->filter;
+			ws->agg_scale_agg[i] = p->naggs++;
 		}
 	}
+}
 #undef COMPILE
+
+void
+warp_exec_build_program(WarpScanState *ws)
+{
+	WarpBuilder b;
+	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+	WarpProgram *p = &ws->prog;
+	int			i;
+	const char *bad;
+
+	warp_builder_init(&b, ws->fact_relid, econtext);
+	b.native_columns = ws->heap;
+	memset(p, 0, sizeof(*p));
+	p->version = WARP_PROGRAM_VERSION;
+	p->emit_rows = ws->emit_rows ? 1 : 0;
+	program_quals_joins(ws, &b, p);
+	program_group_keys(ws, &b, p);
+	program_aggregates(ws, &b, p);
+	program_var_squares(ws, &b, p);
+	program_numeric_scales(ws, &b, p);
 	p->nnodes = b.nnodes;
 	p->nodes = b.nodes;
 	p->nargs = b.nargs;
