@@ -211,6 +211,20 @@ arrowIsForeignScanParallelSafe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry
 
 /* -------------------------------------------------------------- executor */
 
+/* pg_warp's engine as the scan's row prefilter (arrow_scan.h) */
+static int64
+engine_prefilter_batch(void *state, const ArrowArray *cols_of_attr, int64 nrows, bool *keep,
+					   int64 kept)
+{
+	return warp_scan_filter_batch((WarpScanFilter *) state, cols_of_attr, nrows, keep, kept);
+}
+
+static void
+engine_prefilter_explain(void *state, PlanState *ps, ExplainState *es)
+{
+	warp_scan_filter_explain((WarpScanFilter *) state, ps, es);
+}
+
 static void
 arrowBeginForeignScan(ForeignScanState *node, int eflags)
 {
@@ -232,6 +246,7 @@ arrowBeginForeignScan(ForeignScanState *node, int eflags)
 	 */
 	{
 		int			decided = arrow_skip_quals_count(ss->skip);
+		WarpScanFilter *f = NULL;
 
 		/*
 		 * the quals after the leading ones the raw-value filter decides: it
@@ -239,9 +254,15 @@ arrowBeginForeignScan(ForeignScanState *node, int eflags)
 		 * PostgreSQL's order
 		 */
 		if (decided < list_length(plan->scan.plan.qual))
-			ss->engine_filter = warp_scan_filter_create(list_copy_tail(plan->scan.plan.qual, decided),
-														plan->scan.scanrelid,
-														node->ss.ps.ps_ExprContext);
+			f = warp_scan_filter_create(list_copy_tail(plan->scan.plan.qual, decided),
+										plan->scan.scanrelid,
+										node->ss.ps.ps_ExprContext);
+		if (f)
+		{
+			ss->prefilter.filter_batch = engine_prefilter_batch;
+			ss->prefilter.explain = engine_prefilter_explain;
+			ss->prefilter.state = f;
+		}
 	}
 }
 
@@ -308,8 +329,8 @@ arrowExplainForeignScan(ForeignScanState *node, ExplainState *es)
 	ArrowScanState *ss = node->fdw_state;
 
 	arrow_scan_explain(ss, RelationGetDescr(node->ss.ss_currentRelation), es);
-	if (ss->engine_filter)
-		warp_scan_filter_explain(ss->engine_filter, &node->ss.ps, es);
+	if (ss->prefilter.explain)
+		ss->prefilter.explain(ss->prefilter.state, &node->ss.ps, es);
 }
 
 /* -------------------------------------------------------------- parallel */

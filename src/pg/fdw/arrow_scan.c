@@ -19,7 +19,6 @@
 #include "utils/rel.h"
 
 #include "fdw/arrow_scan.h"
-#include "exec/warp_scan_filter.h"
 #include "pg_warp.h"
 
 /* ---------------------------------------------------------------- files */
@@ -420,9 +419,9 @@ arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext, bool row_filter
 			ss->cur_keep = palloc(sizeof(bool) * Max(nrows, 1));
 			kept = arrow_skip_filter_rows(ss->skip, sf->field_of_attr, ss->cur_cols,
 										  nrows, ss->cur_keep, econtext);
-			if (ss->engine_filter && kept > 0)
-				kept = warp_scan_filter_batch(ss->engine_filter, ss->cur_cols, nrows,
-											  ss->cur_keep, kept);
+			if (ss->prefilter.filter_batch && kept > 0)
+				kept = ss->prefilter.filter_batch(ss->prefilter.state, ss->cur_cols, nrows,
+												  ss->cur_keep, kept);
 		}
 		else
 		{

@@ -23,6 +23,22 @@
 #include "fdw/arrow_fdw.h"
 #include "fdw/arrow_skip.h"
 
+/*
+ * A row prefilter the scan runs over each loaded batch after the raw-value
+ * row filter (arrow_skip.c), given by the scan's owner: arrow_fdw.c sets
+ * pg_warp's engine here (warp_scan_filter.c).  filter_batch turns keep[i]
+ * (kept of them true) false for rows it finds failing the quals and returns
+ * the rows still kept; cols_of_attr: the batch's columns by attribute
+ * number - 1.  explain adds its lines to the scan's EXPLAIN.
+ */
+typedef struct ArrowRowPrefilter
+{
+	int64		(*filter_batch) (void *state, const ArrowArray *cols_of_attr, int64 nrows,
+								 bool *keep, int64 kept);
+	void		(*explain) (void *state, PlanState *ps, ExplainState *es);
+	void	   *state;
+} ArrowRowPrefilter;
+
 /* One open file of a scan. */
 typedef struct ScanFile
 {
@@ -84,9 +100,9 @@ typedef struct ArrowScanState
 	int64		cur_row;
 	ArrowArray *cur_cols;		/* per attno-1, valid if attr referenced */
 	bool	   *cur_keep;		/* per row: may pass the clauses */
-	struct WarpScanFilter *engine_filter;	/* arrow_fdw's scans: pg_warp's
-											 * engine as a row prefilter, or
-											 * NULL (warp_scan_filter.c) */
+	ArrowRowPrefilter prefilter;	/* arrow_fdw's scans: pg_warp's engine
+									 * as a row prefilter; filter_batch NULL
+									 * when none */
 
 	/*
 	 * Work units per batch: 1 = whole batches; more splits each batch whose
