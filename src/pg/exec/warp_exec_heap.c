@@ -187,31 +187,25 @@ static void
 heap_batch_run(WarpScanState *ws, HeapBatch *hb)
 {
 	Relation	rel = ws->fact_rel;
-	int			ncols = ws->prog.ncols;
-	ArrowArray *cols = hb->cols;
-	uint8	  **valid = hb->valid;
-	int		   *nnull = hb->nnull;
-	StringInfoData *tdata = hb->tdata;
-	int			n = hb->n;
-	int			c;
 	WarpLoadStatus ls;
 	int			bad_col = 0;
 	int64		bad_row = 0;
 	WarpStatus	st;
+	int			c;
 
-	for (c = 0; c < ncols; c++)
+	for (c = 0; c < ws->prog.ncols; c++)
 	{
-		cols[c].length = n;
-		cols[c].null_count = nnull[c];
-		cols[c].validity = nnull[c] > 0 ? valid[c] : NULL;
-		nnull[c] = 0;
+		hb->cols[c].length = hb->n;
+		hb->cols[c].null_count = hb->nnull[c];
+		hb->cols[c].validity = hb->nnull[c] > 0 ? hb->valid[c] : NULL;
+		hb->nnull[c] = 0;
 		if (ws->prog.cols[c].text)
 		{
-			cols[c].data = (const uint8 *) tdata[c].data;
-			cols[c].data_len = tdata[c].len;
+			hb->cols[c].data = (const uint8 *) hb->tdata[c].data;
+			hb->cols[c].data_len = hb->tdata[c].len;
 		}
 	}
-	st = warp_cpu_run_batch(ws->cpu, cols, n, NULL, &ls, &bad_col, &bad_row);
+	st = warp_cpu_run_batch(ws->cpu, hb->cols, hb->n, NULL, &ls, &bad_col, &bad_row);
 	if (st != WARP_OK)
 		warp_exec_report_status(st);
 	if (ls != WARP_LOAD_OK)

@@ -114,9 +114,9 @@ set_topn_prefilter(WarpScanState *ws, WarpProgram *p)
 			elog(ERROR, "pg_warp: could not build the program: %s", (b)->why_not); \
 	} while (0)
 
-/* The program's fact quals and its joins' fact keys. */
+/* The program's fact quals, its joins' fact keys and its group keys. */
 static void
-program_quals_joins(WarpScanState *ws, WarpBuilder *b, WarpProgram *p)
+program_quals_joins_keys(WarpScanState *ws, WarpBuilder *b, WarpProgram *p)
 {
 	ListCell   *lc;
 	int			i;
@@ -160,15 +160,6 @@ program_quals_joins(WarpScanState *ws, WarpBuilder *b, WarpProgram *p)
 		p->joins[i].table = i;
 		p->joins[i].kind = d->kind;
 	}
-}
-
-/* The program's group keys. */
-static void
-program_group_keys(WarpScanState *ws, WarpBuilder *b, WarpProgram *p)
-{
-	ListCell   *lc;
-	int			i;
-
 	p->nkeys = list_length(ws->key_info);
 	p->keys = palloc0(sizeof(WarpGroupKey) * Max(p->nkeys, 1));
 	i = 0;
@@ -323,8 +314,7 @@ warp_exec_build_program(WarpScanState *ws)
 	memset(p, 0, sizeof(*p));
 	p->version = WARP_PROGRAM_VERSION;
 	p->emit_rows = ws->emit_rows ? 1 : 0;
-	program_quals_joins(ws, &b, p);
-	program_group_keys(ws, &b, p);
+	program_quals_joins_keys(ws, &b, p);
 	program_aggregates(ws, &b, p);
 	program_var_squares(ws, &b, p);
 	program_numeric_scales(ws, &b, p);
