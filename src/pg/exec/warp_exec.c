@@ -33,7 +33,6 @@
  * All engine memory comes from one memory context, so an error anywhere
  * (an overflow found by the engine, a query cancel, a bad file) frees it.
  */
-
 #include "postgres.h"
 
 #include "access/table.h"

@@ -12,7 +12,6 @@
  * text keys to the fact column's strings; a parallel query's leader hands
  * its dimensions to the workers (warp_exec_parallel.c).
  */
-
 #include "postgres.h"
 
 #include "catalog/pg_type.h"

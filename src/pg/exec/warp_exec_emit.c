@@ -8,7 +8,6 @@
  * The values come from warp_exec_groups.c, the batches from the drivers
  * (warp_exec_run.c).
  */
-
 #include "postgres.h"
 
 #include "executor/executor.h"

@@ -7,7 +7,6 @@
  * The state it shows is warp_exec_internal.h's WarpScanState, filled by
  * the other warp_exec*.c files.
  */
-
 #include "postgres.h"
 
 #include "access/stratnum.h"

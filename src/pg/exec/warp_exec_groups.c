@@ -9,7 +9,6 @@
  * The drivers are warp_exec_run.c and warp_exec_heap.c; the rows are
  * emitted by warp_exec_emit.c.
  */
-
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
@@ -477,8 +476,6 @@ numeric_sum_state192(int64 n, const WarpAggState *s, int scale, int drop)
  * argument's, as the program has it, or the largest among the group's
  * rows (a hidden aggregate, for a CASE/COALESCE of several scales).
  */
-static const WarpAggState *group_agg(WarpScanState *ws, int64 g, int a);
-
 static int
 agg_numeric_scale(WarpScanState *ws, int a, int64 g)
 {

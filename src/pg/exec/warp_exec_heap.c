@@ -6,7 +6,6 @@
  *
  * The Arrow fact tables' drivers are warp_exec_run.c, which calls this one.
  */
-
 #include "postgres.h"
 
 #include "access/tableam.h"

@@ -8,7 +8,6 @@
  * The dimensions are built by warp_exec_dims.c, their join tables by
  * warp_exec_run.c.
  */
-
 #include "postgres.h"
 
 #include "access/tableam.h"

@@ -10,7 +10,6 @@
  * the fact column's strings), run by the drivers (warp_exec_run.c,
  * warp_exec_heap.c or pg_warp_gpud).
  */
-
 #include "postgres.h"
 
 #include "catalog/namespace.h"

@@ -10,7 +10,6 @@
  * A heap fact table has its own driver (warp_exec_heap.c); the groups the
  * drivers leave are merged and read by warp_exec_groups.c.
  */
-
 #include "postgres.h"
 
 #include "executor/executor.h"
