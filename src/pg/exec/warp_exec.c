@@ -54,12 +54,6 @@ engine_alloc(void *ctx, size_t size)
 									  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 }
 
-static bool
-warp_recheck(ScanState *node, TupleTableSlot *slot)
-{
-	return true;
-}
-
 /* ----------------------------------------------------- executor methods */
 
 static Node *
@@ -219,6 +213,12 @@ warp_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 	/* under Gather each participant is one thread; else pg_warp.cpu_threads */
 	ws->nthreads = node->ss.ps.plan->parallel_aware ? 1 : pgwarp_cpu_thread_count();
+}
+
+static bool
+warp_recheck(ScanState *node, TupleTableSlot *slot)
+{
+	return true;
 }
 
 static TupleTableSlot *
