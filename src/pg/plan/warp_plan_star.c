@@ -153,17 +153,16 @@ arm_union(int *parent, int a, int b)
 		parent[b] = a;
 }
 
-bool
-find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
+/*
+ * The fact table: the largest arrow_fdw relation, or without one the
+ * largest plain table of pg_warp.heap_min_rows rows or more.  false
+ * (nothing noted: not ours) if there is none, or if a larger Arrow table
+ * is joined elsewhere in the query.
+ */
+static bool
+star_fact(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 {
 	int			rti = -1;
-	ListCell   *lc;
-	Bitmapset  *joined = NULL;
-	int		   *kind_by_rti;
-	int			kind;
-	List	   *jclauses = NIL;
-	int		   *arm;			/* snowflake: dimension relations joined
-								 * among themselves form one arm */
 
 	/* the fact table: the largest arrow_fdw relation */
 	while ((rti = bms_next_member(input_rel->relids, rti)) >= 0)
@@ -215,8 +214,21 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 				return false;
 		}
 	}
+	return true;
+}
 
-	kind_by_rti = palloc0(sizeof(int) * root->simple_rel_array_size);
+/*
+ * The join kind of each dimension, by range table index (kind_by_rti,
+ * zeroed: inner): the outer, semi and anti joins within input_rel, each
+ * between the fact table and one dimension.  false (reason noted) if
+ * another one is there.
+ */
+static bool
+star_join_kinds(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si, int *kind_by_rti)
+{
+	ListCell   *lc;
+	int			kind;
+
 	foreach(lc, root->join_info_list)
 	{
 		SpecialJoinInfo *sj = lfirst(lc);
@@ -255,35 +267,20 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 			return not_offloaded("an outer, semi or anti join that is not between the fact table and one dimension");
 		kind_by_rti[dimrti] = kind;
 	}
-	if (root->placeholder_list != NIL)
-		return not_offloaded("placeholder expressions");
-	if (root->parse->rowMarks != NIL)
-		return not_offloaded("FOR UPDATE/SHARE");
+	return true;
+}
 
-	arm = palloc(sizeof(int) * root->simple_rel_array_size);
-	for (rti = 0; rti < root->simple_rel_array_size; rti++)
-		arm[rti] = rti;
-	rti = -1;
-	while ((rti = bms_next_member(input_rel->relids, rti)) >= 0)
-	{
-		RelOptInfo *rel = root->simple_rel_array[rti];
-		RangeTblEntry *rte = root->simple_rte_array[rti];
+/*
+ * The join keys from the equivalence classes: each dimension joins the
+ * fact table by exactly one equality; classes between dimensions join them
+ * into one arm (arm: union-find over range table indexes).  false (reason
+ * noted) if a class is no such equality.
+ */
+static bool
+star_eclass_keys(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si, int *arm)
+{
+	ListCell   *lc;
 
-		if (rte->rtekind != RTE_RELATION)
-			return not_offloaded("a relation in FROM is not a table");
-		/* join clauses that are no equivalence: outer/anti join clauses */
-		jclauses = list_concat_unique_ptr(jclauses, rel->joininfo);
-		if (!bms_is_empty(rel->lateral_relids))
-			return not_offloaded("LATERAL references");
-		if (rel != si->fact)
-		{
-			if (rel->cheapest_total_path == NULL)
-				return not_offloaded("a dimension has no plan");
-			si->dims = lappend(si->dims, rel);
-		}
-	}
-
-	/* each dimension joins the fact table by exactly one equality */
 	foreach(lc, root->eq_classes)
 	{
 		EquivalenceClass *ec = lfirst(lc);
@@ -343,13 +340,23 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 		si->fact_keys = lappend(si->fact_keys, fv);
 		si->dim_keys = lappend(si->dim_keys, dv);
 	}
-	/*
-	 * The clauses of left and anti joins (and any other join clause): each
-	 * must be the one equality between the fact table and a dimension joined
-	 * that way.  Anything else (a condition on the fact table alone in a
-	 * left join's ON, a WHERE clause over the nullable side) is a join
-	 * clause the engine would get wrong, so the query stays PostgreSQL's.
-	 */
+	return true;
+}
+
+/*
+ * The clauses of left and anti joins (and any other join clause): each
+ * must be the one equality between the fact table and a dimension joined
+ * that way.  Anything else (a condition on the fact table alone in a
+ * left join's ON, a WHERE clause over the nullable side) is a join
+ * clause the engine would get wrong, so the query stays PostgreSQL's.
+ * false (reason noted) for such a clause.
+ */
+static bool
+star_clause_keys(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si, List *jclauses,
+				 int *kind_by_rti, int *arm)
+{
+	ListCell   *lc;
+
 	foreach(lc, jclauses)
 	{
 		RestrictInfo *ri = lfirst(lc);
@@ -408,104 +415,167 @@ find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 		si->fact_keys = lappend(si->fact_keys, fv);
 		si->dim_keys = lappend(si->dim_keys, dv);
 	}
-
-	/*
-	 * One dimension per arm, in the order the keys were found; every arm
-	 * joins the fact table by exactly one equality.  An arm of several
-	 * relations (a snowflake: supplier -> nation -> region) is the join
-	 * relation PostgreSQL planned for them, whose plan the engine runs as
-	 * the dimension; its relations must all be inner-joined.
-	 */
-	{
-		List	   *ordered = NIL;
-		List	   *fkeys = NIL,
-				   *dkeys = NIL,
-				   *dkeys2 = NIL,
-				   *display = NIL;
-		int			narms = 0;
-		ListCell   *fc;
-
-		foreach(lc, si->dims)
-		{
-			RelOptInfo *rel = lfirst(lc);
-
-			if (arm_root(arm, rel->relid) == (int) rel->relid)
-				narms++;
-		}
-		forboth(lc, si->dim_keys, fc, si->fact_keys)
-		{
-			int			dvno = ((Var *) lfirst(lc))->varno;
-			int			a = arm_root(arm, dvno);
-			Relids		members = NULL;
-			ListCell   *dc;
-			RelOptInfo *drel;
-
-			if (bms_is_member(a, joined))
-			{
-				/*
-				 * The arm's second key column: the two pack into one int8
-				 * key when all four columns are int2/int4; more columns, or
-				 * others, stay PostgreSQL's
-				 */
-				int			k = 0;
-				ListCell   *kc;
-
-				foreach(kc, dkeys)
-				{
-					if (arm_root(arm, ((Var *) lfirst(kc))->varno) == a)
-						break;
-					k++;
-				}
-				if (kc == NULL || list_nth(dkeys2, k) != NULL ||
-					!packable(((Var *) lfirst(kc))->vartype) ||
-					!packable(((Var *) lfirst(lc))->vartype) ||
-					!IsA(list_nth(fkeys, k), Var) ||
-					!packable(((Var *) list_nth(fkeys, k))->vartype) ||
-					!packable(((Var *) lfirst(fc))->vartype))
-					return not_offloaded("a dimension joined by more than two columns, or by two that are not int2/int4");
-				list_nth_cell(dkeys2, k)->ptr_value = lfirst(lc);
-				list_nth_cell(display, k)->ptr_value =
-					list_make2(list_make2(list_nth(fkeys, k), lfirst(fc)),
-							   list_make2(list_nth(dkeys, k), lfirst(lc)));
-				list_nth_cell(fkeys, k)->ptr_value = pack_keys(list_nth(fkeys, k), lfirst(fc));
-				continue;
-			}
-			joined = bms_add_member(joined, a);
-			fkeys = lappend(fkeys, lfirst(fc));
-			dkeys = lappend(dkeys, lfirst(lc));
-			dkeys2 = lappend(dkeys2, NULL);
-			display = lappend(display, NIL);
-			foreach(dc, si->dims)
-				if (arm_root(arm, ((RelOptInfo *) lfirst(dc))->relid) == a)
-					members = bms_add_member(members, ((RelOptInfo *) lfirst(dc))->relid);
-			if (bms_membership(members) == BMS_SINGLETON)
-			{
-				drel = root->simple_rel_array[dvno];
-				si->kinds = lappend_int(si->kinds, kind_by_rti[dvno]);
-			}
-			else
-			{
-				int			r = -1;
-
-				while ((r = bms_next_member(members, r)) >= 0)
-					if (kind_by_rti[r] != WARP_JOIN_INNER)
-						return not_offloaded("an outer, semi or anti join into a snowflake arm");
-				drel = find_join_rel(root, members);
-				if (drel == NULL || drel->cheapest_total_path == NULL)
-					return not_offloaded("a snowflake arm PostgreSQL did not plan as one join");
-				si->kinds = lappend_int(si->kinds, WARP_JOIN_INNER);
-			}
-			ordered = lappend(ordered, drel);
-		}
-		if (list_length(ordered) != narms)
-			return not_offloaded("a relation is not joined to the fact table (cross join)");
-		si->dims = ordered;
-		si->fact_keys = fkeys;
-		si->dim_keys = dkeys;
-		si->dim_keys2 = dkeys2;
-		si->key_display = display;
-	}
 	return true;
+}
+
+/*
+ * One dimension per arm, in the order the keys were found; every arm
+ * joins the fact table by exactly one equality.  An arm of several
+ * relations (a snowflake: supplier -> nation -> region) is the join
+ * relation PostgreSQL planned for them, whose plan the engine runs as
+ * the dimension; its relations must all be inner-joined.
+ * The keys and dimensions in si become those of the arms.  false (reason
+ * noted) if an arm does not join so.
+ */
+static bool
+star_arms(PlannerInfo *root, StarInfo *si, int *kind_by_rti, int *arm)
+{
+	ListCell   *lc;
+	Bitmapset  *joined = NULL;
+	List	   *ordered = NIL;
+	List	   *fkeys = NIL,
+			   *dkeys = NIL,
+			   *dkeys2 = NIL,
+			   *display = NIL;
+	int			narms = 0;
+	ListCell   *fc;
+
+	foreach(lc, si->dims)
+	{
+		RelOptInfo *rel = lfirst(lc);
+
+		if (arm_root(arm, rel->relid) == (int) rel->relid)
+			narms++;
+	}
+	forboth(lc, si->dim_keys, fc, si->fact_keys)
+	{
+		int			dvno = ((Var *) lfirst(lc))->varno;
+		int			a = arm_root(arm, dvno);
+		Relids		members = NULL;
+		ListCell   *dc;
+		RelOptInfo *drel;
+
+		if (bms_is_member(a, joined))
+		{
+			/*
+			 * The arm's second key column: the two pack into one int8
+			 * key when all four columns are int2/int4; more columns, or
+			 * others, stay PostgreSQL's
+			 */
+			int			k = 0;
+			ListCell   *kc;
+
+			foreach(kc, dkeys)
+			{
+				if (arm_root(arm, ((Var *) lfirst(kc))->varno) == a)
+					break;
+				k++;
+			}
+			if (kc == NULL || list_nth(dkeys2, k) != NULL ||
+				!packable(((Var *) lfirst(kc))->vartype) ||
+				!packable(((Var *) lfirst(lc))->vartype) ||
+				!IsA(list_nth(fkeys, k), Var) ||
+				!packable(((Var *) list_nth(fkeys, k))->vartype) ||
+				!packable(((Var *) lfirst(fc))->vartype))
+				return not_offloaded("a dimension joined by more than two columns, or by two that are not int2/int4");
+			list_nth_cell(dkeys2, k)->ptr_value = lfirst(lc);
+			list_nth_cell(display, k)->ptr_value =
+				list_make2(list_make2(list_nth(fkeys, k), lfirst(fc)),
+						   list_make2(list_nth(dkeys, k), lfirst(lc)));
+			list_nth_cell(fkeys, k)->ptr_value = pack_keys(list_nth(fkeys, k), lfirst(fc));
+			continue;
+		}
+		joined = bms_add_member(joined, a);
+		fkeys = lappend(fkeys, lfirst(fc));
+		dkeys = lappend(dkeys, lfirst(lc));
+		dkeys2 = lappend(dkeys2, NULL);
+		display = lappend(display, NIL);
+		foreach(dc, si->dims)
+			if (arm_root(arm, ((RelOptInfo *) lfirst(dc))->relid) == a)
+				members = bms_add_member(members, ((RelOptInfo *) lfirst(dc))->relid);
+		if (bms_membership(members) == BMS_SINGLETON)
+		{
+			drel = root->simple_rel_array[dvno];
+			si->kinds = lappend_int(si->kinds, kind_by_rti[dvno]);
+		}
+		else
+		{
+			int			r = -1;
+
+			while ((r = bms_next_member(members, r)) >= 0)
+				if (kind_by_rti[r] != WARP_JOIN_INNER)
+					return not_offloaded("an outer, semi or anti join into a snowflake arm");
+			drel = find_join_rel(root, members);
+			if (drel == NULL || drel->cheapest_total_path == NULL)
+				return not_offloaded("a snowflake arm PostgreSQL did not plan as one join");
+			si->kinds = lappend_int(si->kinds, WARP_JOIN_INNER);
+		}
+		ordered = lappend(ordered, drel);
+	}
+	if (list_length(ordered) != narms)
+		return not_offloaded("a relation is not joined to the fact table (cross join)");
+	si->dims = ordered;
+	si->fact_keys = fkeys;
+	si->dim_keys = dkeys;
+	si->dim_keys2 = dkeys2;
+	si->key_display = display;
+	return true;
+}
+
+/*
+ * Whether the relations of input_rel form a star the engine runs (see
+ * warp_plan.c): si gets its fact table, its dimensions in join order with
+ * their join kinds, and the keys joining each.  false (reason noted, where
+ * the relations are ours) if not.
+ */
+bool
+find_star(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
+{
+	int			rti = -1;
+	int		   *kind_by_rti;
+	List	   *jclauses = NIL;
+	int		   *arm;			/* snowflake: dimension relations joined
+								 * among themselves form one arm */
+
+	if (!star_fact(root, input_rel, si))
+		return false;
+
+	kind_by_rti = palloc0(sizeof(int) * root->simple_rel_array_size);
+	if (!star_join_kinds(root, input_rel, si, kind_by_rti))
+		return false;
+	if (root->placeholder_list != NIL)
+		return not_offloaded("placeholder expressions");
+	if (root->parse->rowMarks != NIL)
+		return not_offloaded("FOR UPDATE/SHARE");
+
+	arm = palloc(sizeof(int) * root->simple_rel_array_size);
+	for (rti = 0; rti < root->simple_rel_array_size; rti++)
+		arm[rti] = rti;
+	rti = -1;
+	while ((rti = bms_next_member(input_rel->relids, rti)) >= 0)
+	{
+		RelOptInfo *rel = root->simple_rel_array[rti];
+		RangeTblEntry *rte = root->simple_rte_array[rti];
+
+		if (rte->rtekind != RTE_RELATION)
+			return not_offloaded("a relation in FROM is not a table");
+		/* join clauses that are no equivalence: outer/anti join clauses */
+		jclauses = list_concat_unique_ptr(jclauses, rel->joininfo);
+		if (!bms_is_empty(rel->lateral_relids))
+			return not_offloaded("LATERAL references");
+		if (rel != si->fact)
+		{
+			if (rel->cheapest_total_path == NULL)
+				return not_offloaded("a dimension has no plan");
+			si->dims = lappend(si->dims, rel);
+		}
+	}
+
+	if (!star_eclass_keys(root, input_rel, si, arm))
+		return false;
+	if (!star_clause_keys(root, input_rel, si, jclauses, kind_by_rti, arm))
+		return false;
+	return star_arms(root, si, kind_by_rti, arm);
 }
 
 /* 1-based position of column v in a path's target, or -1 */
