@@ -418,31 +418,20 @@ wants_two_level(List *aggrefs)
 }
 
 /*
- * Build the partial target (group keys + partial Aggrefs, the way
- * PostgreSQL's own partial aggregation labels them) and check that the
- * engine computes every part.
+ * The query's group keys into pt (the engine's keys, in the target's
+ * order), and into *non_group_out the aggregates the rest of the target
+ * and HAVING are made of.  false (reason noted) if a key is not the
+ * engine's or anything else is there.
  */
-bool
-build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraData *extra,
-					 StarInfo *si)
+static bool
+partial_group_keys(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraData *extra,
+				   StarInfo *si, PathTarget *pt, List **non_group_out)
 {
 	Query	   *parse = root->parse;
 	PathTarget *final = output_rel->reltarget;
-	PathTarget *pt = create_empty_pathtarget();
 	List	   *non_group = NIL;
-	List	   *aggs = NIL;
 	ListCell   *lc;
 	int			i = 0;
-	const char *why = NULL;
-	int			d;
-	int			arg_errors = 0; /* ERRC_* of the aggregates' arguments */
-
-	si->distinct_aggref = NULL;
-	si->distinct_key = si->distinct_agg = -1;
-
-	si->payload = NIL;
-	for (d = 0; d < list_length(si->dims); d++)
-		si->payload = lappend(si->payload, NIL);
 
 	foreach(lc, final->exprs)
 	{
@@ -490,37 +479,27 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 		}
 		non_group = rest;
 	}
-	/*
-	 * count(DISTINCT x) the engine can count (beside plain aggregates or
-	 * alone) takes the merge plan below; it needs pg_warp_merge (0.2)
-	 */
-	if (!parse->groupingSets && !si->heap && OidIsValid(warp_merge_aggregate()))
-		si->distinct_aggref = engine_distinct(si, non_group);
-	if (!parse->groupingSets && si->distinct_aggref == NULL && wants_two_level(non_group))
-	{
-		/* the aggregates' arguments become more group keys */
-		List	   *args = NIL;
+	*non_group_out = non_group;
+	return true;
+}
 
-		si->two_level = true;
-		foreach(lc, non_group)
-		{
-			Expr	   *arg = ((TargetEntry *) linitial(((Aggref *) lfirst(lc))->args))->expr;
+/*
+ * DISTINCT aggregates beside plain ones: the DISTINCT arguments become
+ * group keys as for two-level grouping (build_partial_target), the plain
+ * aggregates are computed per (keys, arguments) group as partial states,
+ * and pg_warp_merge combines them per group in the Agg above
+ * (warp_merge_scan.c).  Here: the DISTINCT arguments into pt as group
+ * keys, those aggregates into *aggs_out; false (reason noted) if the
+ * engine cannot group so.
+ */
+static bool
+partial_distinct_keys(PlannerInfo *root, StarInfo *si, PathTarget *pt, List *non_group,
+					  List **aggs_out)
+{
+	Query	   *parse = root->parse;
+	List	   *aggs = NIL;
+	ListCell   *lc;
 
-			if (list_member(args, arg))
-				continue;
-			args = lappend(args, arg);
-			if (!add_group_key(si, pt, arg, 0))
-				return false;
-		}
-		si->partial_target = set_pathtarget_cost_width(root, pt);
-		return true;
-	}
-	/*
-	 * DISTINCT aggregates beside plain ones: the DISTINCT arguments become
-	 * group keys as above, the plain aggregates are computed per (keys,
-	 * arguments) group as partial states, and pg_warp_merge combines them
-	 * per group in the Agg above (warp_merge_scan.c).
-	 */
 	si->merge_fn = InvalidOid;
 	si->has_distinct = false;
 	if (parse->groupingSets)
@@ -574,117 +553,193 @@ build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraDa
 				return false;
 		}
 	}
+	*aggs_out = aggs;
+	return true;
+}
+
+/*
+ * One aggregate of the query (query_agg) as the engine's partial state:
+ * its kind, argument and FILTER checked and noted in si->agg_info, its
+ * partial Aggref added to pt (beside DISTINCT aggregates or for GROUPING
+ * SETS, to si->merge_plain and merge_partial too).  *arg_errors gathers
+ * the ERRC_* of the aggregates' arguments.  false (reason noted) if the
+ * engine cannot compute it.
+ */
+static bool
+partial_aggregate(PlannerInfo *root, StarInfo *si, PathTarget *pt, Aggref *query_agg,
+				  int *arg_errors)
+{
+	Aggref	   *agg = query_agg;
+	Aggref	   *partial;
+	Oid			argtype;
+	int			kind;
+	Expr	   *arg = NULL;
+	const char *why = NULL;
+
+	if (si->distinct_aggref && equal(agg, si->distinct_aggref))
+	{
+		/* count(x) per (keys, x) group; its Aggref for the Agg above
+		 * stays the DISTINCT one (merge_plain) */
+		Aggref	   *nd = copyObject(agg);
+
+		nd->aggdistinct = NIL;
+		si->distinct_agg = list_length(si->agg_info);
+		agg = nd;
+	}
+	if (agg->aggdistinct || agg->aggorder || agg->agglevelsup != 0 ||
+		agg->aggkind != AGGKIND_NORMAL || agg->aggvariadic)
+		return not_offloaded("DISTINCT, ORDER BY or ordered-set aggregate");
+	kind = agg_kind(agg, &argtype);
+	if (kind < 0)
+		return not_offloaded(psprintf("aggregate %s", format_procedure(agg->aggfnoid)));
+	if (kind != WA_COUNT_STAR)
+	{
+		arg = ((TargetEntry *) linitial(agg->args))->expr;
+		if (argtype == NUMERICOID)
+		{
+			WarpBuilder b;
+			int			scale;
+			int			n;
+
+			warp_builder_init(&b, si->fact->relid, NULL);
+			if ((n = warp_compile_numeric_agg_arg(&b, arg, &scale)) < 0)
+				return not_offloaded(psprintf("aggregate argument: %s", b.why_not));
+			/* sum/avg take the rows' largest display scale (from a
+			 * second aggregate); min/max would show one of two equal
+			 * values of different scales, whichever came last */
+			if (warp_node_dynamic_scale(&b, n) &&
+				(kind == WA_MIN || kind == WA_MAX))
+				return not_offloaded("min/max of a numeric CASE/COALESCE of values of different scales");
+		}
+		else if (!check_fact_expr(si, arg, &why))
+			return not_offloaded(psprintf("aggregate argument: %s", why));
+	}
+	if (agg->aggfilter && !check_fact_expr(si, agg->aggfilter, &why))
+		return not_offloaded(psprintf("aggregate FILTER: %s", why));
+	si->fact_exprs = lappend(si->fact_exprs, arg);
+	si->fact_exprs = lappend(si->fact_exprs, agg->aggfilter);
+	si->agg_info = lappend(si->agg_info,
+						   list_make4(makeInteger(kind), arg, agg->aggfilter,
+									  makeInteger((int) argtype)));
+	partial = copyObject(agg);
+	mark_partial_aggref(partial, AGGSPLIT_INITIAL_SERIAL);
+	si->outmap = lappend_int(si->outmap, -list_length(si->agg_info));
+	add_column_to_pathtarget(pt, (Expr *) partial, 0);
+	if (OidIsValid(si->merge_fn))
+	{
+		/*
+		 * A float sum's rounding, and whether it overflows, depends on
+		 * the order of the additions; split by the DISTINCT arguments,
+		 * or by the columns of the finer grouping sets, the rows are
+		 * added in another order than PostgreSQL's (the partial sums
+		 * are added to each other above), and no rerun in one thread
+		 * could restore it.  Found by the differential test (seed
+		 * 31337): a CUBE's total overflowed float4 in PostgreSQL, not
+		 * as a sum of the engine's finer groups.
+		 */
+		if (si->has_distinct && (kind == WA_SUM_FLOAT || kind == WA_AVG_FLOAT))
+			return not_offloaded("DISTINCT aggregates beside a sum or average of floats");
+		if (root->parse->groupingSets && (kind == WA_SUM_FLOAT || kind == WA_AVG_FLOAT))
+			return not_offloaded("GROUPING SETS with a sum or average of floats");
+		/*
+		 * PostgreSQL sorts the rows for the DISTINCT aggregates, so with
+		 * a GROUP BY it evaluates every WHERE clause before any
+		 * aggregate argument; the engine goes row by row.  When both
+		 * can raise an error, which one is raised could differ.
+		 */
+		if (si->has_distinct && root->parse->groupClause &&
+			(may_fail_walker((Node *) arg, NULL) ||
+			 may_fail_walker((Node *) agg->aggfilter, NULL)) &&
+			may_fail_walker((Node *) si->quals, NULL))
+			return not_offloaded("DISTINCT aggregates beside an aggregate whose argument, like a WHERE clause, could raise an error");
+		/*
+		 * ... and it evaluates the aggregate arguments in that sorted
+		 * order, the engine in scan order: arguments that can raise
+		 * two different errors (a division: by zero, or an overflow;
+		 * an overflow in one aggregate, a timestamp out of range in
+		 * another) could raise the other one first (differential seed
+		 * 32: max(f4 / f8) beside count(DISTINCT ...)).  Counted over
+		 * all the aggregates, below.
+		 */
+		if (si->has_distinct && root->parse->groupClause)
+		{
+			(void) error_classes_walker((Node *) arg, arg_errors);
+			(void) error_classes_walker((Node *) agg->aggfilter, arg_errors);
+			if (error_class_count(*arg_errors) > 1)
+				return not_offloaded("DISTINCT aggregates beside aggregate arguments that can raise different errors (which one their rows raise first depends on their order)");
+		}
+		si->merge_plain = lappend(si->merge_plain, query_agg);
+		si->merge_partial = lappend(si->merge_partial, partial);
+	}
+	return true;
+}
+
+/*
+ * Build the partial target (group keys + partial Aggrefs, the way
+ * PostgreSQL's own partial aggregation labels them) and check that the
+ * engine computes every part.
+ */
+bool
+build_partial_target(PlannerInfo *root, RelOptInfo *output_rel, GroupPathExtraData *extra,
+					 StarInfo *si)
+{
+	Query	   *parse = root->parse;
+	PathTarget *pt = create_empty_pathtarget();
+	List	   *non_group = NIL;
+	List	   *aggs = NIL;
+	ListCell   *lc;
+	int			d;
+	int			arg_errors = 0; /* ERRC_* of the aggregates' arguments */
+
+	si->distinct_aggref = NULL;
+	si->distinct_key = si->distinct_agg = -1;
+
+	si->payload = NIL;
+	for (d = 0; d < list_length(si->dims); d++)
+		si->payload = lappend(si->payload, NIL);
+
+	if (!partial_group_keys(root, output_rel, extra, si, pt, &non_group))
+		return false;
+	/*
+	 * count(DISTINCT x) the engine can count (beside plain aggregates or
+	 * alone) takes the merge plan below; it needs pg_warp_merge (0.2)
+	 */
+	if (!parse->groupingSets && !si->heap && OidIsValid(warp_merge_aggregate()))
+		si->distinct_aggref = engine_distinct(si, non_group);
+	if (!parse->groupingSets && si->distinct_aggref == NULL && wants_two_level(non_group))
+	{
+		/* the aggregates' arguments become more group keys */
+		List	   *args = NIL;
+
+		si->two_level = true;
+		foreach(lc, non_group)
+		{
+			Expr	   *arg = ((TargetEntry *) linitial(((Aggref *) lfirst(lc))->args))->expr;
+
+			if (list_member(args, arg))
+				continue;
+			args = lappend(args, arg);
+			if (!add_group_key(si, pt, arg, 0))
+				return false;
+		}
+		si->partial_target = set_pathtarget_cost_width(root, pt);
+		return true;
+	}
+	if (!partial_distinct_keys(root, si, pt, non_group, &aggs))
+		return false;
 	foreach(lc, non_group)
 	{
 		Node	   *n = lfirst(lc);
 		Aggref	   *agg;
-		Aggref	   *partial;
-		Aggref	   *query_agg;	/* as the query has it */
-		Oid			argtype;
-		int			kind;
-		Expr	   *arg = NULL;
 
 		if (!IsA(n, Aggref))
 			return not_offloaded("a column outside the GROUP BY and aggregates");
-		agg = query_agg = (Aggref *) n;
+		agg = (Aggref *) n;
 		if (list_member(aggs, agg))
 			continue;
 		aggs = lappend(aggs, agg);
-		if (si->distinct_aggref && equal(agg, si->distinct_aggref))
-		{
-			/* count(x) per (keys, x) group; its Aggref for the Agg above
-			 * stays the DISTINCT one (merge_plain) */
-			Aggref	   *nd = copyObject(agg);
-
-			nd->aggdistinct = NIL;
-			si->distinct_agg = list_length(si->agg_info);
-			agg = nd;
-		}
-		if (agg->aggdistinct || agg->aggorder || agg->agglevelsup != 0 ||
-			agg->aggkind != AGGKIND_NORMAL || agg->aggvariadic)
-			return not_offloaded("DISTINCT, ORDER BY or ordered-set aggregate");
-		kind = agg_kind(agg, &argtype);
-		if (kind < 0)
-			return not_offloaded(psprintf("aggregate %s", format_procedure(agg->aggfnoid)));
-		if (kind != WA_COUNT_STAR)
-		{
-			arg = ((TargetEntry *) linitial(agg->args))->expr;
-			if (argtype == NUMERICOID)
-			{
-				WarpBuilder b;
-				int			scale;
-				int			n;
-
-				warp_builder_init(&b, si->fact->relid, NULL);
-				if ((n = warp_compile_numeric_agg_arg(&b, arg, &scale)) < 0)
-					return not_offloaded(psprintf("aggregate argument: %s", b.why_not));
-				/* sum/avg take the rows' largest display scale (from a
-				 * second aggregate); min/max would show one of two equal
-				 * values of different scales, whichever came last */
-				if (warp_node_dynamic_scale(&b, n) &&
-					(kind == WA_MIN || kind == WA_MAX))
-					return not_offloaded("min/max of a numeric CASE/COALESCE of values of different scales");
-			}
-			else if (!check_fact_expr(si, arg, &why))
-				return not_offloaded(psprintf("aggregate argument: %s", why));
-		}
-		if (agg->aggfilter && !check_fact_expr(si, agg->aggfilter, &why))
-			return not_offloaded(psprintf("aggregate FILTER: %s", why));
-		si->fact_exprs = lappend(si->fact_exprs, arg);
-		si->fact_exprs = lappend(si->fact_exprs, agg->aggfilter);
-		si->agg_info = lappend(si->agg_info,
-							   list_make4(makeInteger(kind), arg, agg->aggfilter,
-										  makeInteger((int) argtype)));
-		partial = copyObject(agg);
-		mark_partial_aggref(partial, AGGSPLIT_INITIAL_SERIAL);
-		si->outmap = lappend_int(si->outmap, -list_length(si->agg_info));
-		add_column_to_pathtarget(pt, (Expr *) partial, 0);
-		if (OidIsValid(si->merge_fn))
-		{
-			/*
-			 * A float sum's rounding, and whether it overflows, depends on
-			 * the order of the additions; split by the DISTINCT arguments,
-			 * or by the columns of the finer grouping sets, the rows are
-			 * added in another order than PostgreSQL's (the partial sums
-			 * are added to each other above), and no rerun in one thread
-			 * could restore it.  Found by the differential test (seed
-			 * 31337): a CUBE's total overflowed float4 in PostgreSQL, not
-			 * as a sum of the engine's finer groups.
-			 */
-			if (si->has_distinct && (kind == WA_SUM_FLOAT || kind == WA_AVG_FLOAT))
-				return not_offloaded("DISTINCT aggregates beside a sum or average of floats");
-			if (root->parse->groupingSets && (kind == WA_SUM_FLOAT || kind == WA_AVG_FLOAT))
-				return not_offloaded("GROUPING SETS with a sum or average of floats");
-			/*
-			 * PostgreSQL sorts the rows for the DISTINCT aggregates, so with
-			 * a GROUP BY it evaluates every WHERE clause before any
-			 * aggregate argument; the engine goes row by row.  When both
-			 * can raise an error, which one is raised could differ.
-			 */
-			if (si->has_distinct && root->parse->groupClause &&
-				(may_fail_walker((Node *) arg, NULL) ||
-				 may_fail_walker((Node *) agg->aggfilter, NULL)) &&
-				may_fail_walker((Node *) si->quals, NULL))
-				return not_offloaded("DISTINCT aggregates beside an aggregate whose argument, like a WHERE clause, could raise an error");
-			/*
-			 * ... and it evaluates the aggregate arguments in that sorted
-			 * order, the engine in scan order: arguments that can raise
-			 * two different errors (a division: by zero, or an overflow;
-			 * an overflow in one aggregate, a timestamp out of range in
-			 * another) could raise the other one first (differential seed
-			 * 32: max(f4 / f8) beside count(DISTINCT ...)).  Counted over
-			 * all the aggregates, below.
-			 */
-			if (si->has_distinct && root->parse->groupClause)
-			{
-				(void) error_classes_walker((Node *) arg, &arg_errors);
-				(void) error_classes_walker((Node *) agg->aggfilter, &arg_errors);
-				if (error_class_count(arg_errors) > 1)
-					return not_offloaded("DISTINCT aggregates beside aggregate arguments that can raise different errors (which one their rows raise first depends on their order)");
-			}
-			si->merge_plain = lappend(si->merge_plain, query_agg);
-			si->merge_partial = lappend(si->merge_partial, partial);
-		}
+		if (!partial_aggregate(root, si, pt, agg, &arg_errors))
+			return false;
 	}
 	si->partial_target = set_pathtarget_cost_width(root, pt);
 	return true;
