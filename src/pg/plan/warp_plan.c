@@ -184,15 +184,15 @@ star_joins(StarInfo *si, List **joins_out)
 }
 
 /*
- * The serial engine path of a star: its dimension plans as children; the
- * caller sets flags, custom_private and methods.
+ * A serial CustomPath of parent: not parameterized, not ordered, no
+ * children; the caller adds those, flags, custom_private and methods
+ * (star_path, and WarpMerge's in warp_merge_scan.c).
  */
 CustomPath *
-star_path(RelOptInfo *parent, PathTarget *target, StarInfo *si, double rows,
-		  Cost startup, Cost total)
+serial_custom_path(RelOptInfo *parent, PathTarget *target, double rows,
+				   Cost startup, Cost total)
 {
 	CustomPath *cp = makeNode(CustomPath);
-	ListCell   *lc;
 
 	cp->path.pathtype = T_CustomScan;
 	cp->path.parent = parent;
@@ -206,6 +206,20 @@ star_path(RelOptInfo *parent, PathTarget *target, StarInfo *si, double rows,
 	cp->path.total_cost = total;
 	cp->path.pathkeys = NIL;
 	cp->flags = 0;
+	return cp;
+}
+
+/*
+ * The serial engine path of a star: its dimension plans as children; the
+ * caller sets flags, custom_private and methods.
+ */
+CustomPath *
+star_path(RelOptInfo *parent, PathTarget *target, StarInfo *si, double rows,
+		  Cost startup, Cost total)
+{
+	CustomPath *cp = serial_custom_path(parent, target, rows, startup, total);
+	ListCell   *lc;
+
 	foreach(lc, si->dims)
 		cp->custom_paths = lappend(cp->custom_paths, dim_path((RelOptInfo *) lfirst(lc)));
 	return cp;

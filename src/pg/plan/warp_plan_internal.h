@@ -1,6 +1,6 @@
 /*
  * warp_plan_internal.h — declarations shared by the planner's source files
- * (src/pg/plan/warp_plan*.c): what a star query is (StarInfo), what its
+ * (the files of src/pg/plan): what a star query is (StarInfo), what its
  * engine scan costs (StarCost), the cost constants, and the helpers one
  * file calls in another.  Not used outside src/pg/plan.
  *
@@ -12,6 +12,8 @@
  *   warp_plan_agg.c    the aggregate split: group keys and partial states
  *   warp_plan_rows.c   row-returning paths (WarpJoin, WarpScan) and Top-N
  *   warp_plan_cost.c   the dimension plans and the cost of a star's scan
+ *   warp_merge_scan.c  WarpMerge (DISTINCT aggregates beside plain ones,
+ *                      GROUPING SETS)
  */
 #ifndef PGWARP_PLAN_INTERNAL_H
 #define PGWARP_PLAN_INTERNAL_H
@@ -113,6 +115,8 @@ extern char last_reason[256];
 extern bool not_offloaded(const char *why);
 extern CustomPathMethods warp_join_path_methods;
 extern CustomPathMethods warp_scan_path_methods;
+extern CustomPath *serial_custom_path(RelOptInfo *parent, PathTarget *target, double rows,
+									  Cost startup, Cost total);
 extern bool star_joins(StarInfo *si, List **joins_out);
 extern List *star_private(PlannerInfo *root, StarInfo *si, StarCost *sc, List *joins,
 						  Relids relids, int where, bool rows);
