@@ -10,32 +10,15 @@
 
 #include "postgres.h"
 
-#include "catalog/pg_aggregate.h"
-#include "catalog/pg_class.h"
-#include "mb/pg_wchar.h"
-#include "catalog/pg_type.h"
-#include "commands/explain.h"
-#include "executor/instrument.h"
-#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
-#include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
-#include "optimizer/planner.h"
-#include "optimizer/prep.h"
 #include "optimizer/tlist.h"
-#include "tcop/tcopprot.h"
-#include "parser/parsetree.h"
-#include "utils/fmgroids.h"
-#include "utils/regproc.h"
-#include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/selfuncs.h"
 
 #include "pg_warp.h"
 #include "warp.h"
-#include "warp_join.h"
 #include "plan/warp_plan_internal.h"
 
 /*
