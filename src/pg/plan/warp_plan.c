@@ -214,6 +214,24 @@ star_path(RelOptInfo *parent, PathTarget *target, StarInfo *si, double rows,
 	return cp;
 }
 
+/*
+ * The parallel-aware copy of a star's serial path cp, for `workers`
+ * workers: every participant builds the dimensions (from the parallel-safe
+ * plans in sc); the fact is split.  The caller sets rows and costs.
+ */
+CustomPath *
+parallel_star_path(CustomPath *cp, int workers, StarCost *sc)
+{
+	CustomPath *pp = makeNode(CustomPath);
+
+	memcpy(pp, cp, sizeof(CustomPath));
+	pp->path.parallel_aware = true;
+	pp->path.parallel_safe = true;
+	pp->path.parallel_workers = workers;
+	pp->custom_paths = sc->par_dim_paths;
+	return pp;
+}
+
 /* whether a path has WarpJoin or WarpScan under it (through the upper
  * paths PostgreSQL puts over a scan/join relation's paths) */
 static bool
@@ -496,14 +514,8 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		if (sc.dims_safe && workers > 0)
 		{
 			divisor = workers + (parallel_leader_participation ? 1.0 : 0.0);
-			pp = makeNode(CustomPath);
-			memcpy(pp, cp, sizeof(CustomPath));
-			pp->path.parallel_aware = true;
-			pp->path.parallel_safe = true;
-			pp->path.parallel_workers = workers;
+			pp = parallel_star_path(cp, workers, &sc);
 			pp->path.rows = engine_rows;
-			/* every participant builds the dimensions; the fact is split */
-			pp->custom_paths = sc.par_dim_paths;
 			pp->path.startup_cost = WARP_STARTUP_COST + sc.par_dims_cost + sc.fact_cost / divisor;
 			pp->path.total_cost = pp->path.startup_cost + engine_rows * cpu_tuple_cost;
 			grows = engine_rows * divisor;

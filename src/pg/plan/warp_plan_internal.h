@@ -122,6 +122,7 @@ extern List *star_private(PlannerInfo *root, StarInfo *si, StarCost *sc, List *j
 						  Relids relids, int where, bool rows);
 extern CustomPath *star_path(RelOptInfo *parent, PathTarget *target, StarInfo *si,
 							 double rows, Cost startup, Cost total);
+extern CustomPath *parallel_star_path(CustomPath *cp, int workers, StarCost *sc);
 
 /* warp_plan_star.c */
 extern Var *plain_var(Expr *e);

@@ -357,13 +357,8 @@ try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 		if (workers > 0)
 		{
 			divisor = workers + (parallel_leader_participation ? 1.0 : 0.0);
-			pp = makeNode(CustomPath);
-			memcpy(pp, cp, sizeof(CustomPath));
-			pp->path.parallel_aware = true;
-			pp->path.parallel_safe = true;
-			pp->path.parallel_workers = workers;
+			pp = parallel_star_path(cp, workers, &sc);
 			pp->path.rows = clamp_row_est(rows / divisor);
-			pp->custom_paths = sc.par_dim_paths;
 			pp->path.startup_cost = WARP_STARTUP_COST + sc.par_dims_cost;
 			pp->path.total_cost = pp->path.startup_cost + sc.fact_cost / divisor +
 				pp->path.rows * cpu_tuple_cost;
