@@ -44,6 +44,7 @@
 
 #include "pg_warp.h"
 #include "warp.h"
+#include "plan/warp_plan_internal.h"
 
 static CustomPathMethods warp_merge_path_methods;
 static CustomScanMethods warp_merge_scan_methods;
@@ -348,19 +349,9 @@ warp_add_merge_path(PlannerInfo *root, RelOptInfo *output_rel, Path *in, Node *h
 							 ngroups);
 	}
 
-	cp = makeNode(CustomPath);
-	cp->path.pathtype = T_CustomScan;
-	cp->path.parent = output_rel;
-	cp->path.pathtarget = final;
-	cp->path.param_info = NULL;
-	cp->path.parallel_aware = false;
-	cp->path.parallel_safe = false;
-	cp->path.parallel_workers = 0;
-	cp->path.rows = agg->rows;
-	cp->path.startup_cost = agg->startup_cost;
-	cp->path.total_cost = agg->total_cost + agg->rows * cpu_tuple_cost;
+	cp = serial_custom_path(output_rel, final, agg->rows, agg->startup_cost,
+							agg->total_cost + agg->rows * cpu_tuple_cost);
 	cp->path.pathkeys = agg->pathkeys;
-	cp->flags = 0;
 	cp->custom_paths = list_make1(agg);
 	cp->custom_private = leaves;
 	cp->methods = &warp_merge_path_methods;
