@@ -368,12 +368,8 @@ compile_in_set(WarpBuilder *b, ScalarArrayOpExpr *sa, Oid elemtype, Datum *value
 		Var		   *v = (Var *) l;
 		int			ci;
 
-		if (!warp_fact_text_column(b, v, sa->inputcollid, false))
+		if ((x = warp_text_eq_column(b, v, sa->inputcollid, &ci)) < 0)
 			return -1;
-		ci = warp_column_index(b, v->varattno, WT_INT8);
-		b->cols[ci].text = WARP_TEXT_EQ;
-		x = warp_add_node(b, WN_COL, WT_INT8);
-		b->nodes[x].a = ci;
 		for (i = 0; i < nvals; i++)
 		{
 			text	   *t;

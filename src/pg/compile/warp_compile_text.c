@@ -109,6 +109,26 @@ warp_fact_text_column(WarpBuilder *b, Var *v, Oid collation, bool order)
 }
 
 /*
+ * Text column v of the fact table under collation (warp_fact_text_column),
+ * read as which of its constants the row equals (WARP_TEXT_EQ): a WN_COL
+ * node over it, or -1 with why_not.  *ci: its program column, where the
+ * constants go (warp_text_const_index).
+ */
+int
+warp_text_eq_column(WarpBuilder *b, Var *v, Oid collation, int *ci)
+{
+	int			x;
+
+	if (!warp_fact_text_column(b, v, collation, false))
+		return -1;
+	*ci = warp_column_index(b, v->varattno, WT_INT8);
+	b->cols[*ci].text = WARP_TEXT_EQ;
+	x = warp_add_node(b, WN_COL, WT_INT8);
+	b->nodes[x].a = *ci;
+	return x;
+}
+
+/*
  * The argument of `text_column IS [NOT] NULL`: the column read as a text
  * column matched against none of its strings (WARP_TEXT_EQ), whose NULLs
  * are the column's; no collation or encoding matters to a null test.
@@ -324,12 +344,8 @@ warp_compile_text_cmp(WarpBuilder *b, OpExpr *op)
 		return -2;
 	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
 		return -2;
-	if (!warp_fact_text_column(b, v, op->inputcollid, false))
+	if ((x = warp_text_eq_column(b, v, op->inputcollid, &ci)) < 0)
 		return -1;
-	ci = warp_column_index(b, v->varattno, WT_INT8);
-	b->cols[ci].text = WARP_TEXT_EQ;
-	x = warp_add_node(b, WN_COL, WT_INT8);
-	b->nodes[x].a = ci;
 	k = warp_add_node(b, WN_CONST, WT_INT8);
 	if (c->constisnull)
 		b->nodes[k].flags |= WARP_NODE_NULL;
