@@ -520,20 +520,6 @@ analyze_form_row(ScanFile *sf, ArrowArray *cols, int64 r, TupleDesc td,
 	return tuple;
 }
 
-static void
-analyze_close_files(ArrowScanState *ss)
-{
-	int			i;
-
-	for (i = 0; i < ss->nfiles; i++)
-		if (ss->files[i].opened)
-		{
-			ss->files[i].file.src.read = ss->files[i].inner_read;
-			ss->files[i].file.src.ctx = ss->files[i].inner_ctx;
-			pgwarp_arrow_close_file(&ss->files[i].file, ss->files[i].fd);
-		}
-}
-
 /*
  * Sample targrows rows uniformly: count the rows (batch headers only), pick
  * the row numbers with Knuth's selection sampling, then read only the batches
@@ -625,7 +611,7 @@ arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrow
 			}
 		}
 	}
-	analyze_close_files(ss);
+	arrow_scan_end(ss);
 	MemoryContextDelete(tmp);
 	*totalrows = (double) total;
 	*totaldeadrows = 0;
