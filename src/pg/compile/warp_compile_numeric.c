@@ -105,10 +105,10 @@ static int	compile_numeric_choice(WarpBuilder *b, Expr *expr, int *intd);
 static int
 compile_numeric_column(WarpBuilder *b, Expr *expr, int *intd)
 {
-	int			n;
 	int			p,
 				sc,
-				c;
+				c,
+				n;
 
 	if ((c = decimal_column(b, (Var *) expr, true, &p, &sc)) < 0)
 		return -1;
@@ -123,8 +123,8 @@ compile_numeric_column(WarpBuilder *b, Expr *expr, int *intd)
 static int
 compile_numeric_const(WarpBuilder *b, Expr *expr, int *intd)
 {
-	int			n;
 	Const	   *c = (Const *) expr;
+	int			n;
 	char	   *str,
 			   *q;
 	int128		v = 0;
@@ -180,10 +180,10 @@ compile_numeric_const(WarpBuilder *b, Expr *expr, int *intd)
 static int
 compile_numeric_func(WarpBuilder *b, Expr *expr, int *intd)
 {
-	int			n;
 	FuncExpr   *fe = (FuncExpr *) expr;
 	int			a,
-				d;
+				d,
+				n;
 
 	if (warp_is_extract_func(fe->funcid))
 	{
@@ -215,7 +215,6 @@ compile_numeric_func(WarpBuilder *b, Expr *expr, int *intd)
 static int
 compile_numeric_op(WarpBuilder *b, Expr *expr, int *intd)
 {
-	int			n;
 	OpExpr	   *op = (OpExpr *) expr;
 	Oid			fn = OidIsValid(op->opfuncid) ? op->opfuncid : get_opcode(op->opno);
 	int			a,
@@ -226,7 +225,8 @@ compile_numeric_op(WarpBuilder *b, Expr *expr, int *intd)
 				sb,
 				sub,
 				sc,
-				d;
+				d,
+				n;
 
 	if (fn == F_NUMERIC_UPLUS && list_length(op->args) == 1)
 		return warp_compile_numeric(b, linitial(op->args), intd);
@@ -278,23 +278,21 @@ compile_numeric_op(WarpBuilder *b, Expr *expr, int *intd)
 	return n;
 }
 
-/* NULLIF of two numeric expressions */
+/*
+ * NULLIF(x, y): CASE WHEN x = y THEN NULL ELSE x END, with
+ * numeric_eq's scale-insensitive comparison; x keeps its
+ * display scale (a NULL has none)
+ */
 static int
 compile_numeric_nullif(WarpBuilder *b, Expr *expr, int *intd)
 {
-	int			n,
-				d;
-
-	/*
-	 * NULLIF(x, y): CASE WHEN x = y THEN NULL ELSE x END, with
-	 * numeric_eq's scale-insensitive comparison; x keeps its
-	 * display scale (a NULL has none)
-	 */
 	NullIfExpr *ni = (NullIfExpr *) expr;
 	int			x,
 				y,
 				cmp,
-				nul;
+				nul,
+				n,
+				d;
 
 	if (list_length(ni->args) != 2 ||
 		exprType(lsecond(ni->args)) != NUMERICOID ||
