@@ -145,8 +145,9 @@ define_daemon_gucs(void)
 							NULL, NULL, NULL);
 }
 
-void
-pgwarp_define_gucs(void)
+/* the switches of pg_warp's plans: on or off, and where they run */
+static void
+define_switch_gucs(void)
 {
 	DefineCustomBoolVariable("pg_warp.enabled",
 							 "Enables pg_warp's accelerated plans.",
@@ -269,7 +270,12 @@ pgwarp_define_gucs(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+}
 
+/* thresholds, memory and threads of the backends' engine */
+static void
+define_resource_gucs(void)
+{
 	DefineCustomIntVariable("pg_warp.heap_min_rows",
 							"Smallest heap table pg_warp's engine takes as the fact "
 							"table of a query that reads no Arrow table.",
@@ -339,7 +345,12 @@ pgwarp_define_gucs(void)
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);
+}
 
+/* how queries run: merging, EXPLAIN, the GPU's share, fault injection */
+static void
+define_execution_gucs(void)
+{
 	DefineCustomBoolVariable("pg_warp.merge_groups",
 							 "Merges the partial groups of the CPU driver's "
 							 "threads and of the GPU lanes before PostgreSQL's "
@@ -404,7 +415,14 @@ pgwarp_define_gucs(void)
 							 PGC_SUSET,
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
+}
 
+void
+pgwarp_define_gucs(void)
+{
+	define_switch_gucs();
+	define_resource_gucs();
+	define_execution_gucs();
 	if (process_shared_preload_libraries_in_progress)
 		define_daemon_gucs();
 	MarkGUCPrefixReserved("pg_warp");

@@ -442,6 +442,107 @@ convert_composite(ArrowDatumConv *conv, const ArrowArray *a, int64 i)
 	return HeapTupleGetDatum(heap_form_tuple(td, values, nulls));
 }
 
+/* Date32 days or Date64 milliseconds since 1970 as a date */
+static Datum
+convert_date(ArrowDatumConv *conv, const ArrowArray *a, int64 i)
+{
+	const ArrowType *t = &conv->field->type;
+	int64		days = arrow_get_int(a, i);
+
+	if (t->unit == ARROW_DATE_MILLISECOND)
+		days = days >= 0 ? days / 86400000 : -((-(days + 1)) / 86400000) - 1;
+	days -= POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE;
+	if (days < (int64) (DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE) ||
+		days >= (int64) (DATE_END_JULIAN - POSTGRES_EPOCH_JDATE))
+		out_of_range(conv, "date");
+	return DateADTGetDatum((DateADT) days);
+}
+
+/* an Interval of any unit as an interval */
+static Datum
+convert_interval(ArrowDatumConv *conv, const ArrowArray *a, int64 i)
+{
+	const ArrowType *t = &conv->field->type;
+	Interval   *iv = palloc(sizeof(Interval));
+	const uint8 *p = a->values;
+	int64		k = a->offset + i;
+
+	switch (t->unit)
+	{
+		case ARROW_INTERVAL_YEAR_MONTH:
+			iv->month = ((const int32 *) p)[k];
+			iv->day = 0;
+			iv->time = 0;
+			break;
+		case ARROW_INTERVAL_DAY_TIME:
+			iv->month = 0;
+			iv->day = ((const int32 *) p)[2 * k];
+			iv->time = (int64) ((const int32 *) p)[2 * k + 1] * 1000;
+			break;
+		default:
+			{
+				int64		ns;
+
+				memcpy(&iv->month, p + 16 * k, 4);
+				memcpy(&iv->day, p + 16 * k + 4, 4);
+				memcpy(&ns, p + 16 * k + 8, 8);
+				to_usec(ns, ARROW_TIME_NANOSECOND, &iv->time);
+			}
+			break;
+	}
+	return IntervalPGetDatum(iv);
+}
+
+/* a UTF-8 string as text, or through the type's input function */
+static Datum
+convert_text(ArrowDatumConv *conv, const ArrowArray *a, int64 i)
+{
+	int64		len;
+	const char *p = (const char *) arrow_get_bytes(a, i, &len);
+
+	if (len >= (int64) MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("string in column \"%s\" is too long (%lld bytes)",
+						conv->colname, (long long) len)));
+	/* Arrow strings are UTF-8: check them, convert if the
+	 * database uses another encoding */
+	if (GetDatabaseEncoding() == PG_UTF8)
+		pg_verify_mbstr(PG_UTF8, p, (int) len, false);
+	else
+	{
+		char	   *c = pg_any_to_server(p, (int) len, PG_UTF8);
+
+		if (c != p)
+		{
+			p = c;
+			len = strlen(c);
+		}
+	}
+	if (conv->op == CONV_TEXT)
+		return PointerGetDatum(cstring_to_text_with_len(p, (int) len));
+	return InputFunctionCall(&conv->infunc, pnstrdup(p, len), conv->ioparam,
+							 conv->typmod);
+}
+
+/* binary as bytea */
+static Datum
+convert_bytea(ArrowDatumConv *conv, const ArrowArray *a, int64 i)
+{
+	int64		len;
+	const uint8 *p = arrow_get_bytes(a, i, &len);
+	bytea	   *b;
+
+	if (len >= (int64) MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("binary value in column \"%s\" is too long", conv->colname)));
+	b = palloc(VARHDRSZ + len);
+	SET_VARSIZE(b, VARHDRSZ + len);
+	memcpy(VARDATA(b), p, len);
+	return PointerGetDatum(b);
+}
+
 static Datum
 convert_value(ArrowDatumConv *conv, const ArrowArray *a, int64 i, bool *isnull)
 {
@@ -487,17 +588,7 @@ convert_value(ArrowDatumConv *conv, const ArrowArray *a, int64 i, bool *isnull)
 		case CONV_BOOL:
 			return BoolGetDatum(arrow_get_bit(a->values, a->offset + i));
 		case CONV_DATE:
-			{
-				int64		days = arrow_get_int(a, i);
-
-				if (t->unit == ARROW_DATE_MILLISECOND)
-					days = days >= 0 ? days / 86400000 : -((-(days + 1)) / 86400000) - 1;
-				days -= POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE;
-				if (days < (int64) (DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE) ||
-					days >= (int64) (DATE_END_JULIAN - POSTGRES_EPOCH_JDATE))
-					out_of_range(conv, "date");
-				return DateADTGetDatum((DateADT) days);
-			}
+			return convert_date(conv, a, i);
 		case CONV_TIME:
 			{
 				int64		us;
@@ -517,36 +608,7 @@ convert_value(ArrowDatumConv *conv, const ArrowArray *a, int64 i, bool *isnull)
 				return TimestampGetDatum(us);
 			}
 		case CONV_INTERVAL:
-			{
-				Interval   *iv = palloc(sizeof(Interval));
-				const uint8 *p = a->values;
-				int64		k = a->offset + i;
-
-				switch (t->unit)
-				{
-					case ARROW_INTERVAL_YEAR_MONTH:
-						iv->month = ((const int32 *) p)[k];
-						iv->day = 0;
-						iv->time = 0;
-						break;
-					case ARROW_INTERVAL_DAY_TIME:
-						iv->month = 0;
-						iv->day = ((const int32 *) p)[2 * k];
-						iv->time = (int64) ((const int32 *) p)[2 * k + 1] * 1000;
-						break;
-					default:
-						{
-							int64		ns;
-
-							memcpy(&iv->month, p + 16 * k, 4);
-							memcpy(&iv->day, p + 16 * k + 4, 4);
-							memcpy(&ns, p + 16 * k + 8, 8);
-							to_usec(ns, ARROW_TIME_NANOSECOND, &iv->time);
-						}
-						break;
-				}
-				return IntervalPGetDatum(iv);
-			}
+			return convert_interval(conv, a, i);
 		case CONV_DURATION:
 			{
 				Interval   *iv = palloc0(sizeof(Interval));
@@ -557,49 +619,9 @@ convert_value(ArrowDatumConv *conv, const ArrowArray *a, int64 i, bool *isnull)
 			}
 		case CONV_TEXT:
 		case CONV_TEXT_INPUT:
-			{
-				int64		len;
-				const char *p = (const char *) arrow_get_bytes(a, i, &len);
-
-				if (len >= (int64) MaxAllocSize - VARHDRSZ)
-					ereport(ERROR,
-							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-							 errmsg("string in column \"%s\" is too long (%lld bytes)",
-									conv->colname, (long long) len)));
-				/* Arrow strings are UTF-8: check them, convert if the
-				 * database uses another encoding */
-				if (GetDatabaseEncoding() == PG_UTF8)
-					pg_verify_mbstr(PG_UTF8, p, (int) len, false);
-				else
-				{
-					char	   *c = pg_any_to_server(p, (int) len, PG_UTF8);
-
-					if (c != p)
-					{
-						p = c;
-						len = strlen(c);
-					}
-				}
-				if (conv->op == CONV_TEXT)
-					return PointerGetDatum(cstring_to_text_with_len(p, (int) len));
-				return InputFunctionCall(&conv->infunc, pnstrdup(p, len), conv->ioparam,
-										 conv->typmod);
-			}
+			return convert_text(conv, a, i);
 		case CONV_BYTEA:
-			{
-				int64		len;
-				const uint8 *p = arrow_get_bytes(a, i, &len);
-				bytea	   *b;
-
-				if (len >= (int64) MaxAllocSize - VARHDRSZ)
-					ereport(ERROR,
-							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-							 errmsg("binary value in column \"%s\" is too long", conv->colname)));
-				b = palloc(VARHDRSZ + len);
-				SET_VARSIZE(b, VARHDRSZ + len);
-				memcpy(VARDATA(b), p, len);
-				return PointerGetDatum(b);
-			}
+			return convert_bytea(conv, a, i);
 		case CONV_UUID:
 			{
 				int64		len;

@@ -417,31 +417,18 @@ arrowAnalyzeForeignTable(Relation rel, AcquireSampleRowsFunc *func, BlockNumber 
 }
 
 /*
- * Sample targrows rows uniformly: count the rows (batch headers only), pick
- * the row numbers with Knuth's selection sampling, then read only the batches
- * that hold a picked row.
+ * ANALYZE's scan state over rel's files: every file opened, its fields bound
+ * to the table's columns (all but the dropped ones).  Returns the number of
+ * record batches of all the files.
  */
 static int
-arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrows,
-						  double *totalrows, double *totaldeadrows)
+analyze_open_files(ArrowScanState *ss, Relation rel, TupleDesc td)
 {
-	TupleDesc	td = RelationGetDescr(rel);
-	ArrowScanState *ss = palloc0(sizeof(ArrowScanState));
 	ArrowFdwOptions opts;
 	ListCell   *lc;
-	int64		total = 0;
-	int			nsample = 0;
+	int			nb = 0;
 	int			i;
 	int			a;
-	int64	   *batch_rows;
-	bool	   *use_batch;
-	int64		sel_rows;
-	int			nb = 0;
-	pg_prng_state prng;
-	Datum	   *values = palloc(sizeof(Datum) * td->natts);
-	bool	   *nulls = palloc(sizeof(bool) * td->natts);
-	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext, "arrow_fdw analyze",
-											  ALLOCSET_DEFAULT_SIZES);
 
 	arrow_fdw_get_options(RelationGetRelid(rel), &opts);
 	ss->paths = opts.files;
@@ -464,10 +451,18 @@ arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrow
 		}
 		i++;
 	}
+	return nb;
+}
 
-	/* rows per batch */
+/* rows per batch (batch headers only), of nb batches; *total their sum */
+static int64 *
+analyze_batch_rows(ArrowScanState *ss, int nb, int64 *total)
+{
+	int64	   *batch_rows;
+	int			g = 0;
+	int			i;
+
 	batch_rows = palloc(sizeof(int64) * Max(nb, 1));
-	nb = 0;
 	for (i = 0; i < ss->nfiles; i++)
 	{
 		ScanFile   *sf = &ss->files[i];
@@ -482,11 +477,96 @@ arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrow
 			arrow_arena_init(&arena, pgwarp_arrow_allocator());
 			if (arrow_read_batch_meta(&sf->file, b, &arena, &meta, &err) != 0)
 				pgwarp_report_arrow_error(ERROR, &err);
-			batch_rows[nb++] = meta.length;
-			total += meta.length;
+			batch_rows[g++] = meta.length;
+			*total += meta.length;
 			arrow_arena_free_all(&arena);
 		}
 	}
+	return batch_rows;
+}
+
+/*
+ * The columns of batch b of sf that the table reads, loaded in tmp (reset
+ * first: the previous batch's are gone).
+ */
+static ArrowArray *
+analyze_load_batch(ScanFile *sf, int b, TupleDesc td, MemoryContext tmp, ArrowArena *arena)
+{
+	ArrowBatchMeta meta;
+	ArrowError	err;
+	MemoryContext old;
+	ArrowArray *cols;
+	int			a;
+
+	MemoryContextReset(tmp);
+	old = MemoryContextSwitchTo(tmp);
+	arrow_arena_init(arena, pgwarp_arrow_allocator());
+	arrow_scan_check_file(sf);
+	if (arrow_read_batch_meta(&sf->file, b, arena, &meta, &err) != 0)
+		pgwarp_report_arrow_error(ERROR, &err);
+	cols = palloc0(sizeof(ArrowArray) * td->natts);
+	for (a = 0; a < td->natts; a++)
+		if (sf->field_of_attr[a] >= 0 &&
+			arrow_load_column(&sf->file, b, &meta, sf->field_of_attr[a],
+							  arena, &cols[a], &err) != 0)
+			pgwarp_report_arrow_error(ERROR, &err);
+	MemoryContextSwitchTo(old);
+	return cols;
+}
+
+/* row r of the loaded batch cols as a heap tuple (its datums made in tmp) */
+static HeapTuple
+analyze_form_row(ScanFile *sf, ArrowArray *cols, int64 r, TupleDesc td,
+				 MemoryContext tmp, Datum *values, bool *nulls)
+{
+	MemoryContext rowcxt = AllocSetContextCreate(tmp, "row", ALLOCSET_SMALL_SIZES);
+	MemoryContext old;
+	HeapTuple	tuple;
+	int			a;
+
+	old = MemoryContextSwitchTo(rowcxt);
+	for (a = 0; a < td->natts; a++)
+	{
+		if (sf->field_of_attr[a] < 0)
+		{
+			nulls[a] = true;
+			values[a] = (Datum) 0;
+		}
+		else
+			values[a] = arrow_datum_get(sf->conv[a], &cols[a], r, &nulls[a]);
+	}
+	MemoryContextSwitchTo(old);
+	tuple = heap_form_tuple(td, values, nulls);
+	MemoryContextDelete(rowcxt);
+	return tuple;
+}
+
+/*
+ * Sample targrows rows uniformly: count the rows (batch headers only), pick
+ * the row numbers with Knuth's selection sampling, then read only the batches
+ * that hold a picked row.
+ */
+static int
+arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrows,
+						  double *totalrows, double *totaldeadrows)
+{
+	TupleDesc	td = RelationGetDescr(rel);
+	ArrowScanState *ss = palloc0(sizeof(ArrowScanState));
+	int64		total = 0;
+	int			nsample = 0;
+	int			i;
+	int64	   *batch_rows;
+	bool	   *use_batch;
+	int64		sel_rows;
+	int			nb;
+	pg_prng_state prng;
+	Datum	   *values = palloc(sizeof(Datum) * td->natts);
+	bool	   *nulls = palloc(sizeof(bool) * td->natts);
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext, "arrow_fdw analyze",
+											  ALLOCSET_DEFAULT_SIZES);
+
+	nb = analyze_open_files(ss, rel, td);
+	batch_rows = analyze_batch_rows(ss, nb, &total);
 
 	pg_prng_seed(&prng, pg_prng_uint64(&pg_global_prng_state));
 
@@ -538,60 +618,21 @@ arrow_acquire_sample_rows(Relation rel, int elevel, HeapTuple *rows, int targrow
 				vacuum_delay_point();
 				for (r = 0; r < n && needed > 0; r++, remaining--)
 				{
-					ArrowBatchMeta meta;
-					ArrowError	err;
-					MemoryContext old;
-
 					if ((double) remaining * pg_prng_double(&prng) >= needed)
 						continue;
 					if (!loaded)
 					{
-						MemoryContextReset(tmp);
-						old = MemoryContextSwitchTo(tmp);
-						arrow_arena_init(&arena, pgwarp_arrow_allocator());
-						arrow_scan_check_file(sf);
-						if (arrow_read_batch_meta(&sf->file, b, &arena, &meta, &err) != 0)
-							pgwarp_report_arrow_error(ERROR, &err);
-						cols = palloc0(sizeof(ArrowArray) * td->natts);
-						for (a = 0; a < td->natts; a++)
-							if (sf->field_of_attr[a] >= 0 &&
-								arrow_load_column(&sf->file, b, &meta, sf->field_of_attr[a],
-												  &arena, &cols[a], &err) != 0)
-								pgwarp_report_arrow_error(ERROR, &err);
-						MemoryContextSwitchTo(old);
+						cols = analyze_load_batch(sf, b, td, tmp, &arena);
 						loaded = true;
 					}
-					{
-						MemoryContext rowcxt = AllocSetContextCreate(tmp, "row", ALLOCSET_SMALL_SIZES);
-
-						old = MemoryContextSwitchTo(rowcxt);
-						for (a = 0; a < td->natts; a++)
-						{
-							if (sf->field_of_attr[a] < 0)
-							{
-								nulls[a] = true;
-								values[a] = (Datum) 0;
-							}
-							else
-								values[a] = arrow_datum_get(sf->conv[a], &cols[a], r, &nulls[a]);
-						}
-						MemoryContextSwitchTo(old);
-						rows[nsample++] = heap_form_tuple(td, values, nulls);
-						MemoryContextDelete(rowcxt);
-					}
+					rows[nsample++] = analyze_form_row(sf, cols, r, td, tmp, values, nulls);
 					needed--;
 				}
 				remaining -= n - r;
 			}
 		}
 	}
-	for (i = 0; i < ss->nfiles; i++)
-		if (ss->files[i].opened)
-		{
-			ss->files[i].file.src.read = ss->files[i].inner_read;
-			ss->files[i].file.src.ctx = ss->files[i].inner_ctx;
-			pgwarp_arrow_close_file(&ss->files[i].file, ss->files[i].fd);
-		}
+	arrow_scan_end(ss);
 	MemoryContextDelete(tmp);
 	*totalrows = (double) total;
 	*totaldeadrows = 0;

@@ -111,32 +111,25 @@ struct ArrowSkipStats
 	SkipColStats *col;			/* per qual */
 };
 
+/*
+ * The domain of a column or value of type typid: numeric, or the engine's
+ * type of it (warp_type_of) but bool, integers and floats each as one.
+ */
 static bool
 domain_of(Oid typid, SkipDomain *dom)
 {
-	switch (typid)
+	WarpType	t;
+
+	if (typid == NUMERICOID)
 	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-			*dom = DOM_INT;
-			return true;
-		case FLOAT4OID:
-		case FLOAT8OID:
-			*dom = DOM_FLOAT;
-			return true;
-		case DATEOID:
-			*dom = DOM_DATE;
-			return true;
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			*dom = DOM_TIMESTAMP;
-			return true;
-		case NUMERICOID:
-			*dom = DOM_NUMERIC;
-			return true;
+		*dom = DOM_NUMERIC;
+		return true;
 	}
-	return false;
+	if (!warp_type_of(typid, &t) || t == WT_BOOL)
+		return false;
+	*dom = WARP_TYPE_IS_FLOAT(t) ? DOM_FLOAT : t == WT_DATE ? DOM_DATE :
+		t == WT_TIMESTAMP ? DOM_TIMESTAMP : DOM_INT;
+	return true;
 }
 
 static int
