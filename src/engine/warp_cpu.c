@@ -26,7 +26,7 @@
 
 #include "warp_cpu.h"
 #include "warp_group_merge.h"
-#include "warp_row.h"
+#include "warp_row_conv.h"
 #include "warp_ops_float.h"
 #include "warp_ops_int.h"
 #include "warp_ops_datetime.h"
