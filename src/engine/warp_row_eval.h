@@ -26,14 +26,30 @@
 
 /*
  * Child x must be evaluated before the current node can go on.  A column
- * child is loaded right here (WARP_ROW_NEED_COL: warp_row_step loads it
- * and then steps the node again from the start) rather than through
- * another round of warp_row_eval's stack; constants are in the memo from
- * warp_row_prepare on.  Either way a child is evaluated exactly when its
- * parent needs it.
+ * child is loaded right here (load_child in warp_row_step, which then steps
+ * the node again from the start) rather than through another round of
+ * warp_row_eval's stack; constants are in the memo from warp_row_prepare
+ * on.  Either way a child is evaluated exactly when its parent needs it.
+ */
+#define WARP_ROW_NEED_CHILD(x) \
+	do { \
+		if (WRS_ST(s, (x)) == 0) \
+		{ \
+			*need = (x); \
+			if (p->nodes[(x)].op == WN_COL) \
+				goto load_child; \
+			return WARP_ROW_NEED; \
+		} \
+	} while (0)
+
+/*
+ * The same in a node kind's helper of warp_row_step (WARP_FN_INLINE), which
+ * returns WARP_ROW_NEED_COL for a column child; warp_row_step calls it with
+ * WARP_ROW_STEP_BY, which goes to its load_child then.  Inlined, each
+ * return's constant decides the jump, so the code is warp_row_step's own.
  */
 #define WARP_ROW_NEED_COL	(-2)	/* internal: *need is a column, load it */
-#define WARP_ROW_NEED_CHILD(x) \
+#define WARP_ROW_NEED_ARG(x) \
 	do { \
 		if (WRS_ST(s, (x)) == 0) \
 		{ \
@@ -42,6 +58,14 @@
 				return WARP_ROW_NEED_COL; \
 			return WARP_ROW_NEED; \
 		} \
+	} while (0)
+#define WARP_ROW_STEP_BY(call) \
+	do { \
+		int			hst = (call); \
+		\
+		if (hst == WARP_ROW_NEED_COL) \
+			goto load_child; \
+		return hst; \
 	} while (0)
 
 WARP_FN void
@@ -346,7 +370,7 @@ warp_row_cast(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int ni)
 WARP_FN_INLINE int
 warp_row_step_neg(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int ni, int *need)
 {
-	WARP_ROW_NEED_CHILD(nd->a);
+	WARP_ROW_NEED_ARG(nd->a);
 	if (WRS_ST(s, nd->a) == 2)
 	{
 		WRS_ST(s, ni) = 2;
@@ -394,8 +418,8 @@ warp_row_step_neg(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int
 WARP_FN_INLINE int
 warp_row_step_cmp(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int ni, int *need)
 {
-	WARP_ROW_NEED_CHILD(nd->a);
-	WARP_ROW_NEED_CHILD(nd->b);
+	WARP_ROW_NEED_ARG(nd->a);
+	WARP_ROW_NEED_ARG(nd->b);
 	if (WRS_ST(s, nd->a) == 2 || WRS_ST(s, nd->b) == 2)
 	{
 		WRS_ST(s, ni) = 2;
@@ -435,7 +459,7 @@ warp_row_step_andor(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, i
 	{
 		int			arg = p->args[nd->args_off + j];
 
-		WARP_ROW_NEED_CHILD(arg);
+		WARP_ROW_NEED_ARG(arg);
 		if (WRS_ST(s, arg) == 2)
 			sawnull = true;
 		else if ((WRS_V(s, arg) != 0) != is_and)
@@ -456,7 +480,7 @@ warp_row_step_andor(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, i
 WARP_FN_INLINE int
 warp_row_step_in_set(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, int ni, int *need)
 {
-	WARP_ROW_NEED_CHILD(nd->a);
+	WARP_ROW_NEED_ARG(nd->a);
 	if (WRS_ST(s, nd->a) == 2)
 	{
 		WRS_ST(s, ni) = 2;
@@ -485,7 +509,7 @@ warp_row_step_coalesce(const WarpProgram *p, const WarpNode *nd, WarpRowState *s
 	{
 		int			arg = p->args[nd->args_off + j];
 
-		WARP_ROW_NEED_CHILD(arg);
+		WARP_ROW_NEED_ARG(arg);
 		if (WRS_ST(s, arg) == 1)
 		{
 			warp_row_copy(s, ni, arg);
@@ -509,10 +533,10 @@ warp_row_step_case(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, in
 		int			w = args[2 * j],
 					t = args[2 * j + 1];
 
-		WARP_ROW_NEED_CHILD(w);
+		WARP_ROW_NEED_ARG(w);
 		if (WRS_ST(s, w) == 1 && WRS_V(s, w) != 0)
 		{
-			WARP_ROW_NEED_CHILD(t);
+			WARP_ROW_NEED_ARG(t);
 			warp_row_copy(s, ni, t);
 			return WARP_OK;
 		}
@@ -521,7 +545,7 @@ warp_row_step_case(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, in
 	{
 		int			e = args[nd->nargs - 1];
 
-		WARP_ROW_NEED_CHILD(e);
+		WARP_ROW_NEED_ARG(e);
 		warp_row_copy(s, ni, e);
 		return WARP_OK;
 	}
@@ -536,12 +560,14 @@ warp_row_step_case(const WarpProgram *p, const WarpNode *nd, WarpRowState *s, in
  * already evaluated are read from the memo, so lazy n-ary nodes simply
  * rescan their arguments (never evaluating one past the deciding one).
  */
-WARP_FN_INLINE int
-warp_row_step_node(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
+WARP_FN int
+warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 {
 	const WarpProgram *p = env->p;
 	const WarpNode *nd = &p->nodes[ni];
+	int			lst;
 
+restart:
 	switch ((WarpOp) nd->op)
 	{
 		case WN_COL:
@@ -564,12 +590,12 @@ warp_row_step_node(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 			}
 			return warp_row_arith(nd, s, ni);
 		case WN_NEG:
-			return warp_row_step_neg(p, nd, s, ni, need);
+			WARP_ROW_STEP_BY(warp_row_step_neg(p, nd, s, ni, need));
 		case WN_CMP:
-			return warp_row_step_cmp(p, nd, s, ni, need);
+			WARP_ROW_STEP_BY(warp_row_step_cmp(p, nd, s, ni, need));
 		case WN_AND:
 		case WN_OR:
-			return warp_row_step_andor(p, nd, s, ni, need);
+			WARP_ROW_STEP_BY(warp_row_step_andor(p, nd, s, ni, need));
 		case WN_NOT:
 			WARP_ROW_NEED_CHILD(nd->a);
 			if (WRS_ST(s, nd->a) == 2)
@@ -602,7 +628,7 @@ warp_row_step_node(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 			}
 			return WARP_OK;
 		case WN_IN_SET:
-			return warp_row_step_in_set(p, nd, s, ni, need);
+			WARP_ROW_STEP_BY(warp_row_step_in_set(p, nd, s, ni, need));
 		case WN_DATETIME:
 			WARP_ROW_NEED_CHILD(nd->a);
 			if (nd->flags & WARP_DT_ARITH)
@@ -622,25 +648,13 @@ warp_row_step_node(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
 				WRS_ST(s, ni) = 2;
 			return WARP_OK;
 		case WN_COALESCE:
-			return warp_row_step_coalesce(p, nd, s, ni, need);
+			WARP_ROW_STEP_BY(warp_row_step_coalesce(p, nd, s, ni, need));
 		case WN_CASE:
-			return warp_row_step_case(p, nd, s, ni, need);
+			WARP_ROW_STEP_BY(warp_row_step_case(p, nd, s, ni, need));
 	}
 	return WARP_ROW_BAD;
-}
 
-/* warp_row_step_node, a column child loaded here and the node stepped again */
-WARP_FN int
-warp_row_step(const WarpRowEnv *env, WarpRowState *s, int ni, int *need)
-{
-	const WarpProgram *p = env->p;
-	int			st,
-				lst;
-
-restart:
-	st = warp_row_step_node(env, s, ni, need);
-	if (st != WARP_ROW_NEED_COL)
-		return st;
+load_child:
 	/* *need is a column node (WARP_ROW_NEED_CHILD): one load site */
 	if ((lst = warp_row_load(env, s, *need, p->nodes[*need].a)) != WARP_OK)
 		return lst;
