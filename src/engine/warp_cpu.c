@@ -17,6 +17,13 @@
  * aggregate arguments are evaluated once per surviving position and
  * accumulated once per joined row.
  *
+ * This file is the batch loop (quals, probes, groups and aggregates of one
+ * vector after another) and the interface of warp_cpu.h; the steps live in
+ * warp_cpu_create.c (setup), warp_cpu_load.c (columns), warp_cpu_eval.c
+ * (expressions), warp_cpu_filter.c (qual fast paths), warp_cpu_join.c
+ * (probes) and warp_cpu_group.c (groups, top-N, aggregates), sharing the
+ * driver's state through warp_cpu_internal.h.
+ *
  *-------------------------------------------------------------------------
  */
 #include <math.h>
@@ -32,7 +39,6 @@
 #include "warp_ops_tz.h"
 #include "warp_ops_text.h"
 
-/* One vector: rows [start, start+n) of the batch. */
 /*
  * The quals, in order, over the *m rows of x->sel: each keeps the rows it
  * passes (not NULL, true), so later quals see only those.
@@ -84,6 +90,7 @@ run_quals(WarpCpu *x, int *m)
 	return WARP_OK;
 }
 
+/* One vector: rows [start, start+n) of the batch. */
 static WarpStatus
 run_vector(WarpCpu *x, const ArrowArray *cols, warp_int64 start, int n,
 		   const bool *keep, WarpLoadStatus *ls, int *bad_col, warp_int64 *bad_row)

@@ -289,6 +289,16 @@ eval_bool(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
 	return WARP_OK;
 }
 
+/* v converted by FN into a T, stored in the node's DST vector (iv or fv) */
+#define CAST_CHECKED(T, FN, DST) \
+	do { \
+		T			r; \
+		\
+		if ((st = FN(v, &r)) != WARP_OK) \
+			return st; \
+		x->DST[ni][i] = r; \
+	} while (0)
+
 static WarpStatus
 eval_cast(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
 {
@@ -324,41 +334,17 @@ eval_cast(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
 					x->fv[ni][i] = v;
 					break;
 				case WT_FLOAT4:
-					{
-						warp_float4 r;
-
-						if ((st = warp_float8_to_float4(v, &r)) != WARP_OK)
-							return st;
-						x->fv[ni][i] = r;
-						break;
-					}
+					CAST_CHECKED(warp_float4, warp_float8_to_float4, fv);
+					break;
 				case WT_INT2:
-					{
-						warp_int16	r;
-
-						if ((st = warp_float8_to_int2(v, &r)) != WARP_OK)
-							return st;
-						x->iv[ni][i] = r;
-						break;
-					}
+					CAST_CHECKED(warp_int16, warp_float8_to_int2, iv);
+					break;
 				case WT_INT4:
-					{
-						warp_int32	r;
-
-						if ((st = warp_float8_to_int4(v, &r)) != WARP_OK)
-							return st;
-						x->iv[ni][i] = r;
-						break;
-					}
+					CAST_CHECKED(warp_int32, warp_float8_to_int4, iv);
+					break;
 				default:
-					{
-						warp_int64	r;
-
-						if ((st = warp_float8_to_int8(v, &r)) != WARP_OK)
-							return st;
-						x->iv[ni][i] = r;
-						break;
-					}
+					CAST_CHECKED(warp_int64, warp_float8_to_int8, iv);
+					break;
 			}
 		}
 		else
@@ -374,23 +360,11 @@ eval_cast(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
 					x->fv[ni][i] = warp_int8_to_float4(v);
 					break;
 				case WT_INT2:
-					{
-						warp_int16	r;
-
-						if ((st = warp_int2_check(v, &r)) != WARP_OK)
-							return st;
-						x->iv[ni][i] = r;
-						break;
-					}
+					CAST_CHECKED(warp_int16, warp_int2_check, iv);
+					break;
 				case WT_INT4:
-					{
-						warp_int32	r;
-
-						if ((st = warp_int4_check(v, &r)) != WARP_OK)
-							return st;
-						x->iv[ni][i] = r;
-						break;
-					}
+					CAST_CHECKED(warp_int32, warp_int4_check, iv);
+					break;
 				default:
 					x->iv[ni][i] = v;
 					break;
@@ -399,6 +373,8 @@ eval_cast(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
 	}
 	return WARP_OK;
 }
+
+#undef CAST_CHECKED
 
 /* CASE and COALESCE: each row takes the first branch that applies */
 static WarpStatus

@@ -268,17 +268,11 @@ find_group(WarpCpu *x, warp_int64 code)
 }
 
 /* min/max: numeric, float (PostgreSQL's order) or integer */
-static inline WarpStatus
-accumulate_minmax(WarpCpu *x, int a, warp_int64 ne)
+static inline void
+accumulate_minmax(const WarpAggSpec *ag, WarpAggState *gs, const warp_uint8 *ok,
+				  const warp_uint16 *epos, const warp_int64 *eg, warp_int64 ne,
+				  const warp_int64 *iv, const double *fv, const warp_int128 *qv)
 {
-	const WarpAggSpec *ag = &x->p->aggs[a];
-	WarpAggState *gs = x->gagg[a];
-	const warp_uint8 *ok = x->ok;
-	const warp_uint16 *epos = x->epos;
-	const warp_int64 *eg = x->egroup;
-	const warp_int64 *iv = ag->arg >= 0 ? x->iv[ag->arg] : NULL;
-	const double *fv = ag->arg >= 0 ? x->fv[ag->arg] : NULL;
-	const warp_int128 *qv = ag->arg >= 0 ? x->qv[ag->arg] : NULL;
 	warp_int64	e;
 
 	for (e = 0; e < ne; e++)
@@ -311,62 +305,15 @@ accumulate_minmax(WarpCpu *x, int a, warp_int64 ne)
 			s->ival = iv[i];
 		s->count++;
 	}
-	return WARP_OK;
 }
 
-/* sum(float): float4 or float8 additions with their overflow errors */
-static inline WarpStatus
-accumulate_sum_float(WarpCpu *x, int a, warp_int64 ne)
-{
-	const WarpAggSpec *ag = &x->p->aggs[a];
-	WarpAggState *gs = x->gagg[a];
-	const warp_uint8 *ok = x->ok;
-	const warp_uint16 *epos = x->epos;
-	const warp_int64 *eg = x->egroup;
-	const double *fv = ag->arg >= 0 ? x->fv[ag->arg] : NULL;
-	warp_int64	e;
-	WarpStatus	st;
-
-	for (e = 0; e < ne; e++)
-	{
-		int			i = epos[e];
-		WarpAggState *s;
-
-		if (!ok[i])
-			continue;
-		s = &gs[eg[e]];
-		/* beyond these no order of fewer than 2^60 additions
-		 * overflows (float4: 2^64 * 2^60 < FLT_MAX) */
-		if (x->order_check && !isinf(fv[i]) &&
-			fabs(fv[i]) >= (ag->type == WT_FLOAT4 ? 0x1p64 : 0x1p960))
-			x->order_risk = true;
-		if (s->count == 0)
-			s->fval = fv[i];
-		else if (ag->type == WT_FLOAT4)
-		{
-			warp_float4 r;
-
-			if ((st = warp_float4_pl((warp_float4) s->fval, (warp_float4) fv[i], &r)) != WARP_OK)
-				return st;
-			s->fval = r;
-		}
-		else if ((st = warp_float8_pl(s->fval, fv[i], &s->fval)) != WARP_OK)
-			return st;
-		s->count++;
-	}
-	return WARP_OK;
-}
 
 /* avg(float): float8_accum step for step */
 static inline WarpStatus
-accumulate_avg_float(WarpCpu *x, int a, warp_int64 ne)
+accumulate_avg_float(WarpCpu *x, WarpAggState *gs, const warp_uint8 *ok,
+					 const warp_uint16 *epos, const warp_int64 *eg, warp_int64 ne,
+					 const double *fv)
 {
-	const WarpAggSpec *ag = &x->p->aggs[a];
-	WarpAggState *gs = x->gagg[a];
-	const warp_uint8 *ok = x->ok;
-	const warp_uint16 *epos = x->epos;
-	const warp_int64 *eg = x->egroup;
-	const double *fv = ag->arg >= 0 ? x->fv[ag->arg] : NULL;
 	warp_int64	e;
 
 	for (e = 0; e < ne; e++)
@@ -421,8 +368,10 @@ accumulate(WarpCpu *x, int a, warp_int64 ne)
 	const warp_uint16 *epos = x->epos;
 	const warp_int64 *eg = x->egroup;
 	const warp_int64 *iv = ag->arg >= 0 ? x->iv[ag->arg] : NULL;
+	const double *fv = ag->arg >= 0 ? x->fv[ag->arg] : NULL;
 	const warp_int128 *qv = ag->arg >= 0 ? x->qv[ag->arg] : NULL;
 	warp_int64	e;
+	WarpStatus	st;
 
 	switch ((WarpAggKind) ag->kind)
 	{
@@ -484,11 +433,39 @@ accumulate(WarpCpu *x, int a, warp_int64 ne)
 			break;
 		case WA_MIN:
 		case WA_MAX:
-			return accumulate_minmax(x, a, ne);
+			accumulate_minmax(ag, gs, ok, epos, eg, ne, iv, fv, qv);
+			break;
 		case WA_SUM_FLOAT:
-			return accumulate_sum_float(x, a, ne);
+			for (e = 0; e < ne; e++)
+			{
+				int			i = epos[e];
+				WarpAggState *s;
+
+				if (!ok[i])
+					continue;
+				s = &gs[eg[e]];
+				/* beyond these no order of fewer than 2^60 additions
+				 * overflows (float4: 2^64 * 2^60 < FLT_MAX) */
+				if (x->order_check && !isinf(fv[i]) &&
+					fabs(fv[i]) >= (ag->type == WT_FLOAT4 ? 0x1p64 : 0x1p960))
+					x->order_risk = true;
+				if (s->count == 0)
+					s->fval = fv[i];
+				else if (ag->type == WT_FLOAT4)
+				{
+					warp_float4 r;
+
+					if ((st = warp_float4_pl((warp_float4) s->fval, (warp_float4) fv[i], &r)) != WARP_OK)
+						return st;
+					s->fval = r;
+				}
+				else if ((st = warp_float8_pl(s->fval, fv[i], &s->fval)) != WARP_OK)
+					return st;
+				s->count++;
+			}
+			break;
 		case WA_AVG_FLOAT:
-			return accumulate_avg_float(x, a, ne);
+			return accumulate_avg_float(x, gs, ok, epos, eg, ne, fv);
 	}
 	return WARP_OK;
 }

@@ -63,7 +63,7 @@ warp_cpu_can_load(const ArrowField *f, WarpType type)
 
 /*
  * Date32/Date64 and timestamp raw values to PostgreSQL's domains: the
- * conversion of the row evaluator (warp_row.h), which the GPU kernel runs
+ * conversion of the row evaluator (warp_row_conv.h), which the GPU kernel runs
  * too, so both drivers accept and reject exactly the same values.
  */
 static inline bool
@@ -135,13 +135,6 @@ load_dict_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 	return WARP_LOAD_OK;
 }
 
-/*
- * Load column c of the current vector at the positions of sel (late
- * materialization: a column is read only for the rows an expression needs,
- * so an aggregate argument is read for the rows that survived the quals and
- * the joins, not for the whole batch).  *bad is the position of a value out
- * of the declared type's range.
- */
 /*
  * A numeric(p <= 18, s) column (WarpColumnSpec.decimal): Decimal128 values
  * of scale s as their unscaled int64, or integers times 10^s.  A value
@@ -694,6 +687,13 @@ load_native_column(WarpCpu *x, int c, const warp_uint16 *sel, int n)
 	return WARP_LOAD_OK;
 }
 
+/*
+ * Load column c of the current vector at the positions of sel (late
+ * materialization: a column is read only for the rows an expression needs,
+ * so an aggregate argument is read for the rows that survived the quals and
+ * the joins, not for the whole batch).  *bad is the position of a value out
+ * of the declared type's range.
+ */
 WarpLoadStatus
 cpu_load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 {

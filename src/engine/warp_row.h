@@ -4,7 +4,7 @@
  *	  A row-at-a-time evaluator of a WarpProgram, compiled by both gcc and
  *	  nvcc: the body of the GPU driver's fused kernel (src/gpud/warp_gpu.cu),
  *	  and testable on the CPU (test/unit/test_engine_row.c checks it against
- *	  the CPU driver, warp_cpu.c, which is the reference for every detail).
+ *	  the CPU driver, warp_cpu*.c, which is the reference for every detail).
  *
  * One call of warp_row_run() takes one fact row through the whole program:
  *

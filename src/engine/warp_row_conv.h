@@ -49,7 +49,7 @@ warp_row_mul_ok(warp_int64 v, warp_int64 m, warp_int64 *out)
 	return true;
 }
 
-/* conv_date / conv_timestamp of warp_cpu.c */
+/* conv_date / conv_timestamp of warp_cpu_load.c */
 WARP_FN bool
 warp_row_convert(int conv, warp_int64 v, warp_int64 *out)
 {

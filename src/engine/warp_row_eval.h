@@ -89,7 +89,7 @@ warp_row_copy(WarpRowState *s, int dst, int src)
 	WRS_V(s, dst) = WRS_V(s, src);
 }
 
-/* values_equal of warp_cpu.c (both non-NULL) */
+/* values_equal of warp_cpu_eval.c (both non-NULL) */
 WARP_FN bool
 warp_row_equal(const WarpProgram *p, const WarpRowState *s, int a, int b)
 {

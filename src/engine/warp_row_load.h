@@ -100,7 +100,7 @@ warp_row_buf_double(const WarpRowBuf *b, warp_int64 i)
 }
 
 /*
- * Column c of row i (load_column and load_dict_column of warp_cpu.c):
+ * Column c of row i (load_column and load_dict_column of warp_cpu_load.c):
  * WARP_OK with *isnull, or with *v the engine's value (double bits for a
  * float column); WARP_ROW_BAD or WARP_ROW_LOAD for a value the row
  * evaluator does not take.
