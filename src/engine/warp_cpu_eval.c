@@ -620,39 +620,6 @@ eval_column(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int 
 	return WARP_OK;
 }
 
-/* a = ANY (set) */
-static WarpStatus
-eval_in_set(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
-{
-	warp_uint8 *rn = x->nv[ni];
-	WarpStatus	st;
-	int			k;
-
-	if ((st = cpu_eval(x, nd->a, sel, n)) != WARP_OK)
-		return st;
-	{
-		const warp_int64 *set = x->p->setvals + nd->args_off;
-		bool		is_not = (nd->flags & WARP_IN_NOT) != 0,
-					has_null = (nd->flags & WARP_IN_HAS_NULL) != 0;
-
-		for (k = 0; k < n; k++)
-		{
-			int			i = sel[k],
-						r;
-
-			rn[i] = x->nv[nd->a][i];
-			if (rn[i])
-				continue;
-			r = warp_in_set_test(set, nd->nargs, x->iv[nd->a][i], is_not, has_null);
-			if (r < 0)
-				rn[i] = 1;
-			else
-				x->iv[ni][i] = r;
-		}
-	}
-	return WARP_OK;
-}
-
 /* unary minus, with the integer types' overflow errors */
 static WarpStatus
 eval_neg(WarpCpu *x, const WarpNode *nd, int ni, const warp_uint16 *sel, int n)
@@ -723,7 +690,29 @@ cpu_eval(WarpCpu *x, int ni, const warp_uint16 *sel, int n)
 		case WN_CMP:
 			return eval_cmp(x, nd, ni, sel, n);
 		case WN_IN_SET:
-			return eval_in_set(x, nd, ni, sel, n);
+			if ((st = cpu_eval(x, nd->a, sel, n)) != WARP_OK)
+				return st;
+			{
+				const warp_int64 *set = x->p->setvals + nd->args_off;
+				bool		is_not = (nd->flags & WARP_IN_NOT) != 0,
+							has_null = (nd->flags & WARP_IN_HAS_NULL) != 0;
+
+				for (k = 0; k < n; k++)
+				{
+					int			i = sel[k],
+								r;
+
+					rn[i] = x->nv[nd->a][i];
+					if (rn[i])
+						continue;
+					r = warp_in_set_test(set, nd->nargs, x->iv[nd->a][i], is_not, has_null);
+					if (r < 0)
+						rn[i] = 1;
+					else
+						x->iv[ni][i] = r;
+				}
+			}
+			return WARP_OK;
 		case WN_AND:
 		case WN_OR:
 			return eval_bool(x, nd, ni, sel, n);
