@@ -14,6 +14,8 @@
 #ifndef WARP_ROW_HOST_H
 #define WARP_ROW_HOST_H
 
+#include <string.h>
+
 #include "arrow.h"
 #include "warp_cpu.h"
 #include "warp_row_types.h"
