@@ -20,6 +20,7 @@
 #define WARP_CPU_H
 
 #include "arrow.h"
+#include "warp_agg_state.h"
 #include "warp_join.h"
 #include "warp_program.h"
 
@@ -27,36 +28,6 @@
 #define WARP_VEC 1024
 
 typedef struct WarpCpu WarpCpu;
-
-/* Per-group partial state of one aggregate (see WarpAggKind). */
-typedef struct WarpAggState
-{
-	warp_int64	count;			/* inputs seen (non-NULL, FILTER passed) */
-	warp_int64	ival;			/* sum (wrapping, like int4_sum), min/max */
-	double		fval;			/* float sum, min/max; avg: Sx */
-	double		fsxx;			/* avg(float): Sxx */
-	/* sum(int8): exact 128-bit sum, as two halves (memory from palloc is
-	 * only 8-byte aligned, too little for an __int128 member) */
-	warp_uint64 wide_lo;
-	warp_int64	wide_hi;
-	/* sum of a numeric expression: bits 128..191 of a 192-bit two's
-	 * complement sum whose low 128 bits are wide_hi:wide_lo (unsigned);
-	 * min/max of one: the int128 value in wide_hi:wide_lo */
-	warp_int64	wide_top;
-} WarpAggState;
-
-static inline warp_int128
-warp_agg_wide(const WarpAggState *s)
-{
-	return (warp_int128) (((warp_uint128) (warp_uint64) s->wide_hi << 64) | s->wide_lo);
-}
-
-static inline void
-warp_agg_set_wide(WarpAggState *s, warp_int128 v)
-{
-	s->wide_lo = (warp_uint64) v;
-	s->wide_hi = (warp_int64) (v >> 64);
-}
 
 /* What a run did, for EXPLAIN ANALYZE. */
 typedef struct WarpCpuCounters

@@ -45,6 +45,17 @@
 #endif
 
 /*
+ * A piece of a hot function cut out only to name it: always inlined, so
+ * the code generated is the one function's (the row evaluator's
+ * warp_row_step and its node kinds).
+ */
+#ifdef __CUDACC__
+#define WARP_FN_INLINE __host__ __device__ static __forceinline__
+#else
+#define WARP_FN_INLINE static inline __attribute__((always_inline))
+#endif
+
+/*
  * True while compiling device code.  Floating-point operations use the
  * explicitly rounded intrinsics there, because nvcc otherwise contracts a
  * multiply followed by an add into one fused multiply-add, which rounds once

@@ -107,12 +107,10 @@ is_boolish(const WarpProgram *p, warp_int32 n)
 	return p->nodes[n].type == WT_BOOL;
 }
 
-const char *
-warp_program_validate(const WarpProgram *p)
+/* the counts, the IN set values, row mode and top-N */
+static const char *
+validate_counts(const WarpProgram *p)
 {
-	warp_int32	i,
-				j;
-
 	if (p->version != WARP_PROGRAM_VERSION)
 		return "program version mismatch";
 	if (p->ncols < 0 || p->nnodes < 0 || p->nargs < 0 || p->nquals < 0 ||
@@ -135,189 +133,227 @@ warp_program_validate(const WarpProgram *p)
 		p->nodes[p->keys[p->topn_key].node].a < p->ncols &&
 		p->cols[p->nodes[p->keys[p->topn_key].node].a].text == WARP_TEXT_KEY)
 		return "top-N on a text key (its values are ids, not in the text's order)";
-	for (i = 0; i < p->ncols; i++)
-		if (p->cols[i].type > WT_NUMERIC || p->cols[i].precision > 38 ||
-			(p->cols[i].decimal && p->cols[i].scale > 38))
-			return "bad column type";	/* the rest: "bad numeric column" below */
-	for (i = 0; i < p->nnodes; i++)
-	{
-		const WarpNode *nd = &p->nodes[i];
+	return NULL;
+}
 
-		if (nd->type > WT_NUMERIC)
-			return "bad node type";
-		switch ((WarpOp) nd->op)
+/* WN_ARITH, WN_CMP, WN_DISTINCT, WN_NULLIF: a and b */
+static const char *
+validate_binary_node(const WarpProgram *p, warp_int32 i, const WarpNode *nd)
+{
+	if (!node_ok(p, nd->a, i) || !node_ok(p, nd->b, i))
+		return "argument index out of range";
+	if (kind_of(p, nd->a) != kind_of(p, nd->b))
+		return "argument kinds differ";
+	if ((nd->op == WN_DISTINCT || nd->op == WN_NULLIF) && IS_NUM(p, nd->a))
+		return "numeric IS DISTINCT FROM or NULLIF";
+	if (nd->op == WN_ARITH && (KIND_FLOAT(p, i) != KIND_FLOAT(p, nd->a) ||
+							   nd->sub > WARP_ARITH_MOD ||
+							   nd->type == WT_BOOL || nd->type == WT_DATE ||
+							   nd->type == WT_TIMESTAMP))
+		return "bad arithmetic";
+	if (nd->op == WN_ARITH && KIND_FLOAT(p, i) && nd->sub == WARP_ARITH_MOD)
+		return "float modulo";
+	if (nd->op == WN_CMP && (nd->sub > WARP_CMP_GE || nd->type != WT_BOOL))
+		return "bad comparison";
+	if ((nd->op == WN_DISTINCT) && nd->type != WT_BOOL)
+		return "bad DISTINCT";
+	if (nd->op == WN_NULLIF && KIND_FLOAT(p, i) != KIND_FLOAT(p, nd->a))
+		return "bad NULLIF";
+	return NULL;
+}
+
+/* WN_NEG, WN_NOT, WN_IS_NULL, WN_IS_NOT_NULL, WN_CAST: a */
+static const char *
+validate_unary_node(const WarpProgram *p, warp_int32 i, const WarpNode *nd)
+{
+	if (!node_ok(p, nd->a, i))
+		return "argument index out of range";
+	if (nd->op == WN_NEG && (KIND_FLOAT(p, i) != KIND_FLOAT(p, nd->a) ||
+							 nd->type == WT_BOOL || nd->type == WT_DATE ||
+							 nd->type == WT_TIMESTAMP))
+		return "bad negation";
+	if (nd->op == WN_NOT && (!is_boolish(p, nd->a) || nd->type != WT_BOOL))
+		return "NOT of a non-boolean";
+	if (nd->op == WN_CAST && (nd->type == WT_BOOL || nd->type == WT_DATE ||
+							  nd->type == WT_TIMESTAMP))
+		return "unsupported cast";
+	if (nd->op == WN_CAST && IS_NUM(p, nd->a))
+		return "cast from numeric";
+	return NULL;
+}
+
+/* WN_IN_SET: a, and its sorted set of values */
+static const char *
+validate_in_set_node(const WarpProgram *p, warp_int32 i, const WarpNode *nd)
+{
+	warp_int32	j;
+
+	if (!node_ok(p, nd->a, i))
+		return "argument index out of range";
+	if (nd->type != WT_BOOL || kind_of(p, nd->a) != 0 || IS_NUM(p, nd->a) ||
+		nd->nargs < 1 || nd->args_off < 0 || nd->args_off > p->nsetvals - nd->nargs ||
+		(nd->flags & ~(WARP_IN_NOT | WARP_IN_HAS_NULL)) != 0)
+		return "bad IN set";
+	for (j = 1; j < nd->nargs; j++)
+		if (p->setvals[nd->args_off + j - 1] >= p->setvals[nd->args_off + j])
+			return "IN set not sorted";
+	return NULL;
+}
+
+/* WN_AND, WN_OR, WN_CASE, WN_COALESCE: the argument list */
+static const char *
+validate_list_node(const WarpProgram *p, warp_int32 i, const WarpNode *nd)
+{
+	warp_int32	j;
+
+	if (nd->nargs < 1 || nd->args_off < 0 ||
+		nd->args_off > p->nargs - nd->nargs)
+		return "argument list out of range";
+	for (j = 0; j < nd->nargs; j++)
+	{
+		warp_int32	a = p->args[nd->args_off + j];
+
+		if (!node_ok(p, a, i))
+			return "argument index out of range";
+		if (nd->op == WN_AND || nd->op == WN_OR)
 		{
-			case WN_COL:
+			if (!is_boolish(p, a))
+				return "AND/OR of a non-boolean";
+		}
+		else if (nd->op == WN_CASE && (j % 2) == 0 &&
+				 !(j == nd->nargs - 1 && (nd->flags & WARP_CASE_HAS_ELSE)))
+		{
+			if (!is_boolish(p, a))
+				return "CASE condition is not boolean";
+		}
+		else if (kind_of(p, a) != kind_of(p, i))
+			return "CASE/COALESCE result kind mismatch";
+		else if (IS_NUM(p, i) && p->nodes[a].scale != nd->scale)
+			return "numeric CASE/COALESCE value of another scale";
+	}
+	if (nd->op == WN_CASE &&
+		(nd->nargs % 2) != ((nd->flags & WARP_CASE_HAS_ELSE) ? 1 : 0))
+		return "CASE argument count";
+	return NULL;
+}
+
+/* WN_DATETIME: date/time arithmetic, conversions and fields */
+static const char *
+validate_datetime_node(const WarpProgram *p, warp_int32 i, const WarpNode *nd)
+{
+	int			f = nd->flags & (WARP_DT_TRUNC | WARP_DT_EXTRACT |
+								 WARP_DT_PART | WARP_DT_CAST);
+	WarpType	at;
+
+	if (!node_ok(p, nd->a, i))
+		return "argument index out of range";
+	at = (WarpType) p->nodes[nd->a].type;
+	if (nd->flags == WARP_DT_ARITH)
+	{
+		WarpType	bt;
+
+		if (!node_ok(p, nd->b, i))
+			return "argument index out of range";
+		bt = (WarpType) p->nodes[nd->b].type;
+		if (WARP_DTA_IS_INTERVAL(nd->sub))
+		{
+			/* a + the node's interval (b is a) */
+			if (nd->b != nd->a ||
+				at != (nd->sub == WARP_DTA_DATE_PL_INTERVAL ? WT_DATE : WT_TIMESTAMP) ||
+				nd->type != WT_TIMESTAMP)
+				return "bad interval arithmetic";
+			return NULL;
+		}
+		if (nd->sub >= WARP_DTA_COUNT ||
+			(nd->sub == WARP_DTA_DATE_MI ? at != WT_DATE || bt != WT_DATE :
+			 at != WT_DATE || bt != WT_INT4) ||
+			nd->type != (nd->sub == WARP_DTA_DATE_MI ? WT_INT4 : WT_DATE))
+			return "bad date arithmetic";
+		return NULL;
+	}
+	if (f == WARP_DT_CAST)
+	{
+		static const warp_uint8 from[WARP_DTC_COUNT] = {
+			WT_DATE, WT_TIMESTAMP, WT_TIMESTAMP, WT_TIMESTAMP, WT_DATE, WT_TIMESTAMP
+		};
+		static const warp_uint8 to[WARP_DTC_COUNT] = {
+			WT_TIMESTAMP, WT_TIMESTAMP, WT_DATE, WT_TIMESTAMP, WT_TIMESTAMP, WT_DATE
+		};
+
+		if (nd->sub >= WARP_DTC_COUNT || (nd->flags & WARP_DT_TZ) ||
+			at != from[nd->sub] || nd->type != to[nd->sub])
+			return "bad date/time conversion";
+		if ((nd->flags & WARP_DT_SATURATE) &&
+			nd->sub != WARP_DTC_DATE_TIMESTAMP &&
+			nd->sub != WARP_DTC_DATE_TIMESTAMPTZ &&
+			nd->sub != WARP_DTC_TIMESTAMP_TIMESTAMPTZ)
+			return "bad date/time conversion";
+		return NULL;
+	}
+	if (nd->sub >= WARP_DT_FIELD_COUNT || (at != WT_DATE && at != WT_TIMESTAMP))
+		return "bad date/time field or argument";
+	if ((nd->flags & WARP_DT_TZ) && at != WT_TIMESTAMP)
+		return "bad date/time field or argument";
+	if (f == WARP_DT_TRUNC ? nd->type != WT_TIMESTAMP || at != WT_TIMESTAMP :
+		f == WARP_DT_EXTRACT ? nd->type != WT_INT8 && nd->type != WT_NUMERIC :
+		f == WARP_DT_PART ? nd->type != WT_FLOAT8 : true)
+		return "bad date/time operation";
+	return NULL;
+}
+
+/* node i: its type, its arguments by operation, and a numeric result */
+static const char *
+validate_node(const WarpProgram *p, warp_int32 i)
+{
+	const WarpNode *nd = &p->nodes[i];
+	const char *bad = NULL;
+
+	if (nd->type > WT_NUMERIC)
+		return "bad node type";
+	switch (warp_op_arity(nd->op))
+	{
+		case WARP_ARITY_NONE:
+			if (nd->op == WN_COL)
+			{
 				if (nd->a < 0 || nd->a >= p->ncols)
 					return "column index out of range";
 				if (nd->type != WT_NUMERIC &&
 					(KIND_FLOAT(p, i) != WARP_TYPE_IS_FLOAT(p->cols[nd->a].type) ||
 					 p->cols[nd->a].type == WT_NUMERIC))
 					return "column kind mismatch";
-				break;
-			case WN_CONST:
-				break;
-			case WN_ARITH:
-			case WN_CMP:
-			case WN_DISTINCT:
-			case WN_NULLIF:
-				if (!node_ok(p, nd->a, i) || !node_ok(p, nd->b, i))
-					return "argument index out of range";
-				if (kind_of(p, nd->a) != kind_of(p, nd->b))
-					return "argument kinds differ";
-				if ((nd->op == WN_DISTINCT || nd->op == WN_NULLIF) && IS_NUM(p, nd->a))
-					return "numeric IS DISTINCT FROM or NULLIF";
-				if (nd->op == WN_ARITH && (KIND_FLOAT(p, i) != KIND_FLOAT(p, nd->a) ||
-										   nd->sub > WARP_ARITH_MOD ||
-										   nd->type == WT_BOOL || nd->type == WT_DATE ||
-										   nd->type == WT_TIMESTAMP))
-					return "bad arithmetic";
-				if (nd->op == WN_ARITH && KIND_FLOAT(p, i) && nd->sub == WARP_ARITH_MOD)
-					return "float modulo";
-				if (nd->op == WN_CMP && (nd->sub > WARP_CMP_GE || nd->type != WT_BOOL))
-					return "bad comparison";
-				if ((nd->op == WN_DISTINCT) && nd->type != WT_BOOL)
-					return "bad DISTINCT";
-				if (nd->op == WN_NULLIF && KIND_FLOAT(p, i) != KIND_FLOAT(p, nd->a))
-					return "bad NULLIF";
-				break;
-			case WN_NEG:
-			case WN_NOT:
-			case WN_IS_NULL:
-			case WN_IS_NOT_NULL:
-			case WN_CAST:
-				if (!node_ok(p, nd->a, i))
-					return "argument index out of range";
-				if (nd->op == WN_NEG && (KIND_FLOAT(p, i) != KIND_FLOAT(p, nd->a) ||
-										 nd->type == WT_BOOL || nd->type == WT_DATE ||
-										 nd->type == WT_TIMESTAMP))
-					return "bad negation";
-				if (nd->op == WN_NOT && (!is_boolish(p, nd->a) || nd->type != WT_BOOL))
-					return "NOT of a non-boolean";
-				if (nd->op == WN_CAST && (nd->type == WT_BOOL || nd->type == WT_DATE ||
-										  nd->type == WT_TIMESTAMP))
-					return "unsupported cast";
-				if (nd->op == WN_CAST && IS_NUM(p, nd->a))
-					return "cast from numeric";
-				break;
-			case WN_IN_SET:
-				if (!node_ok(p, nd->a, i))
-					return "argument index out of range";
-				if (nd->type != WT_BOOL || kind_of(p, nd->a) != 0 || IS_NUM(p, nd->a) ||
-					nd->nargs < 1 || nd->args_off < 0 || nd->args_off > p->nsetvals - nd->nargs ||
-					(nd->flags & ~(WARP_IN_NOT | WARP_IN_HAS_NULL)) != 0)
-					return "bad IN set";
-				for (j = 1; j < nd->nargs; j++)
-					if (p->setvals[nd->args_off + j - 1] >= p->setvals[nd->args_off + j])
-						return "IN set not sorted";
-				break;
-			case WN_AND:
-			case WN_OR:
-			case WN_CASE:
-			case WN_COALESCE:
-				if (nd->nargs < 1 || nd->args_off < 0 ||
-					nd->args_off > p->nargs - nd->nargs)
-					return "argument list out of range";
-				for (j = 0; j < nd->nargs; j++)
-				{
-					warp_int32	a = p->args[nd->args_off + j];
-
-					if (!node_ok(p, a, i))
-						return "argument index out of range";
-					if (nd->op == WN_AND || nd->op == WN_OR)
-					{
-						if (!is_boolish(p, a))
-							return "AND/OR of a non-boolean";
-					}
-					else if (nd->op == WN_CASE && (j % 2) == 0 &&
-							 !(j == nd->nargs - 1 && (nd->flags & WARP_CASE_HAS_ELSE)))
-					{
-						if (!is_boolish(p, a))
-							return "CASE condition is not boolean";
-					}
-					else if (kind_of(p, a) != kind_of(p, i))
-						return "CASE/COALESCE result kind mismatch";
-					else if (IS_NUM(p, i) && p->nodes[a].scale != nd->scale)
-						return "numeric CASE/COALESCE value of another scale";
-				}
-				if (nd->op == WN_CASE &&
-					(nd->nargs % 2) != ((nd->flags & WARP_CASE_HAS_ELSE) ? 1 : 0))
-					return "CASE argument count";
-				break;
-			case WN_DATETIME:
-				{
-					int			f = nd->flags & (WARP_DT_TRUNC | WARP_DT_EXTRACT |
-												 WARP_DT_PART | WARP_DT_CAST);
-					WarpType	at;
-
-					if (!node_ok(p, nd->a, i))
-						return "argument index out of range";
-					at = (WarpType) p->nodes[nd->a].type;
-					if (nd->flags == WARP_DT_ARITH)
-					{
-						WarpType	bt;
-
-						if (!node_ok(p, nd->b, i))
-							return "argument index out of range";
-						bt = (WarpType) p->nodes[nd->b].type;
-						if (WARP_DTA_IS_INTERVAL(nd->sub))
-						{
-							/* a + the node's interval (b is a) */
-							if (nd->b != nd->a ||
-								at != (nd->sub == WARP_DTA_DATE_PL_INTERVAL ? WT_DATE : WT_TIMESTAMP) ||
-								nd->type != WT_TIMESTAMP)
-								return "bad interval arithmetic";
-							break;
-						}
-						if (nd->sub >= WARP_DTA_COUNT ||
-							(nd->sub == WARP_DTA_DATE_MI ? at != WT_DATE || bt != WT_DATE :
-							 at != WT_DATE || bt != WT_INT4) ||
-							nd->type != (nd->sub == WARP_DTA_DATE_MI ? WT_INT4 : WT_DATE))
-							return "bad date arithmetic";
-						break;
-					}
-					if (f == WARP_DT_CAST)
-					{
-						static const warp_uint8 from[WARP_DTC_COUNT] = {
-							WT_DATE, WT_TIMESTAMP, WT_TIMESTAMP, WT_TIMESTAMP, WT_DATE, WT_TIMESTAMP
-						};
-						static const warp_uint8 to[WARP_DTC_COUNT] = {
-							WT_TIMESTAMP, WT_TIMESTAMP, WT_DATE, WT_TIMESTAMP, WT_TIMESTAMP, WT_DATE
-						};
-
-						if (nd->sub >= WARP_DTC_COUNT || (nd->flags & WARP_DT_TZ) ||
-							at != from[nd->sub] || nd->type != to[nd->sub])
-							return "bad date/time conversion";
-						if ((nd->flags & WARP_DT_SATURATE) &&
-							nd->sub != WARP_DTC_DATE_TIMESTAMP &&
-							nd->sub != WARP_DTC_DATE_TIMESTAMPTZ &&
-							nd->sub != WARP_DTC_TIMESTAMP_TIMESTAMPTZ)
-							return "bad date/time conversion";
-						break;
-					}
-					if (nd->sub >= WARP_DT_FIELD_COUNT || (at != WT_DATE && at != WT_TIMESTAMP))
-						return "bad date/time field or argument";
-					if ((nd->flags & WARP_DT_TZ) && at != WT_TIMESTAMP)
-						return "bad date/time field or argument";
-					if (f == WARP_DT_TRUNC ? nd->type != WT_TIMESTAMP || at != WT_TIMESTAMP :
-						f == WARP_DT_EXTRACT ? nd->type != WT_INT8 && nd->type != WT_NUMERIC :
-						f == WARP_DT_PART ? nd->type != WT_FLOAT8 : true)
-						return "bad date/time operation";
-					break;
-				}
-			default:
-				return "unknown operation";
-		}
-		if (nd->type == WT_NUMERIC)
-		{
-			const char *bad = numeric_node_problem(p, nd);
-
-			if (bad)
-				return bad;
-		}
+			}
+			break;
+		case WARP_ARITY_BINARY:
+			bad = validate_binary_node(p, i, nd);
+			break;
+		case WARP_ARITY_UNARY:
+			bad = validate_unary_node(p, i, nd);
+			break;
+		case WARP_ARITY_SET:
+			bad = validate_in_set_node(p, i, nd);
+			break;
+		case WARP_ARITY_LIST:
+			bad = validate_list_node(p, i, nd);
+			break;
+		case WARP_ARITY_DATETIME:
+			bad = validate_datetime_node(p, i, nd);
+			break;
+		default:
+			return "unknown operation";
 	}
-	if (!warp_tz_valid(&p->tz))
-		return "bad time zone table";
+	if (bad)
+		return bad;
+	if (nd->type == WT_NUMERIC)
+		return numeric_node_problem(p, nd);
+	return NULL;
+}
+
+/* the string table and every column's text and numeric form */
+static const char *
+validate_columns(const WarpProgram *p)
+{
+	warp_int32	i;
+
 	if (p->nstrings < 0 || p->nstrbytes < 0 ||
 		(p->nstrings > 0 && p->strings == NULL) || (p->nstrbytes > 0 && p->strbytes == NULL))
 		return "bad string table";
@@ -352,6 +388,15 @@ warp_program_validate(const WarpProgram *p)
 		if (c->native && (c->text || c->decimal))
 			return "native column of text or numeric";
 	}
+	return NULL;
+}
+
+/* the quals, the join keys and the group keys */
+static const char *
+validate_roots(const WarpProgram *p)
+{
+	warp_int32	i;
+
 	for (i = 0; i < p->nquals; i++)
 		if (!node_ok(p, p->quals[i], p->nnodes) || !is_boolish(p, p->quals[i]))
 			return "bad qual";
@@ -371,6 +416,15 @@ warp_program_validate(const WarpProgram *p)
 			   p->joins[k->join].kind == WARP_JOIN_ANTI))
 			return "bad group key";
 	}
+	return NULL;
+}
+
+/* every aggregate's kind, argument and FILTER */
+static const char *
+validate_aggs(const WarpProgram *p)
+{
+	warp_int32	i;
+
 	for (i = 0; i < p->naggs; i++)
 	{
 		const WarpAggSpec *a = &p->aggs[i];
@@ -396,6 +450,29 @@ warp_program_validate(const WarpProgram *p)
 		}
 	}
 	return NULL;
+}
+
+const char *
+warp_program_validate(const WarpProgram *p)
+{
+	const char *bad;
+	warp_int32	i;
+
+	if ((bad = validate_counts(p)) != NULL)
+		return bad;
+	for (i = 0; i < p->ncols; i++)
+		if (p->cols[i].type > WT_NUMERIC || p->cols[i].precision > 38 ||
+			(p->cols[i].decimal && p->cols[i].scale > 38))
+			return "bad column type";	/* the rest: "bad numeric column" below */
+	for (i = 0; i < p->nnodes; i++)
+		if ((bad = validate_node(p, i)) != NULL)
+			return bad;
+	if (!warp_tz_valid(&p->tz))
+		return "bad time zone table";
+	if ((bad = validate_columns(p)) != NULL ||
+		(bad = validate_roots(p)) != NULL)
+		return bad;
+	return validate_aggs(p);
 }
 
 bool

@@ -452,6 +452,57 @@ typedef struct WarpProgram
 } WarpProgram;
 
 /*
+ * Where a node's argument nodes are, by its operation: none (a column or
+ * a constant), a, a and b, the list args[args_off .. + nargs), a with the
+ * set setvals[args_off .. + nargs), or WN_DATETIME's own (a; b too for date
+ * arithmetic).  The one grouping of the operations by their arguments,
+ * for every walk over a program's nodes (warp_program_validate, the row
+ * evaluator's depth check in warp_row_check.c).
+ */
+typedef enum WarpArity
+{
+	WARP_ARITY_NONE = 0,
+	WARP_ARITY_UNARY,
+	WARP_ARITY_BINARY,
+	WARP_ARITY_LIST,
+	WARP_ARITY_SET,
+	WARP_ARITY_DATETIME,
+	WARP_ARITY_UNKNOWN			/* not an operation */
+} WarpArity;
+
+WARP_FN WarpArity
+warp_op_arity(int op)
+{
+	switch ((WarpOp) op)
+	{
+		case WN_COL:
+		case WN_CONST:
+			return WARP_ARITY_NONE;
+		case WN_ARITH:
+		case WN_CMP:
+		case WN_DISTINCT:
+		case WN_NULLIF:
+			return WARP_ARITY_BINARY;
+		case WN_NEG:
+		case WN_NOT:
+		case WN_IS_NULL:
+		case WN_IS_NOT_NULL:
+		case WN_CAST:
+			return WARP_ARITY_UNARY;
+		case WN_IN_SET:
+			return WARP_ARITY_SET;
+		case WN_AND:
+		case WN_OR:
+		case WN_CASE:
+		case WN_COALESCE:
+			return WARP_ARITY_LIST;
+		case WN_DATETIME:
+			return WARP_ARITY_DATETIME;
+	}
+	return WARP_ARITY_UNKNOWN;
+}
+
+/*
  * Check a program's internal consistency (indexes in range, argument types
  * of the right kind, no cycles).  Drivers run it before anything else, so a
  * corrupt program is an error, not an out-of-bounds access.  Returns NULL
