@@ -101,9 +101,11 @@ $(B)/gpu/%: src/gpu/%.cu $(ENGINE_HDRS)
 # pg_warp_gpud: the daemon (C) with the device driver (CUDA, runtime linked
 # statically: the server needs the NVIDIA driver, not the toolkit)
 GPUD_SRCS   = $(sort $(wildcard src/gpud/*.c))
-GPUD_OBJS   = $(patsubst src/%.c,$(B)/obj/%.o,$(GPUD_SRCS)) $(B)/obj/gpud/warp_gpu.o
+GPUD_CU_SRCS = $(sort $(wildcard src/gpud/*.cu))
+GPUD_CU_OBJS = $(patsubst src/%.cu,$(B)/obj/%.o,$(GPUD_CU_SRCS))
+GPUD_OBJS   = $(patsubst src/%.c,$(B)/obj/%.o,$(GPUD_SRCS)) $(GPUD_CU_OBJS)
 
-$(B)/obj/gpud/warp_gpu.o: src/gpud/warp_gpu.cu $(wildcard src/gpud/*.h) $(ENGINE_HDRS)
+$(GPUD_CU_OBJS): $(B)/obj/gpud/%.o: src/gpud/%.cu $(wildcard src/gpud/*.h) $(ENGINE_HDRS)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O3 -std=c++17 $(CUDA_ARCH) -Isrc -Isrc/arrow -Isrc/engine -Isrc/gpud -c -o $@ $<
 
