@@ -91,19 +91,21 @@ NVCC       ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nv
 # GPUs: the database server needs the NVIDIA driver, not the CUDA toolkit.
 CUDA_ARCH  ?= $(foreach a,75 80 86 89 90,-gencode arch=compute_$(a),code=sm_$(a)) \
               -gencode arch=compute_90,code=compute_90
-CU_SRCS     = $(sort $(wildcard src/gpu/*.cu))
-CU_BINS     = $(patsubst src/gpu/%.cu,$(B)/gpu/%,$(CU_SRCS))
+CU_SRCS     = $(sort $(wildcard src/gpucheck/*.cu))
+CU_BINS     = $(patsubst src/gpucheck/%.cu,$(B)/gpucheck/%,$(CU_SRCS))
 
-$(B)/gpu/%: src/gpu/%.cu $(ENGINE_HDRS)
+$(B)/gpucheck/%: src/gpucheck/%.cu $(ENGINE_HDRS) src/gpud/gpud_clock.h
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 $(CUDA_ARCH) -Isrc -Isrc/arrow -o $@ $< -cudart static
 
 # pg_warp_gpud: the daemon (C) with the device driver (CUDA, runtime linked
 # statically: the server needs the NVIDIA driver, not the toolkit)
 GPUD_SRCS   = $(sort $(wildcard src/gpud/*.c))
-GPUD_OBJS   = $(patsubst src/%.c,$(B)/obj/%.o,$(GPUD_SRCS)) $(B)/obj/gpud/warp_gpu.o
+GPUD_CU_SRCS = $(sort $(wildcard src/gpud/*.cu))
+GPUD_CU_OBJS = $(patsubst src/%.cu,$(B)/obj/%.o,$(GPUD_CU_SRCS))
+GPUD_OBJS   = $(patsubst src/%.c,$(B)/obj/%.o,$(GPUD_SRCS)) $(GPUD_CU_OBJS)
 
-$(B)/obj/gpud/warp_gpu.o: src/gpud/warp_gpu.cu $(wildcard src/gpud/*.h) $(ENGINE_HDRS)
+$(GPUD_CU_OBJS): $(B)/obj/gpud/%.o: src/gpud/%.cu $(wildcard src/gpud/*.h) $(ENGINE_HDRS)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O3 -std=c++17 $(CUDA_ARCH) -Isrc -Isrc/arrow -Isrc/engine -Isrc/gpud -c -o $@ $<
 
@@ -119,11 +121,11 @@ bench: $(BENCH_BINS)
 all: tool unit gpu gpud bench
 
 install: install-tool
-install-tool: $(B)/pgwarp $(B)/gpu/pgwarp_gpu_probe $(B)/pg_warp_gpud
+install-tool: $(B)/pgwarp $(B)/gpucheck/pgwarp_gpu_probe $(B)/pg_warp_gpud
 	$(MKDIR_P) '$(DESTDIR)$(bindir)'
 	$(INSTALL_PROGRAM) $(B)/pgwarp '$(DESTDIR)$(bindir)/pgwarp'
 	$(INSTALL_PROGRAM) $(B)/pg_warp_gpud '$(DESTDIR)$(bindir)/pg_warp_gpud'
-	$(INSTALL_PROGRAM) $(B)/gpu/pgwarp_gpu_probe '$(DESTDIR)$(bindir)/'
+	$(INSTALL_PROGRAM) $(B)/gpucheck/pgwarp_gpu_probe '$(DESTDIR)$(bindir)/'
 
 # libFuzzer target for the reader (clang).
 FUZZ_CC    ?= clang

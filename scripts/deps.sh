@@ -27,6 +27,6 @@ if ! python3 -c 'import pyarrow, pytest, psycopg, matplotlib' 2>/dev/null; then
 fi
 
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
-	echo "deps: nvcc not found: the CUDA toolkit (13) is needed to compile src/gpu" >&2
+	echo "deps: nvcc not found: the CUDA toolkit (13) is needed to compile the CUDA code (src/gpud, src/gpucheck)" >&2
 	exit 1
 fi

@@ -75,42 +75,17 @@ static int
 send_msg(int sock, uint32_t type, uint64_t a0, uint64_t a1, const char *text, int fd)
 {
 	GpudMsg		m;
-	struct msghdr mh;
-	struct iovec iov;
-	union
-	{
-		char		buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	}			cm;
+	GpudSockMsg sm;
 
-	memset(&m, 0, sizeof(m));
-	m.magic = GPUD_MAGIC;
-	m.type = type;
-	m.arg0 = a0;
-	m.arg1 = a1;
+	gpud_msg_init(&m, type, a0, a1);
 	if (text)
 		snprintf(m.text, sizeof(m.text), "%s", text);
-	memset(&mh, 0, sizeof(mh));
-	iov.iov_base = &m;
-	iov.iov_len = sizeof(m);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
+	gpud_sockmsg_init(&sm, &m, sizeof(m));
 	if (fd >= 0)
-	{
-		struct cmsghdr *c;
-
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
+		gpud_sockmsg_put_fd(&sm, fd);
 	for (;;)
 	{
-		ssize_t		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+		ssize_t		n = sendmsg(sock, &sm.mh, MSG_NOSIGNAL);
 
 		if (n == (ssize_t) sizeof(m))
 			return 0;

@@ -2,13 +2,15 @@
  *
  * gpud_wire.c
  *	  Writing a job into the shared arena (backend) and checking one read
- *	  from it (daemon).  See gpud_wire.h.
+ *	  from it (daemon); socket messages with a file descriptor passed
+ *	  along (both).  See gpud_wire.h.
  *
  * Pure C; no PostgreSQL headers.
  *
  *-------------------------------------------------------------------------
  */
 #include <string.h>
+#include <sys/socket.h>
 
 #include "gpud_wire.h"
 
@@ -141,4 +143,62 @@ gpud_job_open(uint8_t *arena, uint64_t arena_size, uint64_t job_off,
 	}
 	*job_out = job;
 	return NULL;
+}
+
+/* ------------------------------------------------------ socket messages */
+
+void
+gpud_msg_init(GpudMsg *m, uint32_t type, uint64_t a0, uint64_t a1)
+{
+	memset(m, 0, sizeof(*m));
+	m->magic = GPUD_MAGIC;
+	m->type = type;
+	m->arg0 = a0;
+	m->arg1 = a1;
+}
+
+void
+gpud_sockmsg_init(GpudSockMsg *s, void *data, size_t len)
+{
+	memset(&s->mh, 0, sizeof(s->mh));
+	s->iov.iov_base = data;
+	s->iov.iov_len = len;
+	s->mh.msg_iov = &s->iov;
+	s->mh.msg_iovlen = 1;
+}
+
+void
+gpud_sockmsg_put_fd(GpudSockMsg *s, int fd)
+{
+	struct cmsghdr *c;
+
+	memset(&s->cm, 0, sizeof(s->cm));
+	s->mh.msg_control = s->cm.buf;
+	s->mh.msg_controllen = sizeof(s->cm.buf);
+	c = CMSG_FIRSTHDR(&s->mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+}
+
+void
+gpud_sockmsg_want_fd(GpudSockMsg *s)
+{
+	s->mh.msg_control = s->cm.buf;
+	s->mh.msg_controllen = sizeof(s->cm.buf);
+}
+
+int
+gpud_sockmsg_fd(GpudSockMsg *s)
+{
+	struct cmsghdr *h = CMSG_FIRSTHDR(&s->mh);
+	int			fd;
+
+	if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
+	{
+		memcpy(&fd, CMSG_DATA(h), sizeof(int));
+		return fd;
+	}
+	return -1;
 }

@@ -28,6 +28,9 @@
 #ifndef GPUD_WIRE_H
 #define GPUD_WIRE_H
 
+#include <sys/socket.h>
+#include <sys/uio.h>
+
 #include "arrow.h"
 #include "warp_cpu.h"
 #include "warp_program.h"
@@ -62,6 +65,35 @@ typedef struct GpudMsg
 	uint64_t	arg1;
 	char		text[104];		/* HELLO: device; FAIL: reason */
 } GpudMsg;
+
+/* m as a message of type with arguments a0 and a1, no text */
+extern void gpud_msg_init(GpudMsg *m, uint32_t type, uint64_t a0, uint64_t a1);
+
+/*
+ * A socket message as sendmsg and recvmsg see it: bytes, and room for one
+ * file descriptor passed along with them (SCM_RIGHTS; the daemon passes
+ * the arena's memfd with ARENA, a result arena's with DONE).  Both sides
+ * fill it with the functions below.
+ */
+typedef struct GpudSockMsg
+{
+	struct msghdr mh;
+	struct iovec iov;
+	union
+	{
+		char		buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	}			cm;
+} GpudSockMsg;
+
+/* len bytes at data, no descriptor */
+extern void gpud_sockmsg_init(GpudSockMsg *s, void *data, size_t len);
+/* pass fd along (sender) */
+extern void gpud_sockmsg_put_fd(GpudSockMsg *s, int fd);
+/* room for a descriptor passed along (receiver, before recvmsg) */
+extern void gpud_sockmsg_want_fd(GpudSockMsg *s);
+/* the descriptor received with the message, or -1 (after recvmsg) */
+extern int	gpud_sockmsg_fd(GpudSockMsg *s);
 
 /* Start of the arena. */
 typedef struct GpudArenaHeader

@@ -97,10 +97,7 @@ send_msg(GpudConn *c, uint32 type, uint64 a0)
 	GpudMsg		m;
 	ssize_t		n;
 
-	memset(&m, 0, sizeof(m));
-	m.magic = GPUD_MAGIC;
-	m.type = type;
-	m.arg0 = a0;
+	gpud_msg_init(&m, type, a0, 0);
 	do
 		n = send(c->sock, &m, sizeof(m), MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
@@ -121,13 +118,7 @@ recv_msg(GpudConn *c, GpudMsg *m, int *fd_out)
 		*fd_out = -1;
 	while (got < sizeof(*m))
 	{
-		struct msghdr mh;
-		struct iovec iov;
-		union
-		{
-			char		buf[CMSG_SPACE(sizeof(int))];
-			struct cmsghdr align;
-		}			cm;
+		GpudSockMsg sm;
 		ssize_t		n;
 		int			rc;
 
@@ -143,26 +134,18 @@ recv_msg(GpudConn *c, GpudMsg *m, int *fd_out)
 		}
 		if (!(rc & WL_SOCKET_READABLE))
 			continue;
-		memset(&mh, 0, sizeof(mh));
-		iov.iov_base = (char *) m + got;
-		iov.iov_len = sizeof(*m) - got;
-		mh.msg_iov = &iov;
-		mh.msg_iovlen = 1;
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-		n = recvmsg(c->sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		gpud_sockmsg_init(&sm, (char *) m + got, sizeof(*m) - got);
+		gpud_sockmsg_want_fd(&sm);
+		n = recvmsg(c->sock, &sm.mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
 			continue;
 		if (n <= 0)
 			return false;
 		{
-			struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+			int			fd = gpud_sockmsg_fd(&sm);
 
-			if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
+			if (fd >= 0)
 			{
-				int			fd;
-
-				memcpy(&fd, CMSG_DATA(h), sizeof(int));
 				if (fd_out && *fd_out < 0)
 					*fd_out = fd;
 				else

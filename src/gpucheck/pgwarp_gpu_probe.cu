@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpud/gpud_clock.h"
+
 #define CK(call) do { \
 	cudaError_t e_ = (call); \
 	if (e_ != cudaSuccess) { \
@@ -32,15 +34,6 @@
 		exit(1); \
 	} \
 } while (0)
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 __global__ void
 sum_int32(const int32_t *v, size_t n, unsigned long long *out)
@@ -68,12 +61,12 @@ copy_gbps(void *dev, const void *src, size_t bytes, cudaStream_t s)
 
 	for (r = 0; r < 5; r++)
 	{
-		double		t0 = now_ms();
+		double		t0 = gpud_now_ms();
 
 		for (int k = 0; k < reps; k++)
 			CK(cudaMemcpyAsync(dev, src, bytes, cudaMemcpyHostToDevice, s));
 		CK(cudaStreamSynchronize(s));
-		t[r] = (now_ms() - t0) / reps;
+		t[r] = (gpud_now_ms() - t0) / reps;
 	}
 	for (int i = 0; i < 5; i++)
 		for (int j = i + 1; j < 5; j++)
@@ -139,11 +132,11 @@ probe_h2d(size_t max_bytes, cudaStream_t s)
 		CK(cudaMemset(out, 0, sizeof(*out)));
 		sum_int32<<<1024, 256, 0, s>>>((const int32_t *) dev, n, out);
 		CK(cudaStreamSynchronize(s));
-		t0 = now_ms();
+		t0 = gpud_now_ms();
 		for (int k = 0; k < 10; k++)
 			sum_int32<<<1024, 256, 0, s>>>((const int32_t *) dev, n, out);
 		CK(cudaStreamSynchronize(s));
-		ms = (now_ms() - t0) / 10;
+		ms = (gpud_now_ms() - t0) / 10;
 		printf("{\"probe\":\"sum_int32\",\"bytes\":%zu,\"ms\":%.3f,\"gbps\":%.1f}\n",
 			   max_bytes, ms, max_bytes / (ms * 1e-3) / 1e9);
 		CK(cudaFree(out));
@@ -181,13 +174,13 @@ probe_register(const char *path, cudaStream_t s)
 			perror("mmap");
 			exit(1);
 		}
-		t0 = now_ms();
+		t0 = gpud_now_ms();
 		CK(cudaHostRegister(map, win, cudaHostRegisterReadOnly));
-		reg_ms = now_ms() - t0;
+		reg_ms = gpud_now_ms() - t0;
 		gbps = copy_gbps(dev, map, win, s);
-		t0 = now_ms();
+		t0 = gpud_now_ms();
 		CK(cudaHostUnregister(map));
-		unreg_ms = now_ms() - t0;
+		unreg_ms = gpud_now_ms() - t0;
 		munmap(map, win);
 		printf("{\"probe\":\"register\",\"bytes\":%zu,\"register_ms\":%.2f,"
 			   "\"register_gbps\":%.2f,\"unregister_ms\":%.2f,\"copy_gbps\":%.2f}\n",
@@ -218,9 +211,9 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	t0 = now_ms();
+	t0 = gpud_now_ms();
 	CK(cudaFree(0));			/* creates the primary context */
-	printf("{\"probe\":\"context\",\"ms\":%.1f}\n", now_ms() - t0);
+	printf("{\"probe\":\"context\",\"ms\":%.1f}\n", gpud_now_ms() - t0);
 	probe_devices();
 	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 	probe_h2d(max_mb << 20, s);
