@@ -92,7 +92,7 @@ static const char *bench_usage =
 "                       (default 3)\n"
 "  --queries DIR        the query files, DIR/q*.sql (default bench/ssb/queries)\n"
 "  --only LIST          only these queries (names without .sql, e.g. q1.1,q3.2)\n"
-"  --out DIR            where to write the results (default ssb-results;\n"
+"  --out DIR            where to write the results (default bench/results/ssb;\n"
 "                       created if missing, files replaced)\n"
 "  --timeout S          statement_timeout in seconds per run; a run over it\n"
 "                       is reported as TIMEOUT (default: none)\n"
@@ -800,7 +800,7 @@ cmd_bench(int argc, char **argv)
 	const char *dsn = NULL;
 	const char *modes = "heap,arrow";
 	const char *qdir = "bench/ssb/queries";
-	const char *outdir = "ssb-results";
+	const char *outdir = "bench/results/ssb";
 	const char *only = NULL;
 	bool		show_sql = false;
 	int64_t		runs = 3;
