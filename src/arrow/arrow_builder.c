@@ -140,7 +140,6 @@ range_error(ArrowBuilder *b, const char *what, ArrowError *err)
 					   arrow_type_string(b->field, tbuf, sizeof(tbuf)));
 }
 
-/* ------------------------------------------------------------ statistics */
 /* ------------------------------------------------------------ creation */
 
 static int
@@ -606,7 +605,3 @@ builder_max_offset32(ArrowBuilder *b)
 	}
 	return m;
 }
-
-/* ------------------------------------------------------------ dictionaries */
-/* ------------------------------------------------------------ appenders */
-/* ------------------------------------------------------------ arrays */
