@@ -33,14 +33,15 @@ const int64_t zero_buffer[8] __attribute__((aligned(64)));
 int
 lc_corrupt(LoadCtx *lc, int64_t offset, const char *fmt,...)
 {
-	char		detail[700];
+	char		where[1024];
 	va_list		ap;
+	int			rc;
 
+	snprintf(where, sizeof(where), "%s: %s", lc->name, lc->label);
 	va_start(ap, fmt);
-	vsnprintf(detail, sizeof(detail), fmt, ap);
+	rc = arrow_verror_in(lc->err, ARROW_ERR_CORRUPT, offset, where, fmt, ap);
 	va_end(ap);
-	return arrow_error(lc->err, ARROW_ERR_CORRUPT, offset, "%s: %s: %s",
-					   lc->name, lc->label, detail);
+	return rc;
 }
 
 /* Read [off, off+len) of the source into new arena memory. */

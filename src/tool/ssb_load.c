@@ -237,6 +237,14 @@ done:
 	return rc;
 }
 
+static void
+rollback(LoadCx *lx)
+{
+	PGresult   *res = PQexec(lx->conn, "ROLLBACK");
+
+	PQclear(res);
+}
+
 /*
  * BEGIN, drop table tq if replace, and create it with these columns: a heap
  * table, or with lit (the quoted path of an Arrow file) a foreign table of
@@ -313,11 +321,7 @@ load_heap(LoadCx *lx, SsbTable t, const char *path, bool replace)
 	free(sql);
 	return 0;
 fail:
-	{
-		PGresult   *res = PQexec(lx->conn, "ROLLBACK");
-
-		PQclear(res);
-	}
+	rollback(lx);
 	free(cols);
 	free(sql);
 	return 1;
@@ -387,11 +391,7 @@ load_arrow(LoadCx *lx, SsbTable t, const char *path, const char *dir,
 	free(sql);
 	return 0;
 fail:
-	{
-		PGresult   *res = PQexec(lx->conn, "ROLLBACK");
-
-		PQclear(res);
-	}
+	rollback(lx);
 	free(cols);
 	PQfreemem(lit);
 	free(sql);
