@@ -1,6 +1,9 @@
 /*
  * arrow_array.c — materialising columns of record batches as validated
- * ArrowArray trees, dictionaries, and value accessors.
+ * ArrowArray trees: buffers, offsets, whole columns and batches.  The
+ * dictionaries are resolved by arrow_array_dict.c, row ranges and batch
+ * parts loaded by arrow_array_range.c, and the value accessors are in
+ * arrow_array_access.c.
  *
  * A column is loaded buffer by buffer: only the buffers of the requested
  * field and its descendants are touched, so the bytes moved are those of the

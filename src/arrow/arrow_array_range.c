@@ -1,10 +1,13 @@
 /*
- * arrow_array_range.c — loading part of a column: a row range of a flat
- * column (arrow_load_column_range), only the buffer bytes the range covers,
- * and the "parts" of a batch that statistics or null tests can skip.
+ * arrow_array_range.c — loading part of a record batch: a row range of a
+ * column (arrow_load_column_range, reading only the buffer bytes the range
+ * covers, and arrow_column_range_loadable, which columns can be loaded so),
+ * the split of a batch into parts (arrow_batch_part,
+ * arrow_part_may_have_rows), and whether a batch's null counts rule out an
+ * IS [NOT] NULL test.
  *
- * Whole columns and batches are loaded by arrow_array.c, with whose buffer
- * and offset loaders these share their checks.
+ * Whole columns and batches are loaded by arrow_array.c, whose buffer and
+ * offset loaders these share for their checks.
  */
 #include <inttypes.h>
 #include <limits.h>

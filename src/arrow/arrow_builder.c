@@ -19,6 +19,11 @@
  *
  * Values are stored in host byte order; the writer declares the schema
  * little-endian, so we refuse to build on big-endian hosts.
+ *
+ * This file holds the buffers, the layout, creation and serialising of a
+ * builder; the statistics are in arrow_builder_stats.c, the dictionaries in
+ * arrow_builder_dict.c, the value appenders in arrow_builder_append.c and
+ * the array appends in arrow_builder_array.c.
  */
 #include <math.h>
 #include <stdio.h>

@@ -18,6 +18,11 @@
  * under the real name.  Append mode writes after the old trailer; the old
  * prefix remains a complete Arrow file until the new footer is in place (and
  * the caller, e.g. the FDW, publishes the new length).
+ *
+ * This file holds the file itself: the output buffer, create, append, close
+ * and abort.  The messages are encoded by arrow_write_message.c, the
+ * batches flushed by arrow_write_batch.c, the columns built by
+ * arrow_builder*.c.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE				/* pwrite, ftruncate, O_CLOEXEC even under -std=c11 */
