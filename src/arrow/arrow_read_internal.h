@@ -1,6 +1,6 @@
 /*
  * arrow_read_internal.h — declarations shared by the reader's source files
- * (arrow_schema.c, arrow_read.c, arrow_array.c).  Not part of the public API.
+ * (arrow_schema.c, arrow_read.c, arrow_array*.c).  Not part of the public API.
  */
 #ifndef PGWARP_ARROW_READ_INTERNAL_H
 #define PGWARP_ARROW_READ_INTERNAL_H

@@ -94,7 +94,7 @@ typedef struct BodyBuf
 	int64_t		len;
 } BodyBuf;
 
-/* ---- arrow_builder.c ---- */
+/* ---- arrow_builder.c, arrow_builder_dict.c (dict_seed) ---- */
 int			wbuf_reserve(ArrowWriter *w, WBuf *b, size_t extra, ArrowError *err);
 void		wbuf_free(ArrowWriter *w, WBuf *b);
 ArrowBuilder *builder_create(ArrowWriter *w, ArrowField *field, int column,
