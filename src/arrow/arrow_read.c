@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,20 @@ arrow_error_named(ArrowError *err, const char *name)
 	if (err != NULL && name != NULL && strstr(err->msg, name) == NULL)
 		arrow_error_prefix(err, name);
 	return -1;
+}
+
+/*
+ * Set err to "where: detail", the detail formatted from fmt and ap: the
+ * error helpers of the schema layout and of the column loaders.  Returns -1.
+ */
+int
+arrow_verror_in(ArrowError *err, ArrowErrorCode code, int64_t offset,
+				const char *where, const char *fmt, va_list ap)
+{
+	char		detail[700];
+
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	return arrow_error(err, code, offset, "%s: %s", where, detail);
 }
 
 /* ---------------------------------------------------------------- sources */

@@ -1,9 +1,11 @@
 /*
  * arrow_read_internal.h — declarations shared by the reader's source files
- * (arrow_schema.c, arrow_read.c, arrow_array.c).  Not part of the public API.
+ * (arrow_schema.c, arrow_read.c, arrow_array*.c).  Not part of the public API.
  */
 #ifndef PGWARP_ARROW_READ_INTERNAL_H
 #define PGWARP_ARROW_READ_INTERNAL_H
+
+#include <stdarg.h>
 
 #include "arrow.h"
 #include "flatbuf_read.h"
@@ -74,5 +76,9 @@ void		arrow_error_prefix(ArrowError *err, const char *name);
 /* Prefix err->msg with "name: " unless it names the source already;
  * returns -1. */
 int			arrow_error_named(ArrowError *err, const char *name);
+/* Set err to "where: detail", detail formatted from fmt and ap; returns -1. */
+int			arrow_verror_in(ArrowError *err, ArrowErrorCode code, int64_t offset,
+							const char *where, const char *fmt, va_list ap)
+			__attribute__((format(printf, 5, 0)));
 
 #endif							/* PGWARP_ARROW_READ_INTERNAL_H */

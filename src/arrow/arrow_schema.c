@@ -387,13 +387,15 @@ layout_fail(LayoutCtx *lc, ArrowErrorCode code, const char *fmt,...)
 static int
 layout_fail(LayoutCtx *lc, ArrowErrorCode code, const char *fmt,...)
 {
-	char		detail[512];
+	char		where[300];
 	va_list		ap;
+	int			rc;
 
+	snprintf(where, sizeof(where), "column \"%s\"", lc->path);
 	va_start(ap, fmt);
-	vsnprintf(detail, sizeof(detail), fmt, ap);
+	rc = arrow_verror_in(lc->err, code, -1, where, fmt, ap);
 	va_end(ap);
-	return arrow_error(lc->err, code, -1, "column \"%s\": %s", lc->path, detail);
+	return rc;
 }
 
 /* Check that a field's type parameters and children make sense. */

@@ -18,6 +18,11 @@
  * under the real name.  Append mode writes after the old trailer; the old
  * prefix remains a complete Arrow file until the new footer is in place (and
  * the caller, e.g. the FDW, publishes the new length).
+ *
+ * This file holds the file itself: the output buffer, create, append, close
+ * and abort.  The messages are encoded by arrow_write_message.c, the
+ * batches flushed by arrow_write_batch.c, the columns built by
+ * arrow_builder*.c.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE				/* pwrite, ftruncate, O_CLOEXEC even under -std=c11 */
@@ -32,59 +37,6 @@
 #include <unistd.h>
 
 #include "arrow_write_int.h"
-
-#define MAGIC "ARROW1"
-#define METADATA_V5 4
-#define HEADER_SCHEMA 1
-#define HEADER_DICTIONARY 2
-#define HEADER_RECORD_BATCH 3
-#define BODY_ALIGN 64
-#define OUT_BUF_SIZE (1 << 20)
-#define APPEND_CHUNK_ROWS 16384
-/* Flush a batch when a 32-bit offset buffer passes 1 GiB, so that one more
- * value of up to 1 GB (PostgreSQL's limit) still fits. */
-#define OFFSET32_FLUSH ((int64_t) 1 << 30)
-
-struct ArrowWriter
-{
-	ArrowWriterOptions opts;
-	const ArrowAllocator *allocator;
-	ArrowArena	arena;
-	ArrowSchema schema;
-	char	   *path;
-	char	   *tmp_path;		/* create mode */
-	int			fd;
-	bool		append;
-	bool		overwrite;
-	bool		failed;			/* an I/O or memory error: only abort is left */
-	int64_t		start_pos;		/* 0, or the old length when appending */
-	int64_t		pos;			/* logical end of what we have written */
-	WBuf		out;			/* write buffer, at file offset pos - out.len */
-
-	WBuf		batch_blocks;	/* ArrowBlock[] */
-	WBuf		dict_blocks;	/* ArrowBlock[] */
-	int64_t		rows_written;
-	int64_t		batches_written;	/* by this writer */
-	int64_t		rows_buffered;
-
-	ArrowBuilder **cols;
-	int			n_dicts;
-	ArrowDict **dicts;
-
-	/* message assembly */
-	FbBuilder	fb;
-	WBuf		scratch;		/* compressed buffers of one message */
-	ArrowFieldNode *nodes;
-	BodyBuf    *bufs;
-	int64_t    *buf_offsets;
-	int			max_nodes;
-	int			max_bufs;
-
-	/* statistics: per top-level column, comma-separated text so far */
-	WBuf	   *stat_min;
-	WBuf	   *stat_max;
-	int64_t		stat_entries;	/* batches covered by the strings */
-};
 
 const ArrowAllocator *
 writer_allocator(ArrowWriter *w)
@@ -134,7 +86,7 @@ pwrite_all(ArrowWriter *w, const uint8_t *p, size_t len, int64_t off,
 	return 0;
 }
 
-static int
+int
 out_flush(ArrowWriter *w, ArrowError *err)
 {
 	if (w->out.len == 0)
@@ -145,7 +97,7 @@ out_flush(ArrowWriter *w, ArrowError *err)
 	return 0;
 }
 
-static int
+int
 out_write(ArrowWriter *w, const void *p, size_t len, ArrowError *err)
 {
 	if (len == 0)
@@ -173,7 +125,7 @@ out_write(ArrowWriter *w, const void *p, size_t len, ArrowError *err)
 	return 0;
 }
 
-static int
+int
 out_zeros(ArrowWriter *w, size_t n, ArrowError *err)
 {
 	static const uint8_t zeros[BODY_ALIGN];
@@ -189,7 +141,7 @@ out_zeros(ArrowWriter *w, size_t n, ArrowError *err)
 	return 0;
 }
 
-static int
+int
 push_block(ArrowWriter *w, WBuf *list, const ArrowBlock *blk, ArrowError *err)
 {
 	if (list->len / sizeof(ArrowBlock) >= INT32_MAX - 1)
@@ -199,757 +151,6 @@ push_block(ArrowWriter *w, WBuf *list, const ArrowBlock *blk, ArrowError *err)
 		return -1;
 	memcpy(list->data + list->len, blk, sizeof(ArrowBlock));
 	list->len += sizeof(ArrowBlock);
-	return 0;
-}
-
-/* ------------------------------------------------------------ flatbuffers */
-
-static FbRef
-fb_int_type(FbBuilder *fb, const ArrowType *t)
-{
-	fb_table_start(fb);
-	fb_add_int32(fb, 0, t->bit_width);
-	fb_add_bool(fb, 1, t->is_signed);
-	return fb_table_end(fb);
-}
-
-/* The Type union's table for t. */
-static FbRef
-fb_type(FbBuilder *fb, const ArrowType *t)
-{
-	FbRef		tz = 0;
-
-	if (t->id == ARROW_TYPE_TIMESTAMP && t->timezone)
-		tz = fb_create_cstring(fb, t->timezone);
-	if (t->id == ARROW_TYPE_INT)
-		return fb_int_type(fb, t);
-	fb_table_start(fb);
-	switch (t->id)
-	{
-		case ARROW_TYPE_FLOAT:
-			fb_add_int16(fb, 0, (int16_t) t->precision);
-			break;
-		case ARROW_TYPE_DECIMAL:
-			fb_add_int32(fb, 0, t->dec_precision);
-			fb_add_int32(fb, 1, t->dec_scale);
-			fb_add_int32(fb, 2, t->bit_width ? t->bit_width : 128);
-			break;
-		case ARROW_TYPE_DATE:
-		case ARROW_TYPE_INTERVAL:
-		case ARROW_TYPE_DURATION:
-			fb_add_int16(fb, 0, (int16_t) t->unit);
-			break;
-		case ARROW_TYPE_TIME:
-			fb_add_int16(fb, 0, (int16_t) t->unit);
-			fb_add_int32(fb, 1, t->bit_width);
-			break;
-		case ARROW_TYPE_TIMESTAMP:
-			fb_add_int16(fb, 0, (int16_t) t->unit);
-			fb_add_offset(fb, 1, tz);
-			break;
-		case ARROW_TYPE_FIXED_SIZE_BINARY:
-		case ARROW_TYPE_FIXED_SIZE_LIST:
-			fb_add_int32(fb, 0, t->fixed_size);
-			break;
-		case ARROW_TYPE_MAP:
-			fb_add_bool(fb, 0, t->keys_sorted);
-			break;
-		default:
-			/* Null, Bool, Utf8, Binary, List, Struct, Large*: no fields */
-			break;
-	}
-	return fb_table_end(fb);
-}
-
-static FbRef
-fb_kv_vector(FbBuilder *fb, const ArrowKeyValue *kv, int n,
-			 const char *min_values, const char *max_values)
-{
-	FbRef		refs[256] = {0};
-	FbRef	   *r = refs;
-	int			total = n + (min_values ? 1 : 0) + (max_values ? 1 : 0);
-	int			k = 0;
-	int			i;
-	FbRef		vec;
-
-	if (total == 0)
-		return 0;
-	if (total > (int) (sizeof(refs) / sizeof(refs[0])))
-	{
-		r = fb->allocator->alloc(fb->allocator->ctx, sizeof(FbRef) * (size_t) total);
-		if (r == NULL)
-		{
-			fb->failed = true;
-			return 0;
-		}
-	}
-	for (i = 0; i < n + 2; i++)
-	{
-		const char *key;
-		const char *val;
-		FbRef		kr,
-					vr;
-
-		if (i < n)
-		{
-			key = kv[i].key;
-			val = kv[i].value;
-		}
-		else if (i == n && min_values)
-		{
-			key = "min_values";
-			val = min_values;
-		}
-		else if (i == n + 1 && max_values)
-		{
-			key = "max_values";
-			val = max_values;
-		}
-		else
-			continue;
-		kr = fb_create_cstring(fb, key);
-		vr = fb_create_cstring(fb, val);
-		fb_table_start(fb);
-		fb_add_offset(fb, 0, kr);
-		fb_add_offset(fb, 1, vr);
-		r[k++] = fb_table_end(fb);
-	}
-	vec = fb_create_offset_vector(fb, r, (size_t) k);
-	if (r != refs)
-		fb->allocator->free(fb->allocator->ctx, r);
-	return vec;
-}
-
-static FbRef
-fb_field(FbBuilder *fb, const ArrowField *f, const char *min_values,
-		 const char *max_values)
-{
-	FbRef		name,
-				type,
-				dict = 0,
-				children,
-				meta;
-	FbRef		stack_refs[16] = {0};
-	FbRef	   *crefs = stack_refs;
-	int			i;
-
-	if (f->n_children > 16)
-	{
-		crefs = fb->allocator->alloc(fb->allocator->ctx, sizeof(FbRef) * (size_t) f->n_children);
-		if (crefs == NULL)
-		{
-			fb->failed = true;
-			return 0;
-		}
-	}
-	for (i = 0; i < f->n_children; i++)
-		crefs[i] = fb_field(fb, &f->children[i], NULL, NULL);
-	children = fb_create_offset_vector(fb, crefs, (size_t) f->n_children);
-	if (crefs != stack_refs)
-		fb->allocator->free(fb->allocator->ctx, crefs);
-
-	name = fb_create_cstring(fb, f->name);
-	type = fb_type(fb, &f->type);
-	if (f->has_dict)
-	{
-		FbRef		it = fb_int_type(fb, &f->dict.index_type);
-
-		fb_table_start(fb);
-		fb_add_int64(fb, 0, f->dict.id);
-		fb_add_offset(fb, 1, it);
-		fb_add_bool(fb, 2, f->dict.ordered);
-		fb_add_int16(fb, 3, 0);	/* DenseArray */
-		dict = fb_table_end(fb);
-	}
-	meta = fb_kv_vector(fb, f->metadata, f->n_metadata, min_values, max_values);
-
-	fb_table_start(fb);
-	fb_add_offset(fb, 0, name);
-	fb_add_bool(fb, 1, f->nullable);
-	fb_add_uint8(fb, 2, (uint8_t) f->type.id);
-	fb_add_offset(fb, 3, type);
-	fb_add_offset(fb, 4, dict);
-	fb_add_offset(fb, 5, children);
-	fb_add_offset(fb, 6, meta);
-	return fb_table_end(fb);
-}
-
-/* The schema table; with statistics when `stats` (footer only). */
-static FbRef
-fb_schema(ArrowWriter *w, bool stats)
-{
-	FbBuilder  *fb = &w->fb;
-	const ArrowSchema *s = &w->schema;
-	FbRef	   *refs;
-	FbRef		fields,
-				meta;
-	int			i;
-
-	refs = fb->allocator->alloc(fb->allocator->ctx, sizeof(FbRef) * (size_t) (s->n_fields + 1));
-	if (refs == NULL)
-	{
-		fb->failed = true;
-		return 0;
-	}
-	for (i = 0; i < s->n_fields; i++)
-	{
-		const char *mn = NULL;
-		const char *mx = NULL;
-
-		if (stats && w->stat_min && w->stat_min[i].data && w->stat_entries > 0)
-		{
-			/* the strings are kept NUL-terminated */
-			mn = (const char *) w->stat_min[i].data;
-			mx = (const char *) w->stat_max[i].data;
-		}
-		refs[i] = fb_field(fb, &s->fields[i], mn, mx);
-	}
-	fields = fb_create_offset_vector(fb, refs, (size_t) s->n_fields);
-	fb->allocator->free(fb->allocator->ctx, refs);
-	meta = fb_kv_vector(fb, s->metadata, s->n_metadata, NULL, NULL);
-	fb_table_start(fb);
-	fb_add_int16(fb, 0, 0);		/* Little endian */
-	fb_add_offset(fb, 1, fields);
-	fb_add_offset(fb, 2, meta);
-	return fb_table_end(fb);
-}
-
-/*
- * Write one encapsulated message whose header table is `header`, followed by
- * the body buffers (already laid out by prepare_body).
- */
-static int
-write_message(ArrowWriter *w, uint8_t header_type, FbRef header,
-			  int64_t body_len, const BodyBuf *bufs, const int64_t *offs,
-			  int n_bufs, ArrowBlock *blk, ArrowError *err)
-{
-	FbRef		msg;
-	const uint8_t *meta;
-	size_t		meta_len;
-	uint32_t	prefix[2];
-	int64_t		padded;
-	int64_t		written = 0;
-	int			i;
-
-	fb_table_start(&w->fb);
-	fb_add_int16(&w->fb, 0, METADATA_V5);
-	fb_add_uint8(&w->fb, 1, header_type);
-	fb_add_offset(&w->fb, 2, header);
-	fb_add_int64(&w->fb, 3, body_len);
-	msg = fb_table_end(&w->fb);
-	if (fb_finish(&w->fb, msg, &meta, &meta_len, err) < 0)
-	{
-		w->failed = true;
-		return -1;
-	}
-	/* fb_finish returns a multiple of 8, so 8 + meta_len keeps alignment */
-	padded = (int64_t) ((meta_len + 7) & ~(size_t) 7);
-	if (padded > INT32_MAX - 8)
-		return arrow_error(err, ARROW_ERR_INVALID, -1, "%s: message metadata too large",
-						   writer_path(w));
-	blk->offset = w->pos;
-	blk->meta_len = (int32_t) (8 + padded);
-	blk->body_len = body_len;
-	prefix[0] = 0xFFFFFFFFu;
-	prefix[1] = (uint32_t) padded;
-	if (out_write(w, prefix, 8, err) < 0 ||
-		out_write(w, meta, meta_len, err) < 0 ||
-		out_zeros(w, (size_t) (padded - (int64_t) meta_len), err) < 0)
-		return -1;
-	for (i = 0; i < n_bufs; i++)
-	{
-		if (offs[i] > written && out_zeros(w, (size_t) (offs[i] - written), err) < 0)
-			return -1;
-		if (out_write(w, bufs[i].data, (size_t) bufs[i].len, err) < 0)
-			return -1;
-		written = offs[i] + bufs[i].len;
-	}
-	if (body_len > written && out_zeros(w, (size_t) (body_len - written), err) < 0)
-		return -1;
-	return 0;
-}
-
-static int64_t
-align_up(int64_t v, int64_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
-
-/*
- * Compress the buffers if a codec is set (each becomes int64 uncompressed
- * length + compressed bytes, or -1 + the raw bytes when compressing does not
- * pay), and assign body offsets.  Empty buffers stay empty.
- */
-static int
-prepare_body(ArrowWriter *w, BodyBuf *bufs, int n, int64_t *offs,
-			 int64_t *body_len, ArrowError *err)
-{
-	int64_t		off = 0;
-	int			i;
-
-	if (w->opts.codec != ARROW_CODEC_NONE)
-	{
-		size_t		total = 0;
-		size_t		at = 0;
-
-		for (i = 0; i < n; i++)
-		{
-			size_t		bound;
-
-			if (bufs[i].len == 0)
-				continue;
-			bound = arrow_compress_bound(w->opts.codec, (size_t) bufs[i].len);
-			if (bound < (size_t) bufs[i].len)
-				bound = (size_t) bufs[i].len;
-			if (bound > SIZE_MAX - total - 16)
-				return arrow_error(err, ARROW_ERR_NOMEM, -1, "%s: batch too large to compress",
-								   writer_path(w));
-			total += 8 + align_up((int64_t) bound, 8);
-		}
-		w->scratch.len = 0;
-		if (wbuf_reserve(w, &w->scratch, total, err) < 0)
-		{
-			w->failed = true;
-			return -1;
-		}
-		for (i = 0; i < n; i++)
-		{
-			uint8_t    *dst = w->scratch.data + at;
-			size_t		clen = 0;
-			int64_t		raw = bufs[i].len;
-			size_t		bound;
-
-			if (raw == 0)
-				continue;
-			bound = arrow_compress_bound(w->opts.codec, (size_t) raw);
-			if (bound < (size_t) raw)
-				bound = (size_t) raw;
-			if (arrow_compress(w->opts.codec, w->opts.compression_level,
-							   bufs[i].data, (size_t) raw, dst + 8, &clen, err) < 0)
-			{
-				w->failed = true;
-				return -1;
-			}
-			if ((int64_t) clen >= raw)
-			{
-				int64_t		m1 = -1;
-
-				memcpy(dst, &m1, 8);
-				memcpy(dst + 8, bufs[i].data, (size_t) raw);
-				clen = (size_t) raw;
-			}
-			else
-				memcpy(dst, &raw, 8);
-			bufs[i].data = dst;
-			bufs[i].len = 8 + (int64_t) clen;
-			at += 8 + (size_t) align_up((int64_t) bound, 8);
-		}
-	}
-	for (i = 0; i < n; i++)
-	{
-		offs[i] = off;
-		off = align_up(off + bufs[i].len, BODY_ALIGN);
-	}
-	*body_len = off;
-	return 0;
-}
-
-/* RecordBatch table for nodes/buffers (already laid out). */
-static FbRef
-fb_record_batch(ArrowWriter *w, int64_t length, const ArrowFieldNode *nodes,
-				int n_nodes, const BodyBuf *bufs, const int64_t *offs, int n_bufs)
-{
-	FbBuilder  *fb = &w->fb;
-	FbRef		nv,
-				bv,
-				comp = 0;
-	int64_t    *pairs;
-	int			i;
-
-	pairs = fb->allocator->alloc(fb->allocator->ctx, sizeof(int64_t) * 2 * (size_t) (n_bufs + 1));
-	if (pairs == NULL)
-	{
-		fb->failed = true;
-		return 0;
-	}
-	for (i = 0; i < n_bufs; i++)
-	{
-		pairs[2 * i] = offs[i];
-		pairs[2 * i + 1] = bufs[i].len;
-	}
-	bv = fb_create_struct_vector(fb, pairs, 16, (size_t) n_bufs, 8);
-	fb->allocator->free(fb->allocator->ctx, pairs);
-	/* ArrowFieldNode is two int64s, exactly Arrow's FieldNode struct */
-	nv = fb_create_struct_vector(fb, nodes, 16, (size_t) n_nodes, 8);
-	if (w->opts.codec != ARROW_CODEC_NONE)
-	{
-		fb_table_start(fb);
-		fb_add_int8(fb, 0, (int8_t) w->opts.codec);
-		fb_add_int8(fb, 1, 0);	/* BUFFER */
-		comp = fb_table_end(fb);
-	}
-	fb_table_start(fb);
-	fb_add_int64(fb, 0, length);
-	fb_add_offset(fb, 1, nv);
-	fb_add_offset(fb, 2, bv);
-	fb_add_offset(fb, 3, comp);
-	return fb_table_end(fb);
-}
-
-static int
-write_schema_message(ArrowWriter *w, ArrowError *err)
-{
-	FbRef		s;
-	ArrowBlock	blk;
-
-	fb_reset(&w->fb);
-	s = fb_schema(w, false);
-	return write_message(w, HEADER_SCHEMA, s, 0, NULL, NULL, 0, &blk, err);
-}
-
-/* A dictionary batch with d's pending values (a delta after the first). */
-static int
-write_dictionary(ArrowWriter *w, ArrowDict *d, ArrowError *err)
-{
-	ArrowBuilder *p = d->pending;
-	int			n_nodes = 0,
-				n_bufs = 0;
-	int64_t		body_len;
-	FbRef		rb,
-				db;
-	ArrowBlock	blk;
-
-	builder_collect(p, w->nodes, &n_nodes, w->bufs, &n_bufs);
-	if (prepare_body(w, w->bufs, n_bufs, w->buf_offsets, &body_len, err) < 0)
-		return -1;
-	fb_reset(&w->fb);
-	rb = fb_record_batch(w, p->length, w->nodes, n_nodes, w->bufs,
-						 w->buf_offsets, n_bufs);
-	fb_table_start(&w->fb);
-	fb_add_int64(&w->fb, 0, d->field->dict.id);
-	fb_add_offset(&w->fb, 1, rb);
-	fb_add_bool(&w->fb, 2, d->any_written);
-	db = fb_table_end(&w->fb);
-	if (write_message(w, HEADER_DICTIONARY, db, body_len, w->bufs,
-					  w->buf_offsets, n_bufs, &blk, err) < 0 ||
-		push_block(w, &w->dict_blocks, &blk, err) < 0)
-	{
-		w->failed = true;
-		return -1;
-	}
-	d->written += p->length;
-	d->any_written = true;
-	builder_reset(p);
-	return 0;
-}
-
-static int
-write_dictionaries(ArrowWriter *w, ArrowError *err)
-{
-	int			i;
-
-	for (i = 0; i < w->n_dicts; i++)
-	{
-		ArrowDict  *d = w->dicts[i];
-
-		if (!d->any_written || d->pending->length > 0)
-		{
-			if (write_dictionary(w, d, err) < 0)
-				return -1;
-		}
-	}
-	return 0;
-}
-
-/* ------------------------------------------------------------ statistics */
-
-static int
-wbuf_puts(ArrowWriter *w, WBuf *b, const char *s, ArrowError *err)
-{
-	size_t		n = strlen(s);
-
-	/* keep a NUL after the text so the buffer can be used as a string */
-	if (wbuf_reserve(w, b, n + 1, err) < 0)
-		return -1;
-	memcpy(b->data + b->len, s, n + 1);
-	b->len += n;
-	return 0;
-}
-
-static void
-int128_to_string(__int128 v, char *buf)
-{
-	char		tmp[48];
-	int			n = 0;
-	unsigned __int128 u;
-	int			i = 0;
-
-	if (v < 0)
-	{
-		buf[i++] = '-';
-		u = (unsigned __int128) 0 - (unsigned __int128) v;
-	}
-	else
-		u = (unsigned __int128) v;
-	do
-	{
-		tmp[n++] = (char) ('0' + (int) (u % 10));
-		u /= 10;
-	} while (u);
-	while (n > 0)
-		buf[i++] = tmp[--n];
-	buf[i] = '\0';
-}
-
-static void
-format_stat(const ArrowBuilder *b, bool is_min, char *buf, size_t len)
-{
-	if (!b->stat_have)
-		buf[0] = '\0';
-	else if (b->stat_kind == STAT_FLOAT)
-		snprintf(buf, len, "%.17g", is_min ? b->stat_dmin : b->stat_dmax);
-	else
-		int128_to_string(is_min ? b->stat_imin : b->stat_imax, buf);
-}
-
-/* Append this batch's entries to every column's statistics strings. */
-static int
-stats_add_batch(ArrowWriter *w, ArrowError *err)
-{
-	int			i;
-	char		buf[64];
-
-	if (w->stat_min == NULL)
-		return 0;
-	for (i = 0; i < w->schema.n_fields; i++)
-	{
-		ArrowBuilder *b = w->cols[i];
-
-		if (b->stat_kind == STAT_NONE)
-			continue;
-		if (w->stat_entries > 0 &&
-			(wbuf_puts(w, &w->stat_min[i], ",", err) < 0 ||
-			 wbuf_puts(w, &w->stat_max[i], ",", err) < 0))
-			return -1;
-		format_stat(b, true, buf, sizeof(buf));
-		if (wbuf_puts(w, &w->stat_min[i], buf, err) < 0)
-			return -1;
-		format_stat(b, false, buf, sizeof(buf));
-		if (wbuf_puts(w, &w->stat_max[i], buf, err) < 0)
-			return -1;
-	}
-	w->stat_entries++;
-	return 0;
-}
-
-/* Number of comma-separated entries in s. */
-static int64_t
-count_entries(const char *s)
-{
-	int64_t		n = 1;
-
-	for (; *s; s++)
-		if (*s == ',')
-			n++;
-	return n;
-}
-
-/* ------------------------------------------------------------ batches */
-
-static int
-check_rows_complete(ArrowWriter *w, int64_t expect, ArrowError *err)
-{
-	int			i;
-
-	for (i = 0; i < w->schema.n_fields; i++)
-	{
-		ArrowBuilder *b = w->cols[i];
-
-		if (b->length != expect || b->list_open)
-			return arrow_error(err, ARROW_ERR_INVALID, -1,
-							   "%s: column \"%s\" has %lld values%s where %lld were expected",
-							   writer_path(w), b->field->name, (long long) b->length,
-							   b->list_open ? " and an open list" : "",
-							   (long long) expect);
-	}
-	return 0;
-}
-
-int
-arrow_writer_flush(ArrowWriter *w, ArrowError *err)
-{
-	int			n_nodes = 0,
-				n_bufs = 0;
-	int64_t		body_len;
-	FbRef		rb;
-	ArrowBlock	blk;
-	int			i;
-
-	if (w->failed)
-		return arrow_error(err, ARROW_ERR_INVALID, -1,
-						   "%s: writer failed earlier; abort it", writer_path(w));
-	if (check_rows_complete(w, w->rows_buffered, err) < 0)
-		return -1;
-	if (w->rows_buffered == 0)
-		return 0;
-	if (write_dictionaries(w, err) < 0)
-		return -1;
-	for (i = 0; i < w->schema.n_fields; i++)
-		builder_collect(w->cols[i], w->nodes, &n_nodes, w->bufs, &n_bufs);
-	if (prepare_body(w, w->bufs, n_bufs, w->buf_offsets, &body_len, err) < 0)
-		return -1;
-	fb_reset(&w->fb);
-	rb = fb_record_batch(w, w->rows_buffered, w->nodes, n_nodes, w->bufs,
-						 w->buf_offsets, n_bufs);
-	if (write_message(w, HEADER_RECORD_BATCH, rb, body_len, w->bufs,
-					  w->buf_offsets, n_bufs, &blk, err) < 0 ||
-		push_block(w, &w->batch_blocks, &blk, err) < 0 ||
-		stats_add_batch(w, err) < 0)
-	{
-		w->failed = true;
-		return -1;
-	}
-	for (i = 0; i < w->schema.n_fields; i++)
-		builder_reset(w->cols[i]);
-	w->rows_written += w->rows_buffered;
-	w->rows_buffered = 0;
-	w->batches_written++;
-	/* hand the batch to the kernel: the write buffer only coalesces the
-	 * small pieces of one batch */
-	return out_flush(w, err);
-}
-
-/* Bits a top-level column's fixed-width buffer takes per row (0: none). */
-static int64_t
-row_bits(const ArrowBuilder *b)
-{
-	if (b->dict || b->width)
-		return (int64_t) b->width * 8;
-	if (b->is_bits)
-		return 1;
-	return 0;
-}
-
-/* Would one more row exceed a threshold? */
-static bool
-batch_full(ArrowWriter *w)
-{
-	int			i;
-
-	if (w->rows_buffered >= w->opts.batch_rows)
-		return true;
-	for (i = 0; i < w->schema.n_fields; i++)
-	{
-		ArrowBuilder *b = w->cols[i];
-		int64_t		rb = row_bits(b);
-
-		if (rb && (int64_t) b->values.len * 8 + rb > w->opts.max_buffer_bytes * 8)
-			return true;
-		if (builder_max_offset32(b) > OFFSET32_FLUSH)
-			return true;
-	}
-	return false;
-}
-
-int
-arrow_writer_end_row(ArrowWriter *w, ArrowError *err)
-{
-	if (w->failed)
-		return arrow_error(err, ARROW_ERR_INVALID, -1,
-						   "%s: writer failed earlier; abort it", writer_path(w));
-	if (check_rows_complete(w, w->rows_buffered + 1, err) < 0)
-		return -1;
-	w->rows_buffered++;
-	if (batch_full(w))
-		return arrow_writer_flush(w, err);
-	return 0;
-}
-
-int
-arrow_writer_end_rows(ArrowWriter *w, int64_t n, ArrowError *err)
-{
-	if (w->failed)
-		return arrow_error(err, ARROW_ERR_INVALID, -1,
-						   "%s: writer failed earlier; abort it", writer_path(w));
-	if (n < 0 || n > INT64_MAX - w->rows_buffered)
-		return arrow_error(err, ARROW_ERR_INVALID, -1, "%s: bad row count %lld",
-						   writer_path(w), (long long) n);
-	if (check_rows_complete(w, w->rows_buffered + n, err) < 0)
-		return -1;
-	w->rows_buffered += n;
-	if (n > 0 && batch_full(w))
-		return arrow_writer_flush(w, err);
-	return 0;
-}
-
-int
-arrow_writer_append_batch(ArrowWriter *w, const ArrowRecordBatch *rb,
-						  int64_t start, int64_t len, ArrowError *err)
-{
-	int			i;
-
-	if (w->failed)
-		return arrow_error(err, ARROW_ERR_INVALID, -1,
-						   "%s: writer failed earlier; abort it", writer_path(w));
-	if (rb->n_columns != w->schema.n_fields)
-		return arrow_error(err, ARROW_ERR_INVALID, -1,
-						   "%s: batch has %d columns, the file %d",
-						   writer_path(w), rb->n_columns, w->schema.n_fields);
-	if (start < 0 || len < 0 || start > rb->length || len > rb->length - start)
-		return arrow_error(err, ARROW_ERR_INVALID, -1,
-						   "%s: rows [%lld, +%lld) outside a batch of %lld",
-						   writer_path(w), (long long) start, (long long) len,
-						   (long long) rb->length);
-	if (check_rows_complete(w, w->rows_buffered, err) < 0)
-		return -1;
-	/* type check once, on an empty range */
-	for (i = 0; i < rb->n_columns; i++)
-		if (arrow_builder_append_array(w->cols[i], &rb->columns[i], start, 0, err) < 0)
-			return -1;
-
-	while (len > 0)
-	{
-		int64_t		n = len;
-
-		if (n > APPEND_CHUNK_ROWS)
-			n = APPEND_CHUNK_ROWS;
-		if (n > w->opts.batch_rows - w->rows_buffered)
-			n = w->opts.batch_rows - w->rows_buffered;
-		for (i = 0; i < w->schema.n_fields; i++)
-		{
-			ArrowBuilder *b = w->cols[i];
-			int64_t		bits = row_bits(b);
-
-			if (bits)
-			{
-				int64_t		room = (w->opts.max_buffer_bytes * 8 - (int64_t) b->values.len * 8) / bits;
-
-				if (room < n)
-					n = room;
-			}
-		}
-		if (n <= 0)
-		{
-			if (w->rows_buffered > 0)
-			{
-				if (arrow_writer_flush(w, err) < 0)
-					return -1;
-				continue;
-			}
-			n = 1;				/* a single row larger than the cap */
-		}
-		for (i = 0; i < w->schema.n_fields; i++)
-			if (arrow_builder_append_array(w->cols[i], &rb->columns[i], start, n, err) < 0)
-			{
-				w->failed = true;
-				return -1;
-			}
-		w->rows_buffered += n;
-		start += n;
-		len -= n;
-		if (batch_full(w) && arrow_writer_flush(w, err) < 0)
-			return -1;
-	}
 	return 0;
 }
 
@@ -1249,28 +450,19 @@ seed_dicts(ArrowBuilder *b, const ArrowArray *a, ArrowError *err)
 	return 0;
 }
 
-int
-arrow_writer_append(ArrowWriter **wp, const char *path,
-					const ArrowSchema *schema, int64_t keep_length,
-					const ArrowWriterOptions *opts, int64_t *old_length,
-					ArrowError *err)
+/*
+ * Open the file at path for appending: check keep_length (the committed
+ * length, or -1) against it, find the end of its last complete footer (*L)
+ * and cut off anything after it.  Returns the descriptor, or -1.
+ */
+static int
+open_for_append(const char *path, int64_t keep_length, int64_t *Lp,
+				ArrowError *err)
 {
-	ArrowWriter *w = NULL;
 	int			fd;
 	struct stat st;
 	ArrowSource src;
 	int64_t		L;
-	ArrowFile	file;
-	bool		file_open = false;
-	ArrowOpenOptions oo;
-	ArrowArena	tmp;
-	int			i;
-	char		diff[512];
-
-	*wp = NULL;
-	memset(&oo, 0, sizeof(oo));
-	oo.allocator = opts ? opts->allocator : NULL;
-	arrow_arena_init(&tmp, oo.allocator ? oo.allocator : &arrow_malloc_allocator);
 
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -1327,6 +519,113 @@ arrow_writer_append(ArrowWriter **wp, const char *path,
 			return -1;
 		}
 	}
+	*Lp = L;
+	return fd;
+}
+
+/*
+ * Keep the blocks of the file's batches (and, if it has any, of its
+ * dictionaries) for the new footer, and seed the dictionaries from those of
+ * its last batch.
+ */
+static int
+keep_old_batches(ArrowWriter *w, ArrowFile *file, ArrowArena *tmp,
+				 ArrowError *err)
+{
+	int			i;
+
+	/* keep the old blocks; old dictionaries only matter with old batches */
+	for (i = 0; i < file->n_batches; i++)
+		if (push_block(w, &w->batch_blocks, &file->batches[i], err) < 0)
+			return -1;
+	if (file->n_batches > 0)
+	{
+		for (i = 0; i < file->n_dicts; i++)
+			if (push_block(w, &w->dict_blocks, &file->dicts[i], err) < 0)
+				return -1;
+		if (w->n_dicts > 0)
+		{
+			ArrowBatchMeta meta;
+			int			last = file->n_batches - 1;
+
+			if (arrow_read_batch_meta(file, last, tmp, &meta, err) < 0)
+				return -1;
+			for (i = 0; i < w->schema.n_fields; i++)
+			{
+				ArrowArray	arr;
+
+				if (builder_dicts(w->cols[i], NULL, 0) == 0)
+					continue;
+				if (arrow_load_column(file, last, &meta, i, tmp, &arr, err) < 0 ||
+					seed_dicts(w->cols[i], &arr, err) < 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static int
+keep_old_stats(ArrowWriter *w, ArrowFile *file, ArrowError *err)
+{
+	int			i;
+
+	/* statistics of the old batches, or empty ("unknown") entries */
+	if (w->stat_min && file->n_batches > 0)
+	{
+		for (i = 0; i < w->schema.n_fields; i++)
+		{
+			const char *mn,
+					   *mx;
+			int64_t		k;
+
+			if (w->cols[i]->stat_kind == STAT_NONE)
+				continue;
+			mn = arrow_field_metadata(&file->schema.fields[i], "min_values");
+			mx = arrow_field_metadata(&file->schema.fields[i], "max_values");
+			if (mn && mx && count_entries(mn) == file->n_batches &&
+				count_entries(mx) == file->n_batches)
+			{
+				if (wbuf_puts(w, &w->stat_min[i], mn, err) < 0 ||
+					wbuf_puts(w, &w->stat_max[i], mx, err) < 0)
+					return -1;
+			}
+			else
+			{
+				for (k = 1; k < file->n_batches; k++)
+					if (wbuf_puts(w, &w->stat_min[i], ",", err) < 0 ||
+						wbuf_puts(w, &w->stat_max[i], ",", err) < 0)
+						return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+int
+arrow_writer_append(ArrowWriter **wp, const char *path,
+					const ArrowSchema *schema, int64_t keep_length,
+					const ArrowWriterOptions *opts, int64_t *old_length,
+					ArrowError *err)
+{
+	ArrowWriter *w = NULL;
+	int			fd;
+	ArrowSource src;
+	int64_t		L;
+	ArrowFile	file;
+	bool		file_open = false;
+	ArrowOpenOptions oo;
+	ArrowArena	tmp;
+	char		diff[512];
+
+	*wp = NULL;
+	memset(&oo, 0, sizeof(oo));
+	oo.allocator = opts ? opts->allocator : NULL;
+	arrow_arena_init(&tmp, oo.allocator ? oo.allocator : &arrow_malloc_allocator);
+
+	fd = open_for_append(path, keep_length, &L, err);
+	if (fd < 0)
+		return -1;
 	if (arrow_source_fd(&src, fd, path, L, err) < 0 ||
 		arrow_open(&file, &src, &oo, err) < 0)
 	{
@@ -1363,64 +662,9 @@ arrow_writer_append(ArrowWriter **wp, const char *path,
 	w->pos = L;
 	w->rows_written = 0;
 
-	/* keep the old blocks; old dictionaries only matter with old batches */
-	for (i = 0; i < file.n_batches; i++)
-		if (push_block(w, &w->batch_blocks, &file.batches[i], err) < 0)
-			goto fail;
-	if (file.n_batches > 0)
-	{
-		for (i = 0; i < file.n_dicts; i++)
-			if (push_block(w, &w->dict_blocks, &file.dicts[i], err) < 0)
-				goto fail;
-		if (w->n_dicts > 0)
-		{
-			ArrowBatchMeta meta;
-			int			last = file.n_batches - 1;
-
-			if (arrow_read_batch_meta(&file, last, &tmp, &meta, err) < 0)
-				goto fail;
-			for (i = 0; i < w->schema.n_fields; i++)
-			{
-				ArrowArray	arr;
-
-				if (builder_dicts(w->cols[i], NULL, 0) == 0)
-					continue;
-				if (arrow_load_column(&file, last, &meta, i, &tmp, &arr, err) < 0 ||
-					seed_dicts(w->cols[i], &arr, err) < 0)
-					goto fail;
-			}
-		}
-	}
-
-	/* statistics of the old batches, or empty ("unknown") entries */
-	if (w->stat_min && file.n_batches > 0)
-	{
-		for (i = 0; i < w->schema.n_fields; i++)
-		{
-			const char *mn,
-					   *mx;
-			int64_t		k;
-
-			if (w->cols[i]->stat_kind == STAT_NONE)
-				continue;
-			mn = arrow_field_metadata(&file.schema.fields[i], "min_values");
-			mx = arrow_field_metadata(&file.schema.fields[i], "max_values");
-			if (mn && mx && count_entries(mn) == file.n_batches &&
-				count_entries(mx) == file.n_batches)
-			{
-				if (wbuf_puts(w, &w->stat_min[i], mn, err) < 0 ||
-					wbuf_puts(w, &w->stat_max[i], mx, err) < 0)
-					goto fail;
-			}
-			else
-			{
-				for (k = 1; k < file.n_batches; k++)
-					if (wbuf_puts(w, &w->stat_min[i], ",", err) < 0 ||
-						wbuf_puts(w, &w->stat_max[i], ",", err) < 0)
-						goto fail;
-			}
-		}
-	}
+	if (keep_old_batches(w, &file, &tmp, err) < 0 ||
+		keep_old_stats(w, &file, err) < 0)
+		goto fail;
 	w->stat_entries = file.n_batches;
 
 	/* new messages start 8-byte aligned after the old trailer */

@@ -1,6 +1,9 @@
 /*
- * arrow_write_int.h — internals shared by arrow_write.c (file output) and
- * arrow_builder.c (column builders).  Not part of the public API.
+ * arrow_write_int.h — internals shared by the writer's files (arrow_write.c:
+ * the file, its output buffer and life cycle; arrow_write_message.c: IPC
+ * messages; arrow_write_batch.c: batches and their statistics) and the
+ * column builders (arrow_builder*.c, whose own internals are in
+ * arrow_builder_int.h).  Not part of the public API.
  */
 #ifndef PGWARP_ARROW_WRITE_INT_H
 #define PGWARP_ARROW_WRITE_INT_H
@@ -91,7 +94,7 @@ typedef struct BodyBuf
 	int64_t		len;
 } BodyBuf;
 
-/* ---- arrow_builder.c ---- */
+/* ---- arrow_builder.c, arrow_builder_dict.c (dict_seed) ---- */
 int			wbuf_reserve(ArrowWriter *w, WBuf *b, size_t extra, ArrowError *err);
 void		wbuf_free(ArrowWriter *w, WBuf *b);
 ArrowBuilder *builder_create(ArrowWriter *w, ArrowField *field, int column,
@@ -111,8 +114,96 @@ int			dict_seed(ArrowBuilder *b, const ArrowArray *dictionary,
 /* largest bytes any 32-bit-offset buffer of the tree holds */
 int64_t		builder_max_offset32(ArrowBuilder *b);
 
+/* ---- the writer (arrow_write*.c) ---- */
+#define MAGIC "ARROW1"
+#define METADATA_V5 4
+#define HEADER_SCHEMA 1
+#define HEADER_DICTIONARY 2
+#define HEADER_RECORD_BATCH 3
+#define BODY_ALIGN 64
+#define OUT_BUF_SIZE (1 << 20)
+#define APPEND_CHUNK_ROWS 16384
+/* Flush a batch when a 32-bit offset buffer passes 1 GiB, so that one more
+ * value of up to 1 GB (PostgreSQL's limit) still fits. */
+#define OFFSET32_FLUSH ((int64_t) 1 << 30)
+
+struct ArrowWriter
+{
+	ArrowWriterOptions opts;
+	const ArrowAllocator *allocator;
+	ArrowArena	arena;
+	ArrowSchema schema;
+	char	   *path;
+	char	   *tmp_path;		/* create mode */
+	int			fd;
+	bool		append;
+	bool		overwrite;
+	bool		failed;			/* an I/O or memory error: only abort is left */
+	int64_t		start_pos;		/* 0, or the old length when appending */
+	int64_t		pos;			/* logical end of what we have written */
+	WBuf		out;			/* write buffer, at file offset pos - out.len */
+
+	WBuf		batch_blocks;	/* ArrowBlock[] */
+	WBuf		dict_blocks;	/* ArrowBlock[] */
+	int64_t		rows_written;
+	int64_t		batches_written;	/* by this writer */
+	int64_t		rows_buffered;
+
+	ArrowBuilder **cols;
+	int			n_dicts;
+	ArrowDict **dicts;
+
+	/* message assembly */
+	FbBuilder	fb;
+	WBuf		scratch;		/* compressed buffers of one message */
+	ArrowFieldNode *nodes;
+	BodyBuf    *bufs;
+	int64_t    *buf_offsets;
+	int			max_nodes;
+	int			max_bufs;
+
+	/* statistics: per top-level column, comma-separated text so far */
+	WBuf	   *stat_min;
+	WBuf	   *stat_max;
+	int64_t		stat_entries;	/* batches covered by the strings */
+};
+
+static inline int64_t
+align_up(int64_t v, int64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
 /* ---- arrow_write.c ---- */
 const ArrowAllocator *writer_allocator(ArrowWriter *w);
 const char *writer_path(ArrowWriter *w);
+/* the output buffer, written at w->pos */
+int			out_flush(ArrowWriter *w, ArrowError *err);
+int			out_write(ArrowWriter *w, const void *p, size_t len, ArrowError *err);
+int			out_zeros(ArrowWriter *w, size_t n, ArrowError *err);
+/* add a block to the footer's list of dictionary or record batch blocks */
+int			push_block(ArrowWriter *w, WBuf *list, const ArrowBlock *blk,
+					   ArrowError *err);
+
+/* ---- arrow_write_message.c ---- */
+/* the schema table, with the statistics metadata when stats */
+FbRef		fb_schema(ArrowWriter *w, bool stats);
+int			write_message(ArrowWriter *w, uint8_t header_type, FbRef header,
+						  int64_t body_len, const BodyBuf *bufs,
+						  const int64_t *offs, int n_bufs, ArrowBlock *blk,
+						  ArrowError *err);
+int			prepare_body(ArrowWriter *w, BodyBuf *bufs, int n, int64_t *offs,
+						 int64_t *body_len, ArrowError *err);
+FbRef		fb_record_batch(ArrowWriter *w, int64_t length,
+							const ArrowFieldNode *nodes, int n_nodes,
+							const BodyBuf *bufs, const int64_t *offs,
+							int n_bufs);
+int			write_schema_message(ArrowWriter *w, ArrowError *err);
+/* the dictionary batches of values new since the last batch */
+int			write_dictionaries(ArrowWriter *w, ArrowError *err);
+
+/* ---- arrow_write_batch.c ---- */
+int			wbuf_puts(ArrowWriter *w, WBuf *b, const char *s, ArrowError *err);
+int64_t		count_entries(const char *s);
 
 #endif							/* PGWARP_ARROW_WRITE_INT_H */

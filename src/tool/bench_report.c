@@ -388,99 +388,77 @@ time_label(char *buf, size_t len, double v)
 		snprintf(buf, len, "%g µs", v * 1e6);
 }
 
-int
-write_svg(const char *path, Query **qs, int nq, const RunInfo *ri)
+/* The chart's layout: margins, bar sizes and the decades of the y axis. */
+typedef struct SvgPlot
 {
-	FILE	   *f = fopen(path, "w");
-	double		vmin = INFINITY,
-				vmax = 0;
-	int			dlo,
-				dhi;
-	const int	bar_w = 14,
-				gap = 18,
-				left = 80,
-				right = 30,
-				top = 70,
-				plot_h = 340,
-				bottom = 70;
-	int			group_w = ri->nmodes * bar_w + gap;
-	int			width = left + nq * group_w + right;
+	int			bar_w,
+				gap,
+				left,
+				right,
+				top,
+				plot_h,
+				bottom;
+	int			group_w;
+	int			width;
 	int			height;
-	int			y0 = top + plot_h;
+	int			y0;				/* the x axis */
+	int			dlo,
+				dhi;			/* decades at the bottom and the top */
+} SvgPlot;
 
-	if (width < 560)
-		width = 560;
-	height = top + plot_h + bottom;
-	if (f == NULL)
-		return pgw_error("could not create \"%s\": %s", path, strerror(errno));
-	for (int i = 0; i < nq; i++)
-		for (int m = 0; m < ri->nmodes; m++)
-		{
-			const Cell *c = &qs[i]->cells[m];
+/* y of a time on the log scale */
+static double
+svg_y(const SvgPlot *p, double v)
+{
+	return p->y0 - (log10(fmax((v), 1e-6)) - p->dlo) / (double) (p->dhi - p->dlo) * p->plot_h;
+}
 
-			if (c->status != ST_OK && c->status != ST_MISMATCH)
-				continue;
-			vmin = fmin(vmin, fmax(c->min, 1e-6));
-			vmax = fmax(vmax, fmax(c->max, 1e-6));
-		}
-	if (!isfinite(vmin))
-	{
-		vmin = 0.1;
-		vmax = 1;
-	}
-	dlo = (int) floor(log10(vmin));
-	dhi = (int) ceil(log10(vmax));
-	if (dhi <= dlo)
-		dhi = dlo + 1;
+/* grid and y labels: decades, with 2 and 5 between; the axes and their titles */
+static void
+svg_grid(FILE *f, const SvgPlot *p)
+{
+	int			dlo = p->dlo,
+				dhi = p->dhi;
 
-#define YPOS(v) (y0 - (log10(fmax((v), 1e-6)) - dlo) / (double) (dhi - dlo) * plot_h)
-
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-			"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-			"viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" "
-			"font-size=\"12\">\n", width, height, width, height);
-	fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", width, height);
-	fprintf(f, "<text x=\"%d\" y=\"22\" font-size=\"16\" font-weight=\"bold\">"
-			"Star Schema Benchmark: median time per query (log scale, lower is "
-			"better)</text>\n", left);
-	fprintf(f, "<text x=\"%d\" y=\"40\" fill=\"#555\">", left);
-	xml_escape(f, ri->host);
-	fprintf(f, ", %s, %d timed run%s after a warm-up; whiskers: min-max</text>\n",
-			ri->date, ri->runs, ri->runs == 1 ? "" : "s");
-
-	/* grid and y labels: decades, with 2 and 5 between */
 	for (int d = dlo; d <= dhi; d++)
 	{
 		for (int k = 1; k <= 5; k += (k == 1 ? 1 : 3))
 		{
 			double		v = k * pow(10, d);
-			double		y = YPOS(v);
+			double		y = svg_y(p, v);
 			char		lab[32];
 
 			if (d == dhi && k > 1)
 				break;
 			fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
-					"stroke=\"%s\" stroke-width=\"1\"/>\n", left, width - right, y, y,
+					"stroke=\"%s\" stroke-width=\"1\"/>\n", p->left, p->width - p->right, y, y,
 					k == 1 ? "#bbb" : "#eee");
 			time_label(lab, sizeof(lab), v);
 			if (k == 1 || dhi - dlo <= 3)
 				fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"%s\">%s</text>\n",
-						left - 6, y + 4, k == 1 ? "#000" : "#777", lab);
+						p->left - 6, y + 4, k == 1 ? "#000" : "#777", lab);
 		}
 	}
 	fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#000\"/>\n",
-			left, width - right, y0, y0);
+			p->left, p->width - p->right, p->y0, p->y0);
 	fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#000\"/>\n",
-			left, left, top, y0);
+			p->left, p->left, p->top, p->y0);
 	fprintf(f, "<text transform=\"translate(18,%d) rotate(-90)\" text-anchor=\"middle\">"
-			"median time (seconds, log scale)</text>\n", top + plot_h / 2);
+			"median time (seconds, log scale)</text>\n", p->top + p->plot_h / 2);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">query</text>\n",
-			left + (width - left - right) / 2, height - 12);
+			p->left + (p->width - p->left - p->right) / 2, p->height - 12);
+}
 
-	/* bars */
+/* one group of bars per query, a bar (median, min-max whisker) per mode */
+static void
+svg_bars(FILE *f, const SvgPlot *p, Query **qs, int nq, const RunInfo *ri)
+{
+	int			bar_w = p->bar_w,
+				y0 = p->y0;
+
 	for (int i = 0; i < nq; i++)
 	{
-		int			gx = left + gap / 2 + i * group_w;
+		int			gx = p->left + p->gap / 2 + i * p->group_w;
 
 		for (int m = 0; m < ri->nmodes; m++)
 		{
@@ -490,7 +468,7 @@ write_svg(const char *path, Query **qs, int nq, const RunInfo *ri)
 
 			if (c->status == ST_OK || c->status == ST_MISMATCH)
 			{
-				double		y = YPOS(c->median);
+				double		y = svg_y(p, c->median);
 
 				fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" "
 						"fill=\"%s\"%s><title>%s %s: median %.4f s (min %.4f, max %.4f, "
@@ -501,7 +479,7 @@ write_svg(const char *path, Query **qs, int nq, const RunInfo *ri)
 						c->nruns, c->status == ST_MISMATCH ? ", WRONG ANSWER" : "");
 				fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
 						"stroke=\"#333\"/>\n", x + (bar_w - 2) / 2.0, x + (bar_w - 2) / 2.0,
-						YPOS(c->min), YPOS(c->max));
+						svg_y(p, c->min), svg_y(p, c->max));
 			}
 			else
 			{
@@ -519,27 +497,90 @@ write_svg(const char *path, Query **qs, int nq, const RunInfo *ri)
 		xml_escape(f, qs[i]->name);
 		fputs("</text>\n", f);
 	}
+}
 
-	/* legend, one line above the plot */
+/* legend, one line above the plot */
+static void
+svg_legend(FILE *f, const SvgPlot *p, Query **qs, int nq, const RunInfo *ri)
+{
+	int			lx = p->left;
+
+	for (int m = 0; m < ri->nmodes; m++)
 	{
-		int			lx = left;
+		bool		any = false;
 
+		for (int i = 0; i < nq; i++)
+			if (qs[i]->cells[m].status == ST_OK || qs[i]->cells[m].status == ST_MISMATCH)
+				any = true;
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>\n",
+				lx, 50, palette[m % 6]);
+		fprintf(f, "<text x=\"%d\" y=\"%d\">%s%s</text>\n", lx + 16, 61,
+				ri->modes[m]->name, any ? "" : " (skipped)");
+		lx += 16 + 8 * (int) strlen(ri->modes[m]->name) + (any ? 0 : 62) + 24;
+	}
+}
+
+int
+write_svg(const char *path, Query **qs, int nq, const RunInfo *ri)
+{
+	FILE	   *f = fopen(path, "w");
+	double		vmin = INFINITY,
+				vmax = 0;
+	SvgPlot		p = {
+		.bar_w = 14,
+		.gap = 18,
+		.left = 80,
+		.right = 30,
+		.top = 70,
+		.plot_h = 340,
+		.bottom = 70
+	};
+
+	p.group_w = ri->nmodes * p.bar_w + p.gap;
+	p.width = p.left + nq * p.group_w + p.right;
+	p.y0 = p.top + p.plot_h;
+	if (p.width < 560)
+		p.width = 560;
+	p.height = p.top + p.plot_h + p.bottom;
+	if (f == NULL)
+		return pgw_error("could not create \"%s\": %s", path, strerror(errno));
+	for (int i = 0; i < nq; i++)
 		for (int m = 0; m < ri->nmodes; m++)
 		{
-			bool		any = false;
+			const Cell *c = &qs[i]->cells[m];
 
-			for (int i = 0; i < nq; i++)
-				if (qs[i]->cells[m].status == ST_OK || qs[i]->cells[m].status == ST_MISMATCH)
-					any = true;
-			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>\n",
-					lx, 50, palette[m % 6]);
-			fprintf(f, "<text x=\"%d\" y=\"%d\">%s%s</text>\n", lx + 16, 61,
-					ri->modes[m]->name, any ? "" : " (skipped)");
-			lx += 16 + 8 * (int) strlen(ri->modes[m]->name) + (any ? 0 : 62) + 24;
+			if (c->status != ST_OK && c->status != ST_MISMATCH)
+				continue;
+			vmin = fmin(vmin, fmax(c->min, 1e-6));
+			vmax = fmax(vmax, fmax(c->max, 1e-6));
 		}
+	if (!isfinite(vmin))
+	{
+		vmin = 0.1;
+		vmax = 1;
 	}
+	p.dlo = (int) floor(log10(vmin));
+	p.dhi = (int) ceil(log10(vmax));
+	if (p.dhi <= p.dlo)
+		p.dhi = p.dlo + 1;
+
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+			"viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" "
+			"font-size=\"12\">\n", p.width, p.height, p.width, p.height);
+	fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", p.width, p.height);
+	fprintf(f, "<text x=\"%d\" y=\"22\" font-size=\"16\" font-weight=\"bold\">"
+			"Star Schema Benchmark: median time per query (log scale, lower is "
+			"better)</text>\n", p.left);
+	fprintf(f, "<text x=\"%d\" y=\"40\" fill=\"#555\">", p.left);
+	xml_escape(f, ri->host);
+	fprintf(f, ", %s, %d timed run%s after a warm-up; whiskers: min-max</text>\n",
+			ri->date, ri->runs, ri->runs == 1 ? "" : "s");
+
+	svg_grid(f, &p);
+	svg_bars(f, &p, qs, nq, ri);
+	svg_legend(f, &p, qs, nq, ri);
 	fputs("</svg>\n", f);
-#undef YPOS
 	if (fclose(f) != 0)
 		return pgw_error("could not write \"%s\": %s", path, strerror(errno));
 	return 0;

@@ -65,6 +65,155 @@ ident_char(unsigned char c)
 	return isalnum(c) || c == '_' || c == '$' || c >= 0x80;
 }
 
+/* The end of the block comment at s[i] ("/" "*"; nested ones count). */
+static size_t
+block_comment_end(const char *s, size_t n, size_t i)
+{
+	int			depth = 1;
+
+	i += 2;
+	while (i < n && depth > 0)
+	{
+		if (s[i] == '/' && i + 1 < n && s[i + 1] == '*')
+		{
+			depth++;
+			i += 2;
+		}
+		else if (s[i] == '*' && i + 1 < n && s[i + 1] == '/')
+		{
+			depth--;
+			i += 2;
+		}
+		else
+			i++;
+	}
+	return i;
+}
+
+/* The end of the string constant at s[i] ('...' or E'...'). */
+static size_t
+string_end(const char *s, size_t n, size_t i)
+{
+	bool		esc = (s[i] != '\'');
+
+	i += esc ? 2 : 1;
+	while (i < n)
+	{
+		if (esc && s[i] == '\\' && i + 1 < n)
+			i += 2;
+		else if (s[i] == '\'' && i + 1 < n && s[i + 1] == '\'')
+			i += 2;
+		else if (s[i] == '\'')
+		{
+			i++;
+			break;
+		}
+		else
+			i++;
+	}
+	return i;
+}
+
+/* A token starting with '$' at s[i]: $tag$ ... $tag$, else an operator. */
+static size_t
+scan_dollar(const char *s, size_t n, size_t i, Token *tk)
+{
+	/* $tag$ ... $tag$ (a $1 parameter falls through below) */
+	size_t		j = i + 1;
+
+	while (j < n && s[j] != '$' && ident_char((unsigned char) s[j]) && s[j] != '$')
+		j++;
+	if (j < n && s[j] == '$')
+	{
+		size_t		taglen = j - i + 1;
+		const char *end;
+
+		tk->kind = T_STRING;
+		end = NULL;
+		for (size_t k = j + 1; k + taglen <= n; k++)
+			if (memcmp(s + k, s + i, taglen) == 0)
+			{
+				end = s + k;
+				break;
+			}
+		i = end ? (size_t) (end - s) + taglen : n;
+	}
+	else
+	{
+		tk->kind = T_OP;
+		i++;
+	}
+	return i;
+}
+
+/* The quoted identifier at s[i], its name into tk->word. */
+static size_t
+scan_qident(const char *s, size_t n, size_t i, Token *tk)
+{
+	size_t		w = 0;
+
+	tk->kind = T_QIDENT;
+	i++;
+	while (i < n)
+	{
+		if (s[i] == '"' && i + 1 < n && s[i + 1] == '"')
+		{
+			if (w + 1 < sizeof(tk->word))
+				tk->word[w++] = '"';
+			i += 2;
+		}
+		else if (s[i] == '"')
+		{
+			i++;
+			break;
+		}
+		else
+		{
+			if (w + 1 < sizeof(tk->word))
+				tk->word[w++] = s[i];
+			i++;
+		}
+	}
+	return i;
+}
+
+/* The end of the number at s[i]. */
+static size_t
+number_end(const char *s, size_t n, size_t i)
+{
+	while (i < n && (isalnum((unsigned char) s[i]) || s[i] == '.' || s[i] == '_' ||
+					 ((s[i] == '+' || s[i] == '-') &&
+					  (s[i - 1] == 'e' || s[i - 1] == 'E'))))
+	{
+		/* stop before "1..": not a number's dot */
+		if (s[i] == '.' && i + 1 < n && s[i + 1] == '.')
+			break;
+		i++;
+	}
+	return i;
+}
+
+/* The kind of a one-character token. */
+static TokKind
+punct_kind(unsigned char c)
+{
+	switch (c)
+	{
+		case '(':
+			return T_LPAREN;
+		case ')':
+			return T_RPAREN;
+		case ',':
+			return T_COMMA;
+		case '.':
+			return T_DOT;
+		case ';':
+			return T_SEMI;
+		default:
+			return T_OP;
+	}
+}
+
 /*
  * Tokenize PostgreSQL SQL text well enough to find clauses: comments
  * (nested block comments too) are dropped; string constants (with E''
@@ -99,105 +248,21 @@ sql_tokens(const char *s, Token **out)
 		}
 		if (c == '/' && i + 1 < n && s[i + 1] == '*')
 		{
-			int			depth = 1;
-
-			i += 2;
-			while (i < n && depth > 0)
-			{
-				if (s[i] == '/' && i + 1 < n && s[i + 1] == '*')
-				{
-					depth++;
-					i += 2;
-				}
-				else if (s[i] == '*' && i + 1 < n && s[i + 1] == '/')
-				{
-					depth--;
-					i += 2;
-				}
-				else
-					i++;
-			}
+			i = block_comment_end(s, n, i);
 			continue;
 		}
 		tk.start = i;
 		if (c == '\'' ||
 			((c == 'e' || c == 'E') && i + 1 < n && s[i + 1] == '\''))
 		{
-			bool		esc = (c != '\'');
-
 			tk.kind = T_STRING;
-			i += esc ? 2 : 1;
-			while (i < n)
-			{
-				if (esc && s[i] == '\\' && i + 1 < n)
-					i += 2;
-				else if (s[i] == '\'' && i + 1 < n && s[i + 1] == '\'')
-					i += 2;
-				else if (s[i] == '\'')
-				{
-					i++;
-					break;
-				}
-				else
-					i++;
-			}
+			i = string_end(s, n, i);
 		}
 		else if (c == '$' && i + 1 < n &&
 				 (s[i + 1] == '$' || ident_start((unsigned char) s[i + 1])))
-		{
-			/* $tag$ ... $tag$ (a $1 parameter falls through below) */
-			size_t		j = i + 1;
-
-			while (j < n && s[j] != '$' && ident_char((unsigned char) s[j]) && s[j] != '$')
-				j++;
-			if (j < n && s[j] == '$')
-			{
-				size_t		taglen = j - i + 1;
-				const char *end;
-
-				tk.kind = T_STRING;
-				end = NULL;
-				for (size_t k = j + 1; k + taglen <= n; k++)
-					if (memcmp(s + k, s + i, taglen) == 0)
-					{
-						end = s + k;
-						break;
-					}
-				i = end ? (size_t) (end - s) + taglen : n;
-			}
-			else
-			{
-				tk.kind = T_OP;
-				i++;
-			}
-		}
+			i = scan_dollar(s, n, i, &tk);
 		else if (c == '"')
-		{
-			size_t		w = 0;
-
-			tk.kind = T_QIDENT;
-			i++;
-			while (i < n)
-			{
-				if (s[i] == '"' && i + 1 < n && s[i + 1] == '"')
-				{
-					if (w + 1 < sizeof(tk.word))
-						tk.word[w++] = '"';
-					i += 2;
-				}
-				else if (s[i] == '"')
-				{
-					i++;
-					break;
-				}
-				else
-				{
-					if (w + 1 < sizeof(tk.word))
-						tk.word[w++] = s[i];
-					i++;
-				}
-			}
-		}
+			i = scan_qident(s, n, i, &tk);
 		else if (ident_start(c))
 		{
 			size_t		w = 0;
@@ -213,40 +278,12 @@ sql_tokens(const char *s, Token **out)
 		else if (isdigit(c) || (c == '.' && i + 1 < n && isdigit((unsigned char) s[i + 1])))
 		{
 			tk.kind = T_NUMBER;
-			while (i < n && (isalnum((unsigned char) s[i]) || s[i] == '.' || s[i] == '_' ||
-							 ((s[i] == '+' || s[i] == '-') &&
-							  (s[i - 1] == 'e' || s[i - 1] == 'E'))))
-			{
-				/* stop before "1..": not a number's dot */
-				if (s[i] == '.' && i + 1 < n && s[i + 1] == '.')
-					break;
-				i++;
-			}
+			i = number_end(s, n, i);
 		}
 		else
 		{
 			i++;
-			switch (c)
-			{
-				case '(':
-					tk.kind = T_LPAREN;
-					break;
-				case ')':
-					tk.kind = T_RPAREN;
-					break;
-				case ',':
-					tk.kind = T_COMMA;
-					break;
-				case '.':
-					tk.kind = T_DOT;
-					break;
-				case ';':
-					tk.kind = T_SEMI;
-					break;
-				default:
-					tk.kind = T_OP;
-					break;
-			}
+			tk.kind = punct_kind(c);
 		}
 		tk.end = i;
 		if (cnt == cap)

@@ -92,7 +92,7 @@ static const char *bench_usage =
 "                       (default 3)\n"
 "  --queries DIR        the query files, DIR/q*.sql (default bench/ssb/queries)\n"
 "  --only LIST          only these queries (names without .sql, e.g. q1.1,q3.2)\n"
-"  --out DIR            where to write the results (default ssb-results;\n"
+"  --out DIR            where to write the results (default bench/results/ssb;\n"
 "                       created if missing, files replaced)\n"
 "  --timeout S          statement_timeout in seconds per run; a run over it\n"
 "                       is reported as TIMEOUT (default: none)\n"
@@ -539,6 +539,29 @@ is_timeout(const PGresult *res)
 	return st && strcmp(st, "57014") == 0;
 }
 
+/*
+ * A run that failed (run 0 is the warm-up): the cell's status and note,
+ * reported on stderr; res is cleared.
+ */
+static void
+cell_failed(Cell *cell, PGresult *res, double timeout, int run)
+{
+	bool		to = is_timeout(res);
+	char	   *e = result_error(res);
+
+	cell->status = to ? ST_TIMEOUT : ST_ERROR;
+	if (!to)
+		cell->note = e;
+	else if (run == 0)
+		cell->note = xasprintf("over the %g s timeout", timeout);
+	else
+		cell->note = xasprintf("over the %g s timeout (run %d)", timeout, run);
+	if (to)
+		free(e);
+	fprintf(stderr, " %s: %s\n", status_names[cell->status], cell->note);
+	PQclear(res);
+}
+
 /* warm-up and timed runs of one query in one mode */
 static void
 run_cell(Cell *cell, const char *name, const char *mode, const char *sql, int runs,
@@ -554,15 +577,7 @@ run_cell(Cell *cell, const char *name, const char *mode, const char *sql, int ru
 	t = pgw_now() - t0;
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
-		bool		to = is_timeout(res);
-		char	   *e = result_error(res);
-
-		cell->status = to ? ST_TIMEOUT : ST_ERROR;
-		cell->note = to ? xasprintf("over the %g s timeout", timeout) : e;
-		if (to)
-			free(e);
-		fprintf(stderr, " %s: %s\n", status_names[cell->status], cell->note);
-		PQclear(res);
+		cell_failed(cell, res, timeout, 0);
 		return;
 	}
 	cell->result = res;
@@ -576,15 +591,7 @@ run_cell(Cell *cell, const char *name, const char *mode, const char *sql, int ru
 		t = pgw_now() - t0;
 		if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		{
-			bool		to = is_timeout(res);
-			char	   *e = result_error(res);
-
-			cell->status = to ? ST_TIMEOUT : ST_ERROR;
-			cell->note = to ? xasprintf("over the %g s timeout (run %d)", timeout, r + 1) : e;
-			if (to)
-				free(e);
-			fprintf(stderr, " %s: %s\n", status_names[cell->status], cell->note);
-			PQclear(res);
+			cell_failed(cell, res, timeout, r + 1);
 			return;
 		}
 		PQclear(res);
@@ -794,27 +801,44 @@ parse_modes(const char *list, RunInfo *ri)
 	return 0;
 }
 
-int
-cmd_bench(int argc, char **argv)
+typedef struct BenchOpts
 {
-	const char *dsn = NULL;
-	const char *modes = "heap,arrow";
-	const char *qdir = "bench/ssb/queries";
-	const char *outdir = "ssb-results";
-	const char *only = NULL;
-	bool		show_sql = false;
-	int64_t		runs = 3;
-	double		timeout = 0;
-	RunInfo		ri;
-	Query	  **qs;
-	int			nq;
-	int			c;
-	int			rc = 0;
-	int			nmismatch = 0,
-				nerror = 0;
-	Buf			failures = {0};
+	const char *dsn;
+	const char *modes;
+	const char *qdir;
+	const char *outdir;
+	const char *only;
+	bool		show_sql;
+	int64_t		runs;
+	double		timeout;
+} BenchOpts;
 
-	memset(&ri, 0, sizeof(ri));
+/* Wrong answers and errors so far, and the list the final message names. */
+typedef struct Failures
+{
+	int			nmismatch;
+	int			nerror;
+	Buf			list;
+} Failures;
+
+/*
+ * The command line into *o and ri (modes, runs, timeout, the command
+ * itself).  Returns -1 to go on, else the exit code.
+ */
+static int
+parse_bench_args(int argc, char **argv, BenchOpts *o, RunInfo *ri)
+{
+	int			c;
+	int			rc;
+
+	o->dsn = NULL;
+	o->modes = "heap,arrow";
+	o->qdir = "bench/ssb/queries";
+	o->outdir = "bench/results/ssb";
+	o->only = NULL;
+	o->show_sql = false;
+	o->runs = 3;
+	o->timeout = 0;
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
 	{
 		fputs(bench_usage, stdout);
@@ -825,7 +849,7 @@ cmd_bench(int argc, char **argv)
 	if (strcmp(argv[1], "ssb") != 0)
 		return pgw_usage_error("bench", "unknown benchmark \"%s\" (only ssb)", argv[1]);
 	/* argv[0] is "bench": the command line reads "pgwarp bench ssb ..." */
-	ri.command = command_line(argc, argv);
+	ri->command = command_line(argc, argv);
 	opterr = 0;
 	optind = 2;
 	while ((c = getopt_long(argc, argv, ":d:h", longopts, NULL)) != -1)
@@ -833,38 +857,38 @@ cmd_bench(int argc, char **argv)
 		switch (c)
 		{
 			case 'd':
-				dsn = optarg;
+				o->dsn = optarg;
 				break;
 			case OPT_MODES:
-				modes = optarg;
+				o->modes = optarg;
 				break;
 			case OPT_RUNS:
-				if (!pgw_parse_count(optarg, &runs) || runs > 1000)
+				if (!pgw_parse_count(optarg, &o->runs) || o->runs > 1000)
 					return pgw_usage_error("bench", "invalid --runs value \"%s\" (1-1000)",
 										   optarg);
 				break;
 			case OPT_QUERIES:
-				qdir = optarg;
+				o->qdir = optarg;
 				break;
 			case OPT_OUT:
-				outdir = optarg;
+				o->outdir = optarg;
 				break;
 			case OPT_TIMEOUT:
 				{
 					char	   *end;
 
 					errno = 0;
-					timeout = strtod(optarg, &end);
-					if (errno || *end || !(timeout > 0) || timeout > 86400 * 7)
+					o->timeout = strtod(optarg, &end);
+					if (errno || *end || !(o->timeout > 0) || o->timeout > 86400 * 7)
 						return pgw_usage_error("bench", "invalid --timeout value \"%s\" "
 											   "(seconds)", optarg);
 					break;
 				}
 			case OPT_ONLY:
-				only = optarg;
+				o->only = optarg;
 				break;
 			case OPT_SHOW_SQL:
-				show_sql = true;
+				o->show_sql = true;
 				break;
 			case 'h':
 				fputs(bench_usage, stdout);
@@ -879,46 +903,49 @@ cmd_bench(int argc, char **argv)
 	}
 	if (optind < argc)
 		return pgw_usage_error("bench", "unexpected argument \"%s\"", argv[optind]);
-	if ((rc = parse_modes(modes, &ri)) != 0)
+	if ((rc = parse_modes(o->modes, ri)) != 0)
 		return rc;
-	ri.runs = (int) runs;
-	ri.timeout = timeout;
+	ri->runs = (int) o->runs;
+	ri->timeout = o->timeout;
+	return -1;
+}
 
-	nq = load_queries(qdir, only, &qs);
-	if (nq < 0)
-		return 1;
+/* --show-sql: every query as every mode runs it. */
+static void
+show_queries(Query **qs, int nq, const RunInfo *ri)
+{
+	for (int i = 0; i < nq; i++)
+		for (int m = 0; m < ri->nmodes; m++)
+		{
+			char	   *sql = ri->modes[m]->arrow ?
+				rewrite_to_arrow(qs[i]->text, ri->modes[m]->fact_only) :
+				xstrdup(qs[i]->text);
 
-	if (show_sql)
-	{
-		for (int i = 0; i < nq; i++)
-			for (int m = 0; m < ri.nmodes; m++)
-			{
-				char	   *sql = ri.modes[m]->arrow ?
-					rewrite_to_arrow(qs[i]->text, ri.modes[m]->fact_only) :
-					xstrdup(qs[i]->text);
+			printf("-- %s %s (%s)\n%s;\n\n", qs[i]->name, ri->modes[m]->name,
+				   ri->modes[m]->settings, sql);
+			free(sql);
+		}
+}
 
-				printf("-- %s %s (%s)\n%s;\n\n", qs[i]->name, ri.modes[m]->name,
-					   ri.modes[m]->settings, sql);
-				free(sql);
-			}
-		return 0;
-	}
-
-	if (make_dir(outdir) != 0)
-		return 1;
-
+/*
+ * Connect, note the server's version and settings in ri, set the statement
+ * timeout.  Returns 0, or 1 after an error message.
+ */
+static int
+open_session(const char *dsn, RunInfo *ri)
+{
 	conn = pgw_connect(dsn, "pgwarp bench");
 	if (conn == NULL)
 		return 1;
-	machine_info(&ri);
-	ri.server_version = query_value("SELECT version()");
-	ri.settings = query_value(
+	machine_info(ri);
+	ri->server_version = query_value("SELECT version()");
+	ri->settings = query_value(
 		"SELECT string_agg(name || '=' || setting || coalesce(unit, ''), ', ' ORDER BY name) "
 		"FROM pg_settings WHERE name IN ('jit', 'max_parallel_workers_per_gather', "
 		"'shared_buffers', 'work_mem', 'shared_preload_libraries', 'effective_cache_size')");
-	if (timeout > 0)
+	if (ri->timeout > 0)
 	{
-		char	   *set = xasprintf("SET statement_timeout = %.0f", timeout * 1000);
+		char	   *set = xasprintf("SET statement_timeout = %.0f", ri->timeout * 1000);
 		char	   *err = run_command(set);
 
 		free(set);
@@ -929,140 +956,212 @@ cmd_bench(int argc, char **argv)
 			return 1;
 		}
 	}
+	return 0;
+}
+
+/* "QUERY MODE (what); " onto the list of failures */
+static void
+add_failure(Failures *f, const char *query, const char *mode, const char *what)
+{
+	buf_puts(&f->list, query);
+	buf_puts(&f->list, " ");
+	buf_puts(&f->list, mode);
+	buf_puts(&f->list, what);
+}
+
+/*
+ * The mode's settings, and for pg_warp modes the check that it plans the
+ * query: NULL, or why the query cannot run in this mode (malloc'd).
+ */
+static char *
+set_mode(const ModeDef *md, const char *sql)
+{
+	char	   *err;
+
+	err = run_command("RESET pg_warp.enabled; RESET pg_warp.mode");
+	free(err);
+	err = run_command(md->settings);
+	if (err == NULL && md->warp)
+		err = warp_unavailable(md, sql);
+	else if (err)
+	{
+		char	   *e2 = xasprintf("%s failed: %s", md->settings, err);
+
+		free(err);
+		err = e2;
+	}
+	return err;
+}
+
+/* The answer of mode m compared with that of mode ref: a mismatch noted. */
+static void
+check_answer(Query *q, int m, int ref, const RunInfo *ri, Failures *f)
+{
+	const ModeDef *md = ri->modes[m];
+	Cell	   *cell = &q->cells[m];
+	char	   *diff = compare_results(q->text, q->cells[ref].result,
+									   ri->modes[ref]->name, cell->result,
+									   md->name);
+
+	if (diff)
+	{
+		fflush(stdout);
+		fprintf(stderr, "pgwarp: %s: %s returns different answers from %s:\n%s",
+				q->name, md->name, ri->modes[ref]->name, diff);
+		cell->status = ST_MISMATCH;
+		cell->note = xasprintf("answers differ from %s", ri->modes[ref]->name);
+		f->nmismatch++;
+		add_failure(f, q->name, md->name, " (wrong answer); ");
+		free(diff);
+	}
+}
+
+/*
+ * One query in every mode, each answer checked against the first mode's
+ * with one.  Returns 0, or the exit code when the connection is lost.
+ */
+static int
+run_query(Query *q, const RunInfo *ri, Failures *f)
+{
+	int			rc = 0;
+	int			ref = -1;		/* the first mode with an answer */
+
+	for (int m = 0; m < ri->nmodes; m++)
+	{
+		const ModeDef *md = ri->modes[m];
+		Cell	   *cell = &q->cells[m];
+		char	   *sql = md->arrow ? rewrite_to_arrow(q->text, md->fact_only) :
+			xstrdup(q->text);
+		char	   *err;
+
+		err = set_mode(md, sql);
+		if (connection_lost())
+		{
+			rc = pgw_error("lost the connection: %s", PQerrorMessage(conn));
+			free(err);
+			free(sql);
+			break;
+		}
+		if (err)
+		{
+			if (md->warp)
+			{
+				cell->status = ST_SKIPPED;
+				cell->note = err;
+				fprintf(stderr, "%s %s: SKIPPED: %s\n", q->name, md->name, err);
+			}
+			else
+			{
+				cell->status = ST_ERROR;
+				cell->note = err;
+				fprintf(stderr, "%s %s: ERROR: %s\n", q->name, md->name, err);
+				f->nerror++;
+				add_failure(f, q->name, md->name, " (error); ");
+			}
+			free(sql);
+			continue;
+		}
+		run_cell(cell, q->name, md->name, sql, ri->runs, ri->timeout);
+		free(sql);
+		if (connection_lost())
+		{
+			rc = pgw_error("lost the connection: %s", PQerrorMessage(conn));
+			break;
+		}
+		if (cell->status == ST_ERROR)
+		{
+			f->nerror++;
+			add_failure(f, q->name, md->name, " (error); ");
+		}
+		if (cell->result == NULL)
+			continue;
+		if (ref < 0)
+		{
+			ref = m;
+			continue;
+		}
+		check_answer(q, m, ref, ri, f);
+	}
+	for (int m = 0; m < ri->nmodes; m++)
+		if (q->cells[m].result)
+		{
+			PQclear(q->cells[m].result);
+			q->cells[m].result = NULL;
+		}
+	return rc;
+}
+
+/* results.csv, results.md and chart.svg in outdir; 0, or 1 on a failure */
+static int
+write_results(const char *outdir, Query **qs, int nq, const RunInfo *ri)
+{
+	int			rc = 0;
+	char	   *p;
+
+	p = xasprintf("%s/results.csv", outdir);
+	if (write_csv(p, qs, nq, ri) != 0)
+		rc = 1;
+	free(p);
+	p = xasprintf("%s/results.md", outdir);
+	if (write_md(p, qs, nq, ri) != 0)
+		rc = 1;
+	free(p);
+	p = xasprintf("%s/chart.svg", outdir);
+	if (write_svg(p, qs, nq, ri) != 0)
+		rc = 1;
+	free(p);
+	return rc;
+}
+
+int
+cmd_bench(int argc, char **argv)
+{
+	BenchOpts	o;
+	RunInfo		ri;
+	Query	  **qs;
+	int			nq;
+	int			rc;
+	Failures	f = {0};
+
+	memset(&ri, 0, sizeof(ri));
+	rc = parse_bench_args(argc, argv, &o, &ri);
+	if (rc >= 0)
+		return rc;
+	rc = 0;
+
+	nq = load_queries(o.qdir, o.only, &qs);
+	if (nq < 0)
+		return 1;
+
+	if (o.show_sql)
+	{
+		show_queries(qs, nq, &ri);
+		return 0;
+	}
+
+	if (make_dir(o.outdir) != 0)
+		return 1;
+
+	if (open_session(o.dsn, &ri) != 0)
+		return 1;
 	fprintf(stderr, "pgwarp bench: %d queries x %d modes, %d timed runs each, results in %s\n",
-			nq, ri.nmodes, ri.runs, outdir);
+			nq, ri.nmodes, ri.runs, o.outdir);
 
 	for (int i = 0; i < nq && rc == 0; i++)
-	{
-		Query	   *q = qs[i];
-		int			ref = -1;	/* the first mode with an answer */
-
-		for (int m = 0; m < ri.nmodes; m++)
-		{
-			const ModeDef *md = ri.modes[m];
-			Cell	   *cell = &q->cells[m];
-			char	   *sql = md->arrow ? rewrite_to_arrow(q->text, md->fact_only) :
-				xstrdup(q->text);
-			char	   *err;
-
-			err = run_command("RESET pg_warp.enabled; RESET pg_warp.mode");
-			free(err);
-			err = run_command(md->settings);
-			if (err == NULL && md->warp)
-				err = warp_unavailable(md, sql);
-			else if (err)
-			{
-				char	   *e2 = xasprintf("%s failed: %s", md->settings, err);
-
-				free(err);
-				err = e2;
-			}
-			if (connection_lost())
-			{
-				rc = pgw_error("lost the connection: %s", PQerrorMessage(conn));
-				free(err);
-				free(sql);
-				break;
-			}
-			if (err)
-			{
-				if (md->warp)
-				{
-					cell->status = ST_SKIPPED;
-					cell->note = err;
-					fprintf(stderr, "%s %s: SKIPPED: %s\n", q->name, md->name, err);
-				}
-				else
-				{
-					cell->status = ST_ERROR;
-					cell->note = err;
-					fprintf(stderr, "%s %s: ERROR: %s\n", q->name, md->name, err);
-					nerror++;
-					buf_puts(&failures, q->name);
-					buf_puts(&failures, " ");
-					buf_puts(&failures, md->name);
-					buf_puts(&failures, " (error); ");
-				}
-				free(sql);
-				continue;
-			}
-			run_cell(cell, q->name, md->name, sql, ri.runs, timeout);
-			free(sql);
-			if (connection_lost())
-			{
-				rc = pgw_error("lost the connection: %s", PQerrorMessage(conn));
-				break;
-			}
-			if (cell->status == ST_ERROR)
-			{
-				nerror++;
-				buf_puts(&failures, q->name);
-				buf_puts(&failures, " ");
-				buf_puts(&failures, md->name);
-				buf_puts(&failures, " (error); ");
-			}
-			if (cell->result == NULL)
-				continue;
-			if (ref < 0)
-			{
-				ref = m;
-				continue;
-			}
-			{
-				char	   *diff = compare_results(q->text, q->cells[ref].result,
-												   ri.modes[ref]->name, cell->result,
-												   md->name);
-
-				if (diff)
-				{
-					fflush(stdout);
-					fprintf(stderr, "pgwarp: %s: %s returns different answers from %s:\n%s",
-							q->name, md->name, ri.modes[ref]->name, diff);
-					cell->status = ST_MISMATCH;
-					cell->note = xasprintf("answers differ from %s", ri.modes[ref]->name);
-					nmismatch++;
-					buf_puts(&failures, q->name);
-					buf_puts(&failures, " ");
-					buf_puts(&failures, md->name);
-					buf_puts(&failures, " (wrong answer); ");
-					free(diff);
-				}
-			}
-		}
-		for (int m = 0; m < ri.nmodes; m++)
-			if (q->cells[m].result)
-			{
-				PQclear(q->cells[m].result);
-				q->cells[m].result = NULL;
-			}
-	}
+		rc = run_query(qs[i], &ri, &f);
 	PQfinish(conn);
 
-	{
-		char	   *p;
-
-		p = xasprintf("%s/results.csv", outdir);
-		if (write_csv(p, qs, nq, &ri) != 0)
-			rc = 1;
-		free(p);
-		p = xasprintf("%s/results.md", outdir);
-		if (write_md(p, qs, nq, &ri) != 0)
-			rc = 1;
-		free(p);
-		p = xasprintf("%s/chart.svg", outdir);
-		if (write_svg(p, qs, nq, &ri) != 0)
-			rc = 1;
-		free(p);
-	}
+	if (write_results(o.outdir, qs, nq, &ri) != 0)
+		rc = 1;
 	if (rc == 0)
 		fprintf(stderr, "pgwarp bench: wrote %s/results.csv, %s/results.md, %s/chart.svg\n",
-				outdir, outdir, outdir);
-	if (nmismatch > 0 || nerror > 0)
+				o.outdir, o.outdir, o.outdir);
+	if (f.nmismatch > 0 || f.nerror > 0)
 	{
-		if (failures.len >= 2)
-			failures.s[failures.len - 2] = '\0';
-		pgw_error("%d wrong answer%s, %d error%s: %s", nmismatch, nmismatch == 1 ? "" : "s",
-				  nerror, nerror == 1 ? "" : "s", failures.s ? failures.s : "");
+		if (f.list.len >= 2)
+			f.list.s[f.list.len - 2] = '\0';
+		pgw_error("%d wrong answer%s, %d error%s: %s", f.nmismatch, f.nmismatch == 1 ? "" : "s",
+				  f.nerror, f.nerror == 1 ? "" : "s", f.list.s ? f.list.s : "");
 		rc = 1;
 	}
 	return rc;

@@ -65,6 +65,92 @@ print_hex(FILE *f, const uint8_t *p, int64_t len)
 	putc_unlocked('"', f);
 }
 
+/* A Decimal128 value as a JSON string (its text). */
+static void
+print_decimal(FILE *f, const ArrowArray *a, int64_t j)
+{
+	const ArrowType *t = &a->field->type;
+	const uint8_t *p = a->values + j * 16;
+	uint64_t	lo;
+	int64_t		hi;
+	__int128	v;
+	char		dbuf[2200];
+
+	if (t->dec_scale > 1000 || t->dec_scale < -1000)
+	{
+		bad_value = "decimal scale out of range";
+		bad_column = a->field->name;
+		fputs_unlocked("null", f);
+		return;
+	}
+	memcpy(&lo, p, 8);
+	memcpy(&hi, p + 8, 8);
+	v = (__int128) (((unsigned __int128) (uint64_t) hi << 64) | lo);
+	pgw_decimal_str(v, t->dec_scale, dbuf, sizeof(dbuf));
+	pgw_json_cstring(f, dbuf);
+}
+
+/* A List, LargeList or FixedSizeList value: [elements]. */
+static void
+print_list(FILE *f, const ArrowArray *a, int64_t i, int64_t j)
+{
+	if (a->field->type.id == ARROW_TYPE_FIXED_SIZE_LIST)
+	{
+		int64_t		n = a->field->type.fixed_size;
+
+		putc_unlocked('[', f);
+		for (int64_t k = 0; k < n; k++)
+		{
+			if (k > 0)
+				fputs_unlocked(", ", f);
+			print_value(f, &a->children[0], j * n + k);
+		}
+		putc_unlocked(']', f);
+	}
+	else
+	{
+		int64_t		s = arrow_offset_at(a, i);
+		int64_t		e = arrow_offset_at(a, i + 1);
+
+		putc_unlocked('[', f);
+		for (int64_t k = s; k < e; k++)
+		{
+			if (k > s)
+				fputs_unlocked(", ", f);
+			print_value(f, &a->children[0], k);
+		}
+		putc_unlocked(']', f);
+	}
+}
+
+/* A Map value: [[key, value], ...]. */
+static void
+print_map(FILE *f, const ArrowArray *a, int64_t i)
+{
+	int64_t		s = arrow_offset_at(a, i);
+	int64_t		e = arrow_offset_at(a, i + 1);
+	const ArrowArray *entries = &a->children[0];
+
+	putc_unlocked('[', f);
+	for (int64_t k = s; k < e; k++)
+	{
+		int64_t		ek = entries->offset + k;
+
+		if (k > s)
+			fputs_unlocked(", ", f);
+		putc_unlocked('[', f);
+		if (entries->n_children >= 1)
+			print_value(f, &entries->children[0], ek);
+		fputs_unlocked(", ", f);
+		if (entries->n_children >= 2)
+			print_value(f, &entries->children[1], ek);
+		else
+			fputs_unlocked("null", f);
+		putc_unlocked(']', f);
+	}
+	putc_unlocked(']', f);
+}
+
 static void
 print_plain(FILE *f, const ArrowArray *a, int64_t i)
 {
@@ -109,26 +195,7 @@ print_plain(FILE *f, const ArrowArray *a, int64_t i)
 			}
 			break;
 		case ARROW_TYPE_DECIMAL:
-			{
-				const uint8_t *p = a->values + j * 16;
-				uint64_t	lo;
-				int64_t		hi;
-				__int128	v;
-				char		dbuf[2200];
-
-				if (t->dec_scale > 1000 || t->dec_scale < -1000)
-				{
-					bad_value = "decimal scale out of range";
-					bad_column = a->field->name;
-					fputs_unlocked("null", f);
-					break;
-				}
-				memcpy(&lo, p, 8);
-				memcpy(&hi, p + 8, 8);
-				v = (__int128) (((unsigned __int128) (uint64_t) hi << 64) | lo);
-				pgw_decimal_str(v, t->dec_scale, dbuf, sizeof(dbuf));
-				pgw_json_cstring(f, dbuf);
-			}
+			print_decimal(f, a, j);
 			break;
 		case ARROW_TYPE_INTERVAL:
 			if (t->unit == ARROW_INTERVAL_YEAR_MONTH)
@@ -169,33 +236,8 @@ print_plain(FILE *f, const ArrowArray *a, int64_t i)
 			break;
 		case ARROW_TYPE_LIST:
 		case ARROW_TYPE_LARGE_LIST:
-			{
-				int64_t		s = arrow_offset_at(a, i);
-				int64_t		e = arrow_offset_at(a, i + 1);
-
-				putc_unlocked('[', f);
-				for (int64_t k = s; k < e; k++)
-				{
-					if (k > s)
-						fputs_unlocked(", ", f);
-					print_value(f, &a->children[0], k);
-				}
-				putc_unlocked(']', f);
-			}
-			break;
 		case ARROW_TYPE_FIXED_SIZE_LIST:
-			{
-				int64_t		n = t->fixed_size;
-
-				putc_unlocked('[', f);
-				for (int64_t k = 0; k < n; k++)
-				{
-					if (k > 0)
-						fputs_unlocked(", ", f);
-					print_value(f, &a->children[0], j * n + k);
-				}
-				putc_unlocked(']', f);
-			}
+			print_list(f, a, i, j);
 			break;
 		case ARROW_TYPE_STRUCT:
 			putc_unlocked('{', f);
@@ -210,30 +252,7 @@ print_plain(FILE *f, const ArrowArray *a, int64_t i)
 			putc_unlocked('}', f);
 			break;
 		case ARROW_TYPE_MAP:
-			{
-				int64_t		s = arrow_offset_at(a, i);
-				int64_t		e = arrow_offset_at(a, i + 1);
-				const ArrowArray *entries = &a->children[0];
-
-				putc_unlocked('[', f);
-				for (int64_t k = s; k < e; k++)
-				{
-					int64_t		ek = entries->offset + k;
-
-					if (k > s)
-						fputs_unlocked(", ", f);
-					putc_unlocked('[', f);
-					if (entries->n_children >= 1)
-						print_value(f, &entries->children[0], ek);
-					fputs_unlocked(", ", f);
-					if (entries->n_children >= 2)
-						print_value(f, &entries->children[1], ek);
-					else
-						fputs_unlocked("null", f);
-					putc_unlocked(']', f);
-				}
-				putc_unlocked(']', f);
-			}
+			print_map(f, a, i);
 			break;
 		default:
 			fputs_unlocked("null", f);

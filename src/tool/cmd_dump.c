@@ -484,8 +484,21 @@ adopt_file_scales(DumpSchema *ds, const char *path)
 
 /* --------------------------------------------------------------- main */
 
-int
-cmd_dump(int argc, char **argv)
+typedef struct DumpOpts
+{
+	const char *dsn;
+	const char *command;
+	const char *table;
+	const char *outpath;
+	bool		append;
+	bool		numeric_as_text;
+	bool		quiet;
+	ArrowWriterOptions wopts;
+} DumpOpts;
+
+/* The command line into *o.  Returns -1 to go on, else the exit code. */
+static int
+parse_dump_args(int argc, char **argv, DumpOpts *o)
 {
 	static const struct option longopts[] = {
 		{"dbname", required_argument, NULL, 'd'},
@@ -500,38 +513,10 @@ cmd_dump(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
-	const char *dsn = NULL;
-	const char *command = NULL;
-	const char *table = NULL;
-	const char *outpath = NULL;
-	bool		append = false;
-	bool		numeric_as_text = false;
-	bool		quiet = false;
-	ArrowWriterOptions wopts;
-	PGconn	   *conn = NULL;
-	PGresult   *res;
-	char	   *query = NULL;
-	char	   *copyq = NULL;
-	char	   *copysql = NULL;
-	char	   *temp = NULL;
-	DumpSchema	ds;
-	ArrowArena	arena;
-	ArrowSchema schema;
-	ArrowWriter *w = NULL;
-	DumpCtx		cx;
-	Progress	pr;
-	int64_t		old_length = -1;
-	int64_t		rows = 0;
-	uint8_t    *pend = NULL;
-	size_t		pend_len = 0;
-	size_t		pend_cap = 0;
-	bool		header_done = false;
-	bool		trailer = false;
-	int			rc = 1;
 	int			c;
 
-	memset(&wopts, 0, sizeof(wopts));
-	wopts.codec = ARROW_CODEC_NONE;
+	memset(o, 0, sizeof(*o));
+	o->wopts.codec = ARROW_CODEC_NONE;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":d:c:t:o:qh", longopts, NULL)) != -1)
@@ -539,35 +524,35 @@ cmd_dump(int argc, char **argv)
 		switch (c)
 		{
 			case 'd':
-				dsn = optarg;
+				o->dsn = optarg;
 				break;
 			case 'c':
-				command = optarg;
+				o->command = optarg;
 				break;
 			case 't':
-				table = optarg;
+				o->table = optarg;
 				break;
 			case 'o':
-				outpath = optarg;
+				o->outpath = optarg;
 				break;
 			case 'r':
-				if (!pgw_parse_count(optarg, &wopts.batch_rows))
+				if (!pgw_parse_count(optarg, &o->wopts.batch_rows))
 					return pgw_usage_error("dump", "invalid --batch-rows value \"%s\"",
 										   optarg);
 				break;
 			case 'z':
-				if (!pgw_parse_codec(optarg, &wopts.codec))
+				if (!pgw_parse_codec(optarg, &o->wopts.codec))
 					return pgw_usage_error("dump", "unknown codec \"%s\" (lz4 or zstd)",
 										   optarg);
 				break;
 			case 'a':
-				append = true;
+				o->append = true;
 				break;
 			case 'n':
-				numeric_as_text = true;
+				o->numeric_as_text = true;
 				break;
 			case 'q':
-				quiet = true;
+				o->quiet = true;
 				break;
 			case 'h':
 				fputs(dump_usage, stdout);
@@ -582,103 +567,161 @@ cmd_dump(int argc, char **argv)
 	}
 	if (optind < argc)
 		return pgw_usage_error("dump", "unexpected argument \"%s\"", argv[optind]);
-	if ((command == NULL) == (table == NULL))
+	if ((o->command == NULL) == (o->table == NULL))
 		return pgw_usage_error("dump", "give exactly one of -c QUERY and -t TABLE");
-	if (outpath == NULL || outpath[0] == '\0')
+	if (o->outpath == NULL || o->outpath[0] == '\0')
 		return pgw_usage_error("dump", "missing -o OUT");
+	return -1;
+}
 
-	conn = pgw_connect(dsn, "pgwarp");
-	if (conn == NULL)
-		return 1;
+/*
+ * Open the writer *wp: appending to the existing file (its old length in
+ * *old_length) or creating it under a temporary name (*temp), with the
+ * signal cleanup set for either.  Returns 0, or -1 after an error message.
+ */
+static int
+open_output(const DumpOpts *o, ArrowSchema *schema, ArrowWriter **wp,
+			int64_t *old_length, char **temp, DumpCtx *cx)
+{
+	const char *outpath = o->outpath;
 
-	if (table)
-	{
-		query = table_query(conn, table);
-		if (query == NULL)
-		{
-			PQfinish(conn);
-			return pgw_usage_error("dump", "invalid table name \"%s\"", table);
-		}
-	}
-	else
-		query = clean_query(command);
-
-	res = PQexec(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ");
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-	{
-		dump_pg_error(conn, res, "could not begin a transaction");
-		PQclear(res);
-		goto done;
-	}
-	PQclear(res);
-
-	if (dump_describe(conn, query, numeric_as_text, &ds) != 0)
-		goto done;
-	if (append && access(outpath, F_OK) == 0)
-		adopt_file_scales(&ds, outpath);
-
-	arrow_arena_init(&arena, NULL);
-	memset(&cx, 0, sizeof(cx));
-	if (dump_arrow_schema(&ds, &arena, &schema, &cx.err) != 0)
-	{
-		pgw_error("%s", cx.err.msg);
-		goto done_arena;
-	}
-
-	/* open the output */
 	pgw_install_signal_cleanup();
-	if (append && access(outpath, F_OK) == 0)
+	if (o->append && access(outpath, F_OK) == 0)
 	{
-		if (arrow_writer_append(&w, outpath, &schema, -1, &wopts, &old_length,
-								&cx.err) != 0)
+		if (arrow_writer_append(wp, outpath, schema, -1, &o->wopts, old_length,
+								&cx->err) != 0)
 		{
-			w = NULL;
-			pgw_error("%s", cx.err.msg);
-			goto done_arena;
+			*wp = NULL;
+			pgw_error("%s", cx->err.msg);
+			return -1;
 		}
-		pgw_cleanup_set_truncate(outpath, old_length);
+		pgw_cleanup_set_truncate(outpath, *old_length);
 	}
 	else
 	{
-		temp = pgw_temp_path(outpath);
-		if (temp == NULL)
+		*temp = pgw_temp_path(outpath);
+		if (*temp == NULL)
 		{
 			pgw_error("out of memory");
-			goto done_arena;
+			return -1;
 		}
-		pgw_cleanup_set_unlink(temp);
-		if (arrow_writer_create(&w, outpath, &schema, true, &wopts, &cx.err) != 0)
+		pgw_cleanup_set_unlink(*temp);
+		if (arrow_writer_create(wp, outpath, schema, true, &o->wopts, &cx->err) != 0)
 		{
-			w = NULL;
+			*wp = NULL;
 			pgw_cleanup_clear();
-			pgw_error("%s", cx.err.msg);
-			goto done_arena;
+			pgw_error("%s", cx->err.msg);
+			return -1;
 		}
 	}
-	dump_attach_builders(&ds, w);
+	return 0;
+}
 
-	/* stream the rows */
-	copyq = dump_copy_query(query, &ds);
-	copysql = malloc(strlen(copyq) + 64);
-	if (copysql == NULL)
+/*
+ * Start COPY (query) TO STDOUT (FORMAT binary) with the casts the schema
+ * asks for; *copyq and *copysql are the caller's to free.  Returns 0, or -1
+ * after an error message.
+ */
+static int
+start_copy(PGconn *conn, const char *query, DumpSchema *ds, char **copyq,
+		   char **copysql)
+{
+	PGresult   *res;
+
+	*copyq = dump_copy_query(query, ds);
+	*copysql = malloc(strlen(*copyq) + 64);
+	if (*copysql == NULL)
 	{
 		pgw_error("out of memory");
-		goto fail;
+		return -1;
 	}
-	sprintf(copysql, "COPY (%s\n) TO STDOUT (FORMAT binary)", copyq);
-	res = PQexec(conn, copysql);
+	sprintf(*copysql, "COPY (%s\n) TO STDOUT (FORMAT binary)", *copyq);
+	res = PQexec(conn, *copysql);
 	if (PQresultStatus(res) != PGRES_COPY_OUT)
 	{
 		dump_pg_error(conn, res, "query failed");
 		PQclear(res);
-		goto fail;
+		return -1;
 	}
 	PQclear(res);
+	return 0;
+}
 
-	memset(&pr, 0, sizeof(pr));
-	pr.enabled = !quiet;
-	pr.tty = isatty(2);
-	pr.start = pgw_now();
+/*
+ * The complete tuples in data[*posp, len) decoded into the writer, *posp
+ * advanced past them (an incomplete one is left).  Returns 0, or -1 after
+ * an error message.
+ */
+static int
+decode_copy_tuples(DumpCtx *cx, DumpSchema *ds, ArrowWriter *w,
+				   const uint8_t *data, size_t len, size_t *posp,
+				   bool *trailer, int64_t *rowsp, Progress *pr)
+{
+	size_t		pos = *posp;
+	int64_t		rows = *rowsp;
+	int			rc = 0;
+
+	while (pos < len)
+	{
+		bool		is_trailer;
+		int64_t		tl;
+
+		if (*trailer)
+		{
+			pgw_error("unexpected COPY data after the trailer");
+			rc = -1;
+			break;
+		}
+		tl = pgb_tuple_length(data + pos, len - pos, ds->n_columns, &is_trailer);
+		if (tl < 0)
+		{
+			pgw_error("malformed COPY data at row %" PRId64, rows + 1);
+			rc = -1;
+			break;
+		}
+		if (tl == 0)
+			break;
+		if (is_trailer)
+		{
+			*trailer = true;
+			pos += tl;
+			continue;
+		}
+		cx->row = rows + 1;
+		if (decode_tuple(cx, ds, data + pos) != 0 ||
+			(arrow_writer_end_row(w, &cx->err) != 0 &&
+			 fail(cx, "%s", cx->err.msg) != 0))
+		{
+			pgw_error("%s", cx->msg);
+			rc = -1;
+			break;
+		}
+		pos += tl;
+		rows++;
+		if ((rows & 4095) == 0)
+			progress_report(pr, arrow_writer_bytes(w), rows, false);
+	}
+	*posp = pos;
+	*rowsp = rows;
+	return rc;
+}
+
+/*
+ * Read the COPY data to its end: messages may split tuples, so an
+ * incomplete tail waits for the next one.  *rowsp counts the rows written.
+ * Returns 0, or -1 after an error message.
+ */
+static int
+read_copy_rows(PGconn *conn, DumpSchema *ds, ArrowWriter *w, DumpCtx *cx,
+			   Progress *pr, int64_t *rowsp)
+{
+	PGresult   *res;
+	uint8_t    *pend = NULL;
+	size_t		pend_len = 0;
+	size_t		pend_cap = 0;
+	bool		header_done = false;
+	bool		trailer = false;
+	int			rc = -1;
 
 	for (;;)
 	{
@@ -693,7 +736,7 @@ cmd_dump(int argc, char **argv)
 		if (n < 0)
 		{
 			pgw_error("connection lost during COPY: %s", PQerrorMessage(conn));
-			goto fail;
+			goto done;
 		}
 		if (pend_len > 0)
 		{
@@ -705,7 +748,7 @@ cmd_dump(int argc, char **argv)
 				{
 					PQfreemem(buf);
 					pgw_error("out of memory");
-					goto fail;
+					goto done;
 				}
 			}
 			memcpy(pend + pend_len, buf, n);
@@ -727,7 +770,7 @@ cmd_dump(int argc, char **argv)
 			{
 				PQfreemem(buf);
 				pgw_error("unexpected COPY data: %s", why);
-				goto fail;
+				goto done;
 			}
 			if (h > 0)
 			{
@@ -735,45 +778,11 @@ cmd_dump(int argc, char **argv)
 				pos = h;
 			}
 		}
-		while (header_done && pos < len)
+		if (header_done &&
+			decode_copy_tuples(cx, ds, w, data, len, &pos, &trailer, rowsp, pr) != 0)
 		{
-			bool		is_trailer;
-			int64_t		tl;
-
-			if (trailer)
-			{
-				PQfreemem(buf);
-				pgw_error("unexpected COPY data after the trailer");
-				goto fail;
-			}
-			tl = pgb_tuple_length(data + pos, len - pos, ds.n_columns, &is_trailer);
-			if (tl < 0)
-			{
-				PQfreemem(buf);
-				pgw_error("malformed COPY data at row %" PRId64, rows + 1);
-				goto fail;
-			}
-			if (tl == 0)
-				break;
-			if (is_trailer)
-			{
-				trailer = true;
-				pos += tl;
-				continue;
-			}
-			cx.row = rows + 1;
-			if (decode_tuple(&cx, &ds, data + pos) != 0 ||
-				(arrow_writer_end_row(w, &cx.err) != 0 &&
-				 fail(&cx, "%s", cx.err.msg) != 0))
-			{
-				PQfreemem(buf);
-				pgw_error("%s", cx.msg);
-				goto fail;
-			}
-			pos += tl;
-			rows++;
-			if ((rows & 4095) == 0)
-				progress_report(&pr, arrow_writer_bytes(w), rows, false);
+			PQfreemem(buf);
+			goto done;
 		}
 		/* keep an incomplete tail for the next message */
 		if (pos < len)
@@ -793,7 +802,7 @@ cmd_dump(int argc, char **argv)
 					{
 						PQfreemem(buf);
 						pgw_error("out of memory");
-						goto fail;
+						goto done;
 					}
 				}
 				memcpy(pend, data + pos, rest);
@@ -809,16 +818,101 @@ cmd_dump(int argc, char **argv)
 	{
 		dump_pg_error(conn, res, "query failed");
 		PQclear(res);
-		goto fail;
+		goto done;
 	}
 	PQclear(res);
 	while ((res = PQgetResult(conn)) != NULL)
 		PQclear(res);
 	if (!header_done || !trailer || pend_len != 0)
 	{
-		pgw_error("COPY data ended unexpectedly after %" PRId64 " rows", rows);
-		goto fail;
+		pgw_error("COPY data ended unexpectedly after %" PRId64 " rows", *rowsp);
+		goto done;
 	}
+	rc = 0;
+done:
+	free(pend);
+	return rc;
+}
+
+int
+cmd_dump(int argc, char **argv)
+{
+	DumpOpts	o;
+	PGconn	   *conn = NULL;
+	PGresult   *res;
+	char	   *query = NULL;
+	char	   *copyq = NULL;
+	char	   *copysql = NULL;
+	char	   *temp = NULL;
+	DumpSchema	ds;
+	ArrowArena	arena;
+	ArrowSchema schema;
+	ArrowWriter *w = NULL;
+	DumpCtx		cx;
+	Progress	pr;
+	int64_t		old_length = -1;
+	int64_t		rows = 0;
+	int			rc = 1;
+
+	rc = parse_dump_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	rc = 1;
+
+	conn = pgw_connect(o.dsn, "pgwarp");
+	if (conn == NULL)
+		return 1;
+
+	if (o.table)
+	{
+		query = table_query(conn, o.table);
+		if (query == NULL)
+		{
+			PQfinish(conn);
+			return pgw_usage_error("dump", "invalid table name \"%s\"", o.table);
+		}
+	}
+	else
+		query = clean_query(o.command);
+
+	res = PQexec(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+	{
+		dump_pg_error(conn, res, "could not begin a transaction");
+		PQclear(res);
+		goto done;
+	}
+	PQclear(res);
+
+	if (dump_describe(conn, query, o.numeric_as_text, &ds) != 0)
+		goto done;
+	if (o.append && access(o.outpath, F_OK) == 0)
+		adopt_file_scales(&ds, o.outpath);
+
+	arrow_arena_init(&arena, NULL);
+	memset(&cx, 0, sizeof(cx));
+	if (dump_arrow_schema(&ds, &arena, &schema, &cx.err) != 0)
+	{
+		pgw_error("%s", cx.err.msg);
+		goto done_arena;
+	}
+
+	/* open the output */
+	if (open_output(&o, &schema, &w, &old_length, &temp, &cx) != 0)
+		goto done_arena;
+	dump_attach_builders(&ds, w);
+
+	/* stream the rows */
+	if (start_copy(conn, query, &ds, &copyq, &copysql) != 0)
+		goto fail;
+
+	memset(&pr, 0, sizeof(pr));
+	pr.enabled = !o.quiet;
+	pr.tty = isatty(2);
+	pr.start = pgw_now();
+
+	if (read_copy_rows(conn, &ds, w, &cx, &pr, &rows) != 0)
+		goto fail;
 	res = PQexec(conn, "COMMIT");
 	PQclear(res);
 
@@ -836,7 +930,7 @@ cmd_dump(int argc, char **argv)
 	{
 		struct stat st;
 
-		progress_report(&pr, stat(outpath, &st) == 0 ? st.st_size : 0, rows, true);
+		progress_report(&pr, stat(o.outpath, &st) == 0 ? st.st_size : 0, rows, true);
 	}
 	rc = 0;
 	goto done_arena;
@@ -849,7 +943,6 @@ fail:
 done_arena:
 	arrow_arena_free_all(&arena);
 done:
-	free(pend);
 	free(copysql);
 	free(copyq);
 	free(temp);

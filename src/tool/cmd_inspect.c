@@ -73,26 +73,6 @@ index_type_string(const ArrowType *t, char *buf, size_t len)
 			 t->bit_width ? t->bit_width : 32);
 }
 
-/* days since 1970-01-01 to y-m-d (proleptic Gregorian) */
-static void
-civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-	int64_t		era,
-				yoe,
-				doy,
-				mp;
-
-	z += 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	yoe = z - era * 146097;
-	yoe = (yoe - yoe / 1460 + yoe / 36524 - yoe / 146096) / 365;
-	doy = (z - era * 146097) - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	*d = (int) (doy - (153 * mp + 2) / 5 + 1);
-	*m = (int) (mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
-
 static int64_t
 floor_div(int64_t a, int64_t b)
 {
@@ -136,7 +116,7 @@ format_stat(const ArrowField *f, const ArrowStatValue *v, const char *raw,
 
 		if (t->id == ARROW_TYPE_DATE && t->unit == ARROW_DATE_DAY)
 		{
-			civil_from_days(x, &y, &m, &d);
+			pgw_civil_from_days(x, &y, &m, &d);
 			snprintf(buf, len, "%04" PRId64 "-%02d-%02d", y, m, d);
 			return;
 		}
@@ -149,7 +129,7 @@ format_stat(const ArrowField *f, const ArrowStatValue *v, const char *raw,
 		frac = x - secs * per_sec;
 		days = floor_div(secs, 86400);
 		secs -= days * 86400;
-		civil_from_days(days, &y, &m, &d);
+		pgw_civil_from_days(days, &y, &m, &d);
 		if (t->id == ARROW_TYPE_DATE)
 			snprintf(buf, len, "%04" PRId64 "-%02d-%02d", y, m, d);
 		else
@@ -410,6 +390,236 @@ human_field(FILE *f, const ArrowField *field, int depth)
 		human_field(f, &field->children[i], depth + 1);
 }
 
+/* ------------------------------------------------------------ report */
+
+/* What inspect reports of a file, gathered before anything is printed. */
+typedef struct FileReport
+{
+	const char *path;
+	PgwInput   *in;
+	const ArrowSchema *schema;
+	int			nb;
+	int			nf;
+	BatchInfo  *batches;
+	ArrowStatValue **mins;
+	ArrowStatValue **maxs;
+	bool	   *has_stats;
+	int64_t		total_rows;
+	int64_t		total_body;
+} FileReport;
+
+/*
+ * Read every batch's metadata (checked) and the statistics into r, in
+ * arena memory.  Returns 0, or -1 with err set.
+ */
+static int
+gather_report(FileReport *r, ArrowArena *arena, ArrowError *err)
+{
+	PgwInput   *in = r->in;
+	const ArrowSchema *schema = r->schema;
+	int			nb = r->nb;
+	int			nf = r->nf;
+	ArrowArena	batch_arena;
+
+	r->batches = arrow_arena_alloc(arena, sizeof(BatchInfo) * (nb + 1), err);
+	r->mins = arrow_arena_alloc(arena, sizeof(ArrowStatValue *) * (nf + 1), err);
+	r->maxs = arrow_arena_alloc(arena, sizeof(ArrowStatValue *) * (nf + 1), err);
+	r->has_stats = arrow_arena_alloc(arena, sizeof(bool) * (nf + 1), err);
+	if (!r->batches || !r->mins || !r->maxs || !r->has_stats)
+		return -1;
+	for (int col = 0; col < nf; col++)
+		r->has_stats[col] = arrow_field_stats(&in->file, col, arena, &r->mins[col],
+											  &r->maxs[col]);
+	for (int b = 0; b < nb; b++)
+	{
+		ArrowBatchMeta meta;
+		BatchInfo  *bi = &r->batches[b];
+
+		arrow_arena_init(&batch_arena, NULL);
+		if (arrow_read_batch_meta(&in->file, b, &batch_arena, &meta, err) != 0)
+		{
+			arrow_arena_free_all(&batch_arena);
+			return -1;
+		}
+		if (check_batch(&in->file, b, &meta, err) != 0)
+		{
+			arrow_arena_free_all(&batch_arena);
+			return -1;
+		}
+		bi->offset = in->file.batches[b].offset;
+		bi->rows = meta.length;
+		bi->body_bytes = meta.body_len;
+		bi->codec = meta.codec;
+		bi->columns = arrow_arena_alloc(arena, sizeof(ColumnInfo) * (nf + 1), err);
+		if (bi->columns == NULL)
+		{
+			arrow_arena_free_all(&batch_arena);
+			return -1;
+		}
+		for (int col = 0; col < nf; col++)
+		{
+			const ArrowField *fld = &schema->fields[col];
+			int64_t		bytes = 0;
+
+			for (int k = fld->buffer_index;
+				 k < fld->buffer_index + fld->n_buffers_total && k < meta.n_buffers; k++)
+				bytes += meta.buffers[k].length;
+			bi->columns[col].bytes = bytes;
+			bi->columns[col].null_count =
+				fld->node_index < meta.n_nodes ? meta.nodes[fld->node_index].null_count : 0;
+		}
+		r->total_rows += meta.length;
+		r->total_body += meta.body_len;
+		arrow_arena_free_all(&batch_arena);
+	}
+	return 0;
+}
+
+/* --json: the report as one JSON object */
+static void
+print_json(FILE *f, const FileReport *r)
+{
+	PgwInput   *in = r->in;
+	const ArrowSchema *schema = r->schema;
+	int			nb = r->nb;
+	int			nf = r->nf;
+
+	fputs("{\"file\": ", f);
+	pgw_json_cstring(f, r->path);
+	fprintf(f, ", \"format\": \"%s\", \"size\": %" PRId64 ", \"schema\": {\"fields\": [",
+			in->file.format == ARROW_FORMAT_FILE ? "file" : "stream", in->size);
+	for (int col = 0; col < nf; col++)
+	{
+		if (col > 0)
+			fputs(", ", f);
+		json_field(f, &schema->fields[col]);
+	}
+	fputs("], \"metadata\": ", f);
+	json_metadata(f, schema->n_metadata, schema->metadata);
+	fputs("}, \"batches\": [", f);
+	for (int b = 0; b < nb; b++)
+	{
+		BatchInfo  *bi = &r->batches[b];
+
+		if (b > 0)
+			fputs(", ", f);
+		fprintf(f, "{\"index\": %d, \"offset\": %" PRId64 ", \"rows\": %" PRId64
+				", \"body_bytes\": %" PRId64 ", \"compression\": \"%s\", \"columns\": [",
+				b, bi->offset, bi->rows, bi->body_bytes, arrow_codec_name(bi->codec));
+		for (int col = 0; col < nf; col++)
+		{
+			const ArrowField *fld = &schema->fields[col];
+			char		sbuf[256];
+
+			if (col > 0)
+				fputs(", ", f);
+			fputs("{\"name\": ", f);
+			pgw_json_cstring(f, fld->name);
+			fprintf(f, ", \"bytes\": %" PRId64 ", \"null_count\": %" PRId64 ", \"min\": ",
+					bi->columns[col].bytes, bi->columns[col].null_count);
+			if (r->has_stats[col] && r->mins[col][b].present &&
+				csv_entry(arrow_field_metadata(fld, "min_values"), b, sbuf, sizeof(sbuf)))
+				pgw_json_cstring(f, sbuf);
+			else
+				fputs("null", f);
+			fputs(", \"max\": ", f);
+			if (r->has_stats[col] && r->maxs[col][b].present &&
+				csv_entry(arrow_field_metadata(fld, "max_values"), b, sbuf, sizeof(sbuf)))
+				pgw_json_cstring(f, sbuf);
+			else
+				fputs("null", f);
+			putc('}', f);
+		}
+		fputs("]}", f);
+	}
+	fprintf(f, "], \"rows\": %" PRId64 ", \"incomplete_tail\": ", r->total_rows);
+	if (in->incomplete_tail)
+		fprintf(f, "{\"valid_length\": %" PRId64 ", \"tail_bytes\": %" PRId64 "}",
+				in->valid_length, in->size - in->valid_length);
+	else
+		fputs("null", f);
+	fputs("}\n", f);
+}
+
+/* one line per column of batch b: bytes, nulls, min and max */
+static void
+print_human_batch(FILE *f, const FileReport *r, int b)
+{
+	const ArrowSchema *schema = r->schema;
+	int			nf = r->nf;
+	BatchInfo  *bi = &r->batches[b];
+	int			w = 4;
+
+	for (int col = 0; col < nf; col++)
+	{
+		int			l = (int) strlen(schema->fields[col].name);
+
+		if (l > w)
+			w = l < 40 ? l : 40;
+	}
+	fprintf(f, "  batch %d: offset %" PRId64 ", %" PRId64 " rows, body %" PRId64
+			" bytes, compression %s\n",
+			b, bi->offset, bi->rows, bi->body_bytes, arrow_codec_name(bi->codec));
+	for (int col = 0; col < nf; col++)
+	{
+		const ArrowField *fld = &schema->fields[col];
+		char		raw[256],
+					h[256];
+
+		fprintf(f, "    %-*s %12" PRId64 " bytes  nulls %" PRId64, w,
+				fld->name, bi->columns[col].bytes, bi->columns[col].null_count);
+		if (r->has_stats[col] && r->mins[col][b].present &&
+			csv_entry(arrow_field_metadata(fld, "min_values"), b, raw, sizeof(raw)))
+		{
+			format_stat(fld, &r->mins[col][b], raw, h, sizeof(h));
+			fprintf(f, "  min %s", h);
+		}
+		if (r->has_stats[col] && r->maxs[col][b].present &&
+			csv_entry(arrow_field_metadata(fld, "max_values"), b, raw, sizeof(raw)))
+		{
+			format_stat(fld, &r->maxs[col][b], raw, h, sizeof(h));
+			fprintf(f, "  max %s", h);
+		}
+		putc('\n', f);
+	}
+}
+
+/* the human-readable layout */
+static void
+print_human(FILE *f, const FileReport *r)
+{
+	PgwInput   *in = r->in;
+	const ArrowSchema *schema = r->schema;
+	int			nb = r->nb;
+	int			nf = r->nf;
+
+	fprintf(f, "file: %s\n", r->path);
+	fprintf(f, "format: %s, %" PRId64 " bytes\n",
+			in->file.format == ARROW_FORMAT_FILE ? "file (Arrow IPC file)" :
+			"stream (Arrow IPC stream)", in->size);
+	if (in->incomplete_tail)
+		fprintf(f, "incomplete tail: %" PRId64 " bytes after offset %" PRId64
+				" (interrupted append)\n",
+				in->size - in->valid_length, in->valid_length);
+	fprintf(f, "schema: %d field%s\n", nf, nf == 1 ? "" : "s");
+	for (int col = 0; col < nf; col++)
+		human_field(f, &schema->fields[col], 0);
+	if (schema->n_metadata > 0)
+	{
+		fputs("schema metadata:\n", f);
+		for (int i = 0; i < schema->n_metadata; i++)
+			fprintf(f, "  %s=%s\n", schema->metadata[i].key ? schema->metadata[i].key : "",
+					schema->metadata[i].value ? schema->metadata[i].value : "");
+	}
+	fprintf(f, "record batches: %d\n", nb);
+	for (int b = 0; b < nb; b++)
+		print_human_batch(f, r, b);
+	fprintf(f, "total: %" PRId64 " rows in %d batch%s, %" PRId64 " body bytes\n",
+			r->total_rows, nb, nb == 1 ? "" : "es", r->total_body);
+}
+
+/* --------------------------------------------------------------- main */
+
 int
 cmd_inspect(int argc, char **argv)
 {
@@ -422,17 +632,8 @@ cmd_inspect(int argc, char **argv)
 	const char *path;
 	PgwInput	in;
 	ArrowArena	arena;
-	ArrowArena	batch_arena;
 	ArrowError	err;
-	const ArrowSchema *schema;
-	BatchInfo  *batches;
-	ArrowStatValue **mins;
-	ArrowStatValue **maxs;
-	bool	   *has_stats;
-	int64_t		total_rows = 0;
-	int64_t		total_body = 0;
-	int			nb;
-	int			nf;
+	FileReport	r;
 	int			c;
 	FILE	   *f = stdout;
 
@@ -462,191 +663,28 @@ cmd_inspect(int argc, char **argv)
 
 	if (pgw_open_input(&in, path, true) != 0)
 		return 1;
-	schema = &in.file.schema;
-	nb = in.file.n_batches;
-	nf = schema->n_fields;
+	memset(&r, 0, sizeof(r));
+	r.path = path;
+	r.in = &in;
+	r.schema = &in.file.schema;
+	r.nb = in.file.n_batches;
+	r.nf = r.schema->n_fields;
 
 	/* gather everything first, so that an error prints nothing else */
 	arrow_arena_init(&arena, NULL);
 	memset(&err, 0, sizeof(err));
-	batches = arrow_arena_alloc(&arena, sizeof(BatchInfo) * (nb + 1), &err);
-	mins = arrow_arena_alloc(&arena, sizeof(ArrowStatValue *) * (nf + 1), &err);
-	maxs = arrow_arena_alloc(&arena, sizeof(ArrowStatValue *) * (nf + 1), &err);
-	has_stats = arrow_arena_alloc(&arena, sizeof(bool) * (nf + 1), &err);
-	if (!batches || !mins || !maxs || !has_stats)
-		goto fail;
-	for (int col = 0; col < nf; col++)
-		has_stats[col] = arrow_field_stats(&in.file, col, &arena, &mins[col],
-										   &maxs[col]);
-	for (int b = 0; b < nb; b++)
+	if (gather_report(&r, &arena, &err) != 0)
 	{
-		ArrowBatchMeta meta;
-		BatchInfo  *bi = &batches[b];
-
-		arrow_arena_init(&batch_arena, NULL);
-		if (arrow_read_batch_meta(&in.file, b, &batch_arena, &meta, &err) != 0)
-		{
-			arrow_arena_free_all(&batch_arena);
-			goto fail;
-		}
-		if (check_batch(&in.file, b, &meta, &err) != 0)
-		{
-			arrow_arena_free_all(&batch_arena);
-			goto fail;
-		}
-		bi->offset = in.file.batches[b].offset;
-		bi->rows = meta.length;
-		bi->body_bytes = meta.body_len;
-		bi->codec = meta.codec;
-		bi->columns = arrow_arena_alloc(&arena, sizeof(ColumnInfo) * (nf + 1), &err);
-		if (bi->columns == NULL)
-		{
-			arrow_arena_free_all(&batch_arena);
-			goto fail;
-		}
-		for (int col = 0; col < nf; col++)
-		{
-			const ArrowField *fld = &schema->fields[col];
-			int64_t		bytes = 0;
-
-			for (int k = fld->buffer_index;
-				 k < fld->buffer_index + fld->n_buffers_total && k < meta.n_buffers; k++)
-				bytes += meta.buffers[k].length;
-			bi->columns[col].bytes = bytes;
-			bi->columns[col].null_count =
-				fld->node_index < meta.n_nodes ? meta.nodes[fld->node_index].null_count : 0;
-		}
-		total_rows += meta.length;
-		total_body += meta.body_len;
-		arrow_arena_free_all(&batch_arena);
+		arrow_arena_free_all(&arena);
+		pgw_close_input(&in);
+		return pgw_error("%s", err.msg);
 	}
 
 	if (json)
-	{
-		fputs("{\"file\": ", f);
-		pgw_json_cstring(f, path);
-		fprintf(f, ", \"format\": \"%s\", \"size\": %" PRId64 ", \"schema\": {\"fields\": [",
-				in.file.format == ARROW_FORMAT_FILE ? "file" : "stream", in.size);
-		for (int col = 0; col < nf; col++)
-		{
-			if (col > 0)
-				fputs(", ", f);
-			json_field(f, &schema->fields[col]);
-		}
-		fputs("], \"metadata\": ", f);
-		json_metadata(f, schema->n_metadata, schema->metadata);
-		fputs("}, \"batches\": [", f);
-		for (int b = 0; b < nb; b++)
-		{
-			BatchInfo  *bi = &batches[b];
-
-			if (b > 0)
-				fputs(", ", f);
-			fprintf(f, "{\"index\": %d, \"offset\": %" PRId64 ", \"rows\": %" PRId64
-					", \"body_bytes\": %" PRId64 ", \"compression\": \"%s\", \"columns\": [",
-					b, bi->offset, bi->rows, bi->body_bytes, arrow_codec_name(bi->codec));
-			for (int col = 0; col < nf; col++)
-			{
-				const ArrowField *fld = &schema->fields[col];
-				char		sbuf[256];
-
-				if (col > 0)
-					fputs(", ", f);
-				fputs("{\"name\": ", f);
-				pgw_json_cstring(f, fld->name);
-				fprintf(f, ", \"bytes\": %" PRId64 ", \"null_count\": %" PRId64 ", \"min\": ",
-						bi->columns[col].bytes, bi->columns[col].null_count);
-				if (has_stats[col] && mins[col][b].present &&
-					csv_entry(arrow_field_metadata(fld, "min_values"), b, sbuf, sizeof(sbuf)))
-					pgw_json_cstring(f, sbuf);
-				else
-					fputs("null", f);
-				fputs(", \"max\": ", f);
-				if (has_stats[col] && maxs[col][b].present &&
-					csv_entry(arrow_field_metadata(fld, "max_values"), b, sbuf, sizeof(sbuf)))
-					pgw_json_cstring(f, sbuf);
-				else
-					fputs("null", f);
-				putc('}', f);
-			}
-			fputs("]}", f);
-		}
-		fprintf(f, "], \"rows\": %" PRId64 ", \"incomplete_tail\": ", total_rows);
-		if (in.incomplete_tail)
-			fprintf(f, "{\"valid_length\": %" PRId64 ", \"tail_bytes\": %" PRId64 "}",
-					in.valid_length, in.size - in.valid_length);
-		else
-			fputs("null", f);
-		fputs("}\n", f);
-	}
+		print_json(f, &r);
 	else
-	{
-		fprintf(f, "file: %s\n", path);
-		fprintf(f, "format: %s, %" PRId64 " bytes\n",
-				in.file.format == ARROW_FORMAT_FILE ? "file (Arrow IPC file)" :
-				"stream (Arrow IPC stream)", in.size);
-		if (in.incomplete_tail)
-			fprintf(f, "incomplete tail: %" PRId64 " bytes after offset %" PRId64
-					" (interrupted append)\n",
-					in.size - in.valid_length, in.valid_length);
-		fprintf(f, "schema: %d field%s\n", nf, nf == 1 ? "" : "s");
-		for (int col = 0; col < nf; col++)
-			human_field(f, &schema->fields[col], 0);
-		if (schema->n_metadata > 0)
-		{
-			fputs("schema metadata:\n", f);
-			for (int i = 0; i < schema->n_metadata; i++)
-				fprintf(f, "  %s=%s\n", schema->metadata[i].key ? schema->metadata[i].key : "",
-						schema->metadata[i].value ? schema->metadata[i].value : "");
-		}
-		fprintf(f, "record batches: %d\n", nb);
-		for (int b = 0; b < nb; b++)
-		{
-			BatchInfo  *bi = &batches[b];
-			int			w = 4;
-
-			for (int col = 0; col < nf; col++)
-			{
-				int			l = (int) strlen(schema->fields[col].name);
-
-				if (l > w)
-					w = l < 40 ? l : 40;
-			}
-			fprintf(f, "  batch %d: offset %" PRId64 ", %" PRId64 " rows, body %" PRId64
-					" bytes, compression %s\n",
-					b, bi->offset, bi->rows, bi->body_bytes, arrow_codec_name(bi->codec));
-			for (int col = 0; col < nf; col++)
-			{
-				const ArrowField *fld = &schema->fields[col];
-				char		raw[256],
-							h[256];
-
-				fprintf(f, "    %-*s %12" PRId64 " bytes  nulls %" PRId64, w,
-						fld->name, bi->columns[col].bytes, bi->columns[col].null_count);
-				if (has_stats[col] && mins[col][b].present &&
-					csv_entry(arrow_field_metadata(fld, "min_values"), b, raw, sizeof(raw)))
-				{
-					format_stat(fld, &mins[col][b], raw, h, sizeof(h));
-					fprintf(f, "  min %s", h);
-				}
-				if (has_stats[col] && maxs[col][b].present &&
-					csv_entry(arrow_field_metadata(fld, "max_values"), b, raw, sizeof(raw)))
-				{
-					format_stat(fld, &maxs[col][b], raw, h, sizeof(h));
-					fprintf(f, "  max %s", h);
-				}
-				putc('\n', f);
-			}
-		}
-		fprintf(f, "total: %" PRId64 " rows in %d batch%s, %" PRId64 " body bytes\n",
-				total_rows, nb, nb == 1 ? "" : "es", total_body);
-	}
+		print_human(f, &r);
 	arrow_arena_free_all(&arena);
 	pgw_close_input(&in);
 	return 0;
-
-fail:
-	arrow_arena_free_all(&arena);
-	pgw_close_input(&in);
-	return pgw_error("%s", err.msg);
 }

@@ -553,8 +553,23 @@ make_dirs(const char *dir)
 	return 0;
 }
 
+typedef struct GenOpts
+{
+	bool		do_fsync;
+	double		sf;
+	const char *format;
+	const char *out;
+	int64_t		threads;
+	uint64_t	seed;
+	bool		cluster;
+	int64_t		batch_rows;
+	bool		quiet;
+	bool		tbl;
+} GenOpts;
+
+/* The command line into *o.  Returns -1 to go on, else the exit code. */
 static int
-ssb_gen(int argc, char **argv)
+parse_gen_args(int argc, char **argv, GenOpts *o)
 {
 	static const struct option longopts[] = {
 		{"sf", required_argument, NULL, 's'},
@@ -569,22 +584,11 @@ ssb_gen(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
-	bool		do_fsync = false;
-	double		sf = -1;
-	const char *format = NULL;
-	const char *out = NULL;
-	int64_t		threads = 0;
-	uint64_t	seed = 0;
-	bool		cluster = false;
-	int64_t		batch_rows = ARROW_DEFAULT_BATCH_ROWS;
-	bool		quiet = false;
-	bool		tbl;
 	int			opt;
-	SsbConfig  *cfg;
-	char		errbuf[256];
-	double		t_all;
-	int64_t		total_rows = 0;
 
+	memset(o, 0, sizeof(*o));
+	o->sf = -1;
+	o->batch_rows = ARROW_DEFAULT_BATCH_ROWS;
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
@@ -596,19 +600,19 @@ ssb_gen(int argc, char **argv)
 					char	   *end;
 
 					errno = 0;
-					sf = strtod(optarg, &end);
-					if (errno != 0 || end == optarg || *end != '\0' || !(sf > 0))
+					o->sf = strtod(optarg, &end);
+					if (errno != 0 || end == optarg || *end != '\0' || !(o->sf > 0))
 						return pgw_usage_error("ssb gen", "invalid scale factor \"%s\"", optarg);
 					break;
 				}
 			case 'f':
-				format = optarg;
+				o->format = optarg;
 				break;
 			case 'o':
-				out = optarg;
+				o->out = optarg;
 				break;
 			case 't':
-				if (!pgw_parse_count(optarg, &threads) || threads > 1024)
+				if (!pgw_parse_count(optarg, &o->threads) || o->threads > 1024)
 					return pgw_usage_error("ssb gen", "invalid thread count \"%s\"", optarg);
 				break;
 			case 'S':
@@ -616,23 +620,23 @@ ssb_gen(int argc, char **argv)
 					char	   *end;
 
 					errno = 0;
-					seed = strtoull(optarg, &end, 10);
+					o->seed = strtoull(optarg, &end, 10);
 					if (errno != 0 || end == optarg || *end != '\0' || optarg[0] == '-')
 						return pgw_usage_error("ssb gen", "invalid seed \"%s\" (an unsigned integer)", optarg);
 					break;
 				}
 			case 'c':
-				cluster = true;
+				o->cluster = true;
 				break;
 			case 'b':
-				if (!pgw_parse_count(optarg, &batch_rows) || batch_rows > INT32_MAX)
+				if (!pgw_parse_count(optarg, &o->batch_rows) || o->batch_rows > INT32_MAX)
 					return pgw_usage_error("ssb gen", "invalid --batch-rows \"%s\"", optarg);
 				break;
 			case 'F':
-				do_fsync = true;
+				o->do_fsync = true;
 				break;
 			case 'q':
-				quiet = true;
+				o->quiet = true;
 				break;
 			case 'h':
 				fputs(ssb_usage, stdout);
@@ -643,41 +647,37 @@ ssb_gen(int argc, char **argv)
 	}
 	if (optind < argc)
 		return pgw_usage_error("ssb gen", "unexpected argument \"%s\"", argv[optind]);
-	if (sf < 0)
+	if (o->sf < 0)
 		return pgw_usage_error("ssb gen", "missing --sf N");
-	if (format == NULL)
+	if (o->format == NULL)
 		return pgw_usage_error("ssb gen", "missing --format arrow|tbl");
-	if (strcmp(format, "arrow") == 0)
-		tbl = false;
-	else if (strcmp(format, "tbl") == 0)
-		tbl = true;
+	if (strcmp(o->format, "arrow") == 0)
+		o->tbl = false;
+	else if (strcmp(o->format, "tbl") == 0)
+		o->tbl = true;
 	else
-		return pgw_usage_error("ssb gen", "unknown format \"%s\" (arrow or tbl)", format);
-	if (out == NULL || out[0] == '\0')
+		return pgw_usage_error("ssb gen", "unknown format \"%s\" (arrow or tbl)", o->format);
+	if (o->out == NULL || o->out[0] == '\0')
 		return pgw_usage_error("ssb gen", "missing --out DIR");
-	if (threads == 0)
+	if (o->threads == 0)
 	{
 		long		n = sysconf(_SC_NPROCESSORS_ONLN);
 
-		threads = n < 1 ? 1 : (n > 64 ? 64 : n);
+		o->threads = n < 1 ? 1 : (n > 64 ? 64 : n);
 	}
+	return -1;
+}
 
-	cfg = malloc(sizeof(SsbConfig));
-	if (cfg == NULL)
-		return pgw_error("out of memory");
-	if (ssb_config_init(cfg, sf, seed, cluster, errbuf, sizeof(errbuf)) != 0)
-	{
-		free(cfg);
-		return pgw_usage_error("ssb gen", "%s", errbuf);
-	}
-	if (make_dirs(out) != 0)
-	{
-		free(cfg);
-		return 1;
-	}
-	pgw_install_signal_cleanup();
+/*
+ * Every table into its file in o->out, a line for each unless quiet.
+ * Returns 0, or the exit code of a failure.
+ */
+static int
+generate_tables(const SsbConfig *cfg, const GenOpts *o, int64_t *total_rows)
+{
+	const char *out = o->out;
+	bool		tbl = o->tbl;
 
-	t_all = pgw_now();
 	for (int k = 0; k < SSB_N_TABLES; k++)
 	{
 		SsbTable	t = ssb_table_order[k];
@@ -691,23 +691,17 @@ ssb_gen(int argc, char **argv)
 
 		if (snprintf(path, sizeof(path), "%s/%s.%s", out, ssb_tables[t].name,
 					 tbl ? "tbl" : "arrow") >= (int) sizeof(path))
-		{
-			free(cfg);
 			return pgw_error("output path too long");
-		}
 		if (tbl)
-			rc = write_tbl(cfg, t, path, (int) threads, do_fsync, &rows, &bytes);
+			rc = write_tbl(cfg, t, path, (int) o->threads, o->do_fsync, &rows, &bytes);
 		else
-			rc = write_arrow(cfg, t, path, (int) threads, batch_rows, do_fsync,
+			rc = write_arrow(cfg, t, path, (int) o->threads, o->batch_rows, o->do_fsync,
 							 &rows, &batches, &bytes);
 		if (rc != 0)
-		{
-			free(cfg);
 			return rc;
-		}
-		total_rows += rows;
+		*total_rows += rows;
 		el = pgw_now() - t0;
-		if (!quiet)
+		if (!o->quiet)
 		{
 			printf("%-16s %11lld rows", path + strlen(out) + 1, (long long) rows);
 			if (!tbl)
@@ -717,10 +711,49 @@ ssb_gen(int argc, char **argv)
 			fflush(stdout);
 		}
 	}
-	if (!quiet)
+	return 0;
+}
+
+static int
+ssb_gen(int argc, char **argv)
+{
+	GenOpts		o;
+	SsbConfig  *cfg;
+	char		errbuf[256];
+	double		t_all;
+	int64_t		total_rows = 0;
+	int			rc;
+
+	rc = parse_gen_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+
+	cfg = malloc(sizeof(SsbConfig));
+	if (cfg == NULL)
+		return pgw_error("out of memory");
+	if (ssb_config_init(cfg, o.sf, o.seed, o.cluster, errbuf, sizeof(errbuf)) != 0)
+	{
+		free(cfg);
+		return pgw_usage_error("ssb gen", "%s", errbuf);
+	}
+	if (make_dirs(o.out) != 0)
+	{
+		free(cfg);
+		return 1;
+	}
+	pgw_install_signal_cleanup();
+
+	t_all = pgw_now();
+	rc = generate_tables(cfg, &o, &total_rows);
+	if (rc != 0)
+	{
+		free(cfg);
+		return rc;
+	}
+	if (!o.quiet)
 		printf("SSB SF %g (seed %llu%s, %d threads): %lld rows in %.2f s\n",
-			   sf, (unsigned long long) seed, cluster ? ", clustered by date" : "",
-			   (int) threads, (long long) total_rows, pgw_now() - t_all);
+			   o.sf, (unsigned long long) o.seed, o.cluster ? ", clustered by date" : "",
+			   (int) o.threads, (long long) total_rows, pgw_now() - t_all);
 	free(cfg);
 	return 0;
 }

@@ -198,6 +198,26 @@ pgw_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* days since 1970-01-01 to y-m-d (proleptic Gregorian) */
+void
+pgw_civil_from_days(int64_t z, int64_t *y, int *m, int *d)
+{
+	int64_t		era,
+				yoe,
+				doy,
+				mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	yoe = z - era * 146097;
+	yoe = (yoe - yoe / 1460 + yoe / 36524 - yoe / 146096) / 365;
+	doy = (z - era * 146097) - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = (int) (doy - (153 * mp + 2) / 5 + 1);
+	*m = (int) (mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
 /* ---------------------------------------------------------- input files */
 
 int

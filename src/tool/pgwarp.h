@@ -88,5 +88,7 @@ char	   *pgw_decimal_str(__int128 v, int scale, char *buf, size_t buflen);
 char	   *pgw_double_str(double d, char *buf, size_t len);
 
 double		pgw_now(void);
+/* days since 1970-01-01 to y-m-d (proleptic Gregorian) */
+void		pgw_civil_from_days(int64_t z, int64_t *y, int *m, int *d);
 
 #endif							/* PGWARP_TOOL_H */

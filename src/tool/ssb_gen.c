@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgwarp.h"
 #include "ssb_gen.h"
 
 /* ------------------------------------------------------------- schema */
@@ -323,21 +324,10 @@ ssb_perm_inv(const SsbPerm *p, uint64_t y)
 static void
 civil_from_days(int64_t z, int *y, int *m, int *d)
 {
-	int64_t		era,
-				doe,
-				yoe,
-				doy,
-				mp;
+	int64_t		y64;
 
-	z += 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	doe = z - era * 146097;
-	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	*d = (int) (doy - (153 * mp + 2) / 5 + 1);
-	*m = (int) (mp < 10 ? mp + 3 : mp - 9);
-	*y = (int) (yoe + era * 400 + (*m <= 2));
+	pgw_civil_from_days(z, &y64, m, d);
+	*y = (int) y64;
 }
 
 static bool

@@ -237,6 +237,45 @@ done:
 	return rc;
 }
 
+static void
+rollback(LoadCx *lx)
+{
+	PGresult   *res = PQexec(lx->conn, "ROLLBACK");
+
+	PQclear(res);
+}
+
+/*
+ * BEGIN, drop table tq if replace, and create it with these columns: a heap
+ * table, or with lit (the quoted path of an Arrow file) a foreign table of
+ * arrow_fdw.  sql is the caller's buffer for the statements.
+ */
+static int
+begin_create_table(LoadCx *lx, const char *tq, const char *cols,
+				   const char *lit, bool replace, char *sql)
+{
+	const char *kind = lit ? "foreign table" : "table";
+	char		what[700];
+
+	if (exec_ok(lx, "BEGIN", "could not begin a transaction") != 0)
+		return 1;
+	if (replace)
+	{
+		sprintf(sql, "DROP %s IF EXISTS %s", lit ? "FOREIGN TABLE" : "TABLE", tq);
+		snprintf(what, sizeof(what), "could not drop %s %s", kind, tq);
+		if (exec_ok(lx, sql, what) != 0)
+			return 1;
+	}
+	if (lit)
+		sprintf(sql, "CREATE FOREIGN TABLE %s %s SERVER arrow_fdw OPTIONS (file %s)",
+				tq, cols, lit);
+	else
+		sprintf(sql, "CREATE TABLE %s %s", tq, cols);
+	snprintf(what, sizeof(what), "could not create %s %s%s", kind, tq,
+			 replace ? "" : " (use --replace to drop existing tables)");
+	return exec_ok(lx, sql, what);
+}
+
 static int
 load_heap(LoadCx *lx, SsbTable t, const char *path, bool replace)
 {
@@ -259,19 +298,7 @@ load_heap(LoadCx *lx, SsbTable t, const char *path, bool replace)
 		free(cols);
 		return pgw_error("out of memory");
 	}
-	if (exec_ok(lx, "BEGIN", "could not begin a transaction") != 0)
-		goto fail;
-	if (replace)
-	{
-		sprintf(sql, "DROP TABLE IF EXISTS %s", tq);
-		snprintf(what, sizeof(what), "could not drop table %s", tq);
-		if (exec_ok(lx, sql, what) != 0)
-			goto fail;
-	}
-	sprintf(sql, "CREATE TABLE %s %s", tq, cols);
-	snprintf(what, sizeof(what), "could not create table %s%s", tq,
-			 replace ? "" : " (use --replace to drop existing tables)");
-	if (exec_ok(lx, sql, what) != 0)
+	if (begin_create_table(lx, tq, cols, NULL, replace, sql) != 0)
 		goto fail;
 	if (copy_tbl(lx, path, tq, &rows) != 0)
 		goto fail;
@@ -294,11 +321,7 @@ load_heap(LoadCx *lx, SsbTable t, const char *path, bool replace)
 	free(sql);
 	return 0;
 fail:
-	{
-		PGresult   *res = PQexec(lx->conn, "ROLLBACK");
-
-		PQclear(res);
-	}
+	rollback(lx);
 	free(cols);
 	free(sql);
 	return 1;
@@ -339,7 +362,6 @@ load_arrow(LoadCx *lx, SsbTable t, const char *path, const char *dir,
 	char	   *cols;
 	char	   *lit;
 	char	   *sql;
-	char		what[700];
 	double		t0 = pgw_now();
 
 	if (check_server_reads(lx, path, dir) != 0)
@@ -355,20 +377,7 @@ load_arrow(LoadCx *lx, SsbTable t, const char *path, const char *dir,
 		PQfreemem(lit);
 		return pgw_error("out of memory");
 	}
-	if (exec_ok(lx, "BEGIN", "could not begin a transaction") != 0)
-		goto fail;
-	if (replace)
-	{
-		sprintf(sql, "DROP FOREIGN TABLE IF EXISTS %s", tq);
-		snprintf(what, sizeof(what), "could not drop foreign table %s", tq);
-		if (exec_ok(lx, sql, what) != 0)
-			goto fail;
-	}
-	sprintf(sql, "CREATE FOREIGN TABLE %s %s SERVER arrow_fdw OPTIONS (file %s)",
-			tq, cols, lit);
-	snprintf(what, sizeof(what), "could not create foreign table %s%s", tq,
-			 replace ? "" : " (use --replace to drop existing tables)");
-	if (exec_ok(lx, sql, what) != 0)
+	if (begin_create_table(lx, tq, cols, lit, replace, sql) != 0)
 		goto fail;
 	if (exec_ok(lx, "COMMIT", "could not commit") != 0)
 		goto fail;
@@ -382,11 +391,7 @@ load_arrow(LoadCx *lx, SsbTable t, const char *path, const char *dir,
 	free(sql);
 	return 0;
 fail:
-	{
-		PGresult   *res = PQexec(lx->conn, "ROLLBACK");
-
-		PQclear(res);
-	}
+	rollback(lx);
 	free(cols);
 	PQfreemem(lit);
 	free(sql);
@@ -425,6 +430,119 @@ ensure_arrow_fdw(LoadCx *lx)
 	return 0;
 }
 
+/*
+ * The real path of directory `from` into dir (PATH_MAX), and which SSB
+ * tables have a .tbl and which an .arrow file there.  Returns 0, or 1 after
+ * an error message.
+ */
+static int
+find_ssb_files(const char *from, char *dir, bool *has_tbl, bool *has_arrow)
+{
+	int			n_files = 0;
+	struct stat st;
+
+	if (realpath(from, dir) == NULL)
+		return pgw_error("could not open directory \"%s\": %s", from, strerror(errno));
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return pgw_error("\"%s\" is not a directory", from);
+	for (int t = 0; t < SSB_N_TABLES; t++)
+	{
+		char		p[PATH_MAX + 32];
+
+		snprintf(p, sizeof(p), "%s/%s.tbl", dir, ssb_tables[t].name);
+		has_tbl[t] = stat(p, &st) == 0 && S_ISREG(st.st_mode);
+		snprintf(p, sizeof(p), "%s/%s.arrow", dir, ssb_tables[t].name);
+		has_arrow[t] = stat(p, &st) == 0 && S_ISREG(st.st_mode);
+		n_files += has_tbl[t] + has_arrow[t];
+	}
+	if (n_files == 0)
+		return pgw_error("no SSB files in \"%s\" (expected lineorder.tbl, customer.tbl, "
+						 "supplier.tbl, part.tbl, date.tbl and/or the same names with .arrow)",
+						 dir);
+	return 0;
+}
+
+/*
+ * With --schema, create the schema if missing and qualify the tables with
+ * it (*schema_q, the caller's to free); else leave them unqualified.
+ * Returns 0, or 1 after an error message.
+ */
+static int
+use_schema(LoadCx *lx, const char *schema, char **schema_q)
+{
+	int			rc = 0;
+
+	if (schema)
+	{
+		char	   *q = PQescapeIdentifier(lx->conn, schema, strlen(schema));
+		char	   *sql;
+
+		if (q == NULL)
+		{
+			return pgw_error("invalid schema name: %s", PQerrorMessage(lx->conn));
+		}
+		*schema_q = malloc(strlen(q) + 2);
+		sql = malloc(strlen(q) + 64);
+		if (*schema_q == NULL || sql == NULL)
+		{
+			PQfreemem(q);
+			free(sql);
+			return pgw_error("out of memory");
+		}
+		sprintf(*schema_q, "%s.", q);
+		sprintf(sql, "CREATE SCHEMA IF NOT EXISTS %s", q);
+		PQfreemem(q);
+		rc = exec_ok(lx, sql, "could not create the schema");
+		free(sql);
+		if (rc != 0)
+			return rc;
+		lx->schema_q = *schema_q;
+	}
+	else
+		lx->schema_q = "";
+	return rc;
+}
+
+/* The .tbl files into heap tables, then foreign tables over the .arrow files. */
+static int
+load_tables(LoadCx *lx, const char *dir, const bool *has_tbl,
+			const bool *has_arrow, bool replace)
+{
+	int			rc = 0;
+	bool		fdw_checked = false;
+
+	for (int k = 0; k < SSB_N_TABLES && rc == 0; k++)
+	{
+		SsbTable	t = ssb_table_order[k];
+		char		p[PATH_MAX + 32];
+
+		if (!has_tbl[t])
+			continue;
+		snprintf(p, sizeof(p), "%s/%s.tbl", dir, ssb_tables[t].name);
+		rc = load_heap(lx, t, p, replace);
+		fflush(stdout);
+	}
+	for (int k = 0; k < SSB_N_TABLES && rc == 0; k++)
+	{
+		SsbTable	t = ssb_table_order[k];
+		char		p[PATH_MAX + 32];
+
+		if (!has_arrow[t])
+			continue;
+		if (!fdw_checked)
+		{
+			rc = ensure_arrow_fdw(lx);
+			fdw_checked = true;
+			if (rc != 0)
+				break;
+		}
+		snprintf(p, sizeof(p), "%s/%s.arrow", dir, ssb_tables[t].name);
+		rc = load_arrow(lx, t, p, dir, replace);
+		fflush(stdout);
+	}
+	return rc;
+}
+
 int
 cmd_ssb_load(int argc, char **argv)
 {
@@ -446,12 +564,9 @@ cmd_ssb_load(int argc, char **argv)
 	char		dir[PATH_MAX];
 	bool		has_tbl[SSB_N_TABLES],
 				has_arrow[SSB_N_TABLES];
-	int			n_files = 0;
 	LoadCx		lx;
 	char	   *schema_q = NULL;
 	int			rc = 0;
-	bool		fdw_checked = false;
-	struct stat st;
 
 	optind = 1;
 	opterr = 0;
@@ -487,24 +602,8 @@ cmd_ssb_load(int argc, char **argv)
 		return pgw_usage_error("ssb load", "missing --from DIR");
 	if (schema != NULL && schema[0] == '\0')
 		return pgw_usage_error("ssb load", "empty --schema");
-	if (realpath(from, dir) == NULL)
-		return pgw_error("could not open directory \"%s\": %s", from, strerror(errno));
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		return pgw_error("\"%s\" is not a directory", from);
-	for (int t = 0; t < SSB_N_TABLES; t++)
-	{
-		char		p[PATH_MAX + 32];
-
-		snprintf(p, sizeof(p), "%s/%s.tbl", dir, ssb_tables[t].name);
-		has_tbl[t] = stat(p, &st) == 0 && S_ISREG(st.st_mode);
-		snprintf(p, sizeof(p), "%s/%s.arrow", dir, ssb_tables[t].name);
-		has_arrow[t] = stat(p, &st) == 0 && S_ISREG(st.st_mode);
-		n_files += has_tbl[t] + has_arrow[t];
-	}
-	if (n_files == 0)
-		return pgw_error("no SSB files in \"%s\" (expected lineorder.tbl, customer.tbl, "
-						 "supplier.tbl, part.tbl, date.tbl and/or the same names with .arrow)",
-						 dir);
+	if (find_ssb_files(from, dir, has_tbl, has_arrow) != 0)
+		return 1;
 
 	memset(&lx, 0, sizeof(lx));
 	lx.quiet = quiet;
@@ -516,66 +615,11 @@ cmd_ssb_load(int argc, char **argv)
 
 		PQclear(res);
 	}
-	if (schema)
-	{
-		char	   *q = PQescapeIdentifier(lx.conn, schema, strlen(schema));
-		char	   *sql;
+	rc = use_schema(&lx, schema, &schema_q);
+	if (rc != 0)
+		goto done;
 
-		if (q == NULL)
-		{
-			rc = pgw_error("invalid schema name: %s", PQerrorMessage(lx.conn));
-			goto done;
-		}
-		schema_q = malloc(strlen(q) + 2);
-		sql = malloc(strlen(q) + 64);
-		if (schema_q == NULL || sql == NULL)
-		{
-			PQfreemem(q);
-			free(sql);
-			rc = pgw_error("out of memory");
-			goto done;
-		}
-		sprintf(schema_q, "%s.", q);
-		sprintf(sql, "CREATE SCHEMA IF NOT EXISTS %s", q);
-		PQfreemem(q);
-		rc = exec_ok(&lx, sql, "could not create the schema");
-		free(sql);
-		if (rc != 0)
-			goto done;
-		lx.schema_q = schema_q;
-	}
-	else
-		lx.schema_q = "";
-
-	for (int k = 0; k < SSB_N_TABLES && rc == 0; k++)
-	{
-		SsbTable	t = ssb_table_order[k];
-		char		p[PATH_MAX + 32];
-
-		if (!has_tbl[t])
-			continue;
-		snprintf(p, sizeof(p), "%s/%s.tbl", dir, ssb_tables[t].name);
-		rc = load_heap(&lx, t, p, replace);
-		fflush(stdout);
-	}
-	for (int k = 0; k < SSB_N_TABLES && rc == 0; k++)
-	{
-		SsbTable	t = ssb_table_order[k];
-		char		p[PATH_MAX + 32];
-
-		if (!has_arrow[t])
-			continue;
-		if (!fdw_checked)
-		{
-			rc = ensure_arrow_fdw(&lx);
-			fdw_checked = true;
-			if (rc != 0)
-				break;
-		}
-		snprintf(p, sizeof(p), "%s/%s.arrow", dir, ssb_tables[t].name);
-		rc = load_arrow(&lx, t, p, dir, replace);
-		fflush(stdout);
-	}
+	rc = load_tables(&lx, dir, has_tbl, has_arrow, replace);
 done:
 	free(schema_q);
 	PQfinish(lx.conn);
