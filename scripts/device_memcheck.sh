@@ -16,7 +16,7 @@
 # TOOL (memcheck, racecheck, synccheck, initcheck); `end` is `switch off`:
 # the next daemons run bare.  Logs: /tmp/memcheck/<tool>.<pid>.log (a
 # daemon ended by SIGKILL leaves no summary).  The wrapper of the
-# 2026-12-06 runs (bench/results/2026-12-06-h100-memcheck-split-compressed-session16.md).
+# 2026-12-06 runs (bench/results/2026-12-06-h100-memcheck-split-compressed.md).
 set -u
 cd "$(dirname "$0")/.."
 B=.devkit/stage/usr/lib/postgresql/15/bin
