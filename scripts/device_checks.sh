@@ -10,7 +10,7 @@
 #   4. the differential test's gpu chunks again for each seed in SEEDS
 #
 # Needs pytest, psycopg and pyarrow importable by $PY (the device's python
-# has none of them: carry them, see bench/results/*-h200-checks-*.md).
+# has none of them: carry them, see bench/results/2026-12-05-h200-device-checks.md).
 # Logs go to $OUT (few files: the device call brings back 8); the last line says how many steps failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
