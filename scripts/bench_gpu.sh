@@ -1,6 +1,6 @@
 #!/bin/bash
-# SSB on the GPU machine, against a running cluster (../shared/devkit's
-# device-pg.sh starts one; pg_warp preloaded so pg_warp_gpud drives the GPU).
+# SSB on the GPU machine, against a running cluster (PGHOST/PGPORT/PGUSER set;
+# pg_warp preloaded so pg_warp_gpud drives the GPU).
 #
 #   SF=20 MODES=warp-cpu,warp-gpu RUNS=3 TBL=0 [EXTRA_OPTS="-c pg_warp.gpu_cache=off"] bash scripts/bench_gpu.sh
 #
@@ -76,8 +76,8 @@ done
 grep -E "^== |Ran On|Fallback|Bytes To Device|Bytes From GPU Cache|Copy Rate|Copy Time|Kernel Time|Daemon Time|Scan Time|Execution Time" \
 	"$OUTDIR/ssb-$tag-gpu.txt" | sed 's/^ *//' | awk '/^== /{ if (l) print l; l=$0; next } { l = l " | " $0 } END { print l }'
 
-# DuckDB on the same data (from the .tbl text; needs a duckdb wheel in
-# .devkit/wheels: the GPU machine has no package registry)
+# DuckDB on the same data (from the .tbl text; needs a duckdb wheel in the
+# wheels folder below, for machines without a package registry)
 if [ "${DUCKDB:-0}" = 1 ] && [ -f "$tbldir/lineorder.tbl" ]; then
 	whl=$(ls .devkit/wheels/duckdb-*.whl 2>/dev/null | head -1)
 	if [ -n "$whl" ]; then

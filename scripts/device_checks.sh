@@ -1,7 +1,7 @@
 #!/bin/bash
-# The checks of one lent GPU machine call, as the server's user inside
-# ../shared/devkit's device-pg.sh (PGHOST/PGPORT/PGUSER set, pg_warp in
-# shared_preload_libraries, the staged pgwarp on PATH):
+# The checks of a GPU machine in one run, as the server's user against a
+# running cluster (PGHOST/PGPORT/PGUSER set, pg_warp in
+# shared_preload_libraries, pgwarp on PATH):
 #
 #   1. `make installcheck-gpu` (scripts/installcheck_gpu.sh) at SF (default 1)
 #   2. the Python tests whose names say gpu, with PGWARP_ENGINE_MODE=gpu so
@@ -10,7 +10,7 @@
 #   4. the differential test's gpu chunks again for each seed in SEEDS
 #
 # Needs pytest, psycopg and pyarrow importable by $PY (the device's python
-# has none of them: carry them, see bench/results/*-h200-checks-*.md).
+# has none of them: carry them, see bench/results/2026-12-05-h200-device-checks.md).
 # Logs go to $OUT (few files: the device call brings back 8); the last line says how many steps failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +41,8 @@ if [ "${INSTALLCHECK:-1}" != 0 ]; then
 fi
 # the Python tests assume a database whose default collation is C.UTF-8 (as
 # scripts/cluster.sh initdb's it: text ordering is offloaded only under C
-# collations); devkit's cluster is en_US.UTF-8, so they get one of their own
+# collations); a cluster initialized under en_US.UTF-8 has another, so they
+# get one of their own
 createdb -T template0 -E UTF8 --locale=C.UTF-8 pgwarp_check 2>/dev/null
 export PGDATABASE=pgwarp_check
 step pytest-gpu "$PY" -m pytest test/python -q -rs -p no:cacheprovider -k gpu

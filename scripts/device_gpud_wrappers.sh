@@ -1,12 +1,13 @@
 #!/bin/bash
-# On the GPU machine, as root, before ../shared/devkit's device-pg.sh: make
+# On the GPU machine, as root, before starting the cluster from the staged
+# install (B below; kept outside the repository): make
 # the staged pg_warp_gpud a symlink to /tmp/gpudbin/current, a wrapper that
 # runs the real daemon with extra options, so tests and A/B runs can use
 # daemon settings the supervisor does not pass (it runs pg_warp_gpud with
 # --device, --max-registered-mb and --cache-mb only).
 #
 #   CUR=force bash scripts/device_gpud_wrappers.sh
-#   OUT=/tmp/pgout bash .devkit/device-pg.sh '... AB_DIR=build/ab bash scripts/bench_gpu_ab.sh' ...
+#   <start the cluster, then run> '... AB_DIR=build/ab bash scripts/bench_gpu_ab.sh' ...
 #   bash scripts/device_gpud_wrappers.sh --restore    (before the call ends)
 #
 # Wrappers in /tmp/gpudbin: force (--min-batches-per-lane=1: every job
@@ -17,8 +18,8 @@
 # installs the psycopg wheels carried in .whl/ into /tmp/site for the
 # device's python (path in /tmp/py-path).
 #
-# --restore puts the real binary back into .devkit/stage: a symlink left in
-# the carried .devkit made the next call on a warm machine fail.
+# --restore puts the real binary back into the staged install: a symlink
+# left there breaks the next run on the same machine.
 set -u
 cd "$(dirname "$0")/.."
 B=.devkit/stage/usr/lib/postgresql/15/bin/pg_warp_gpud

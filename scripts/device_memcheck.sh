@@ -1,11 +1,12 @@
 #!/bin/bash
-# On the GPU machine, as root, around ../shared/devkit's device-pg.sh: run
+# On the GPU machine, as root, around the script that starts a cluster from
+# the staged install (B below; kept outside the repository): run
 # pg_warp_gpud under compute-sanitizer (every daemon the supervisor starts,
 # the restarted ones included), e.g. one `make installcheck-gpu` under
 # memcheck, then the SSB queries under racecheck:
 #
 #   bash scripts/device_memcheck.sh wrap [TOOL]        (TOOL: memcheck, the default)
-#   OUT=/tmp/pgout bash .devkit/device-pg.sh 'RUNS=1 bash scripts/installcheck_gpu.sh;
+#   <start the cluster, then run> 'RUNS=1 bash scripts/installcheck_gpu.sh;
 #       bash scripts/device_memcheck.sh switch racecheck; ...; bash scripts/device_memcheck.sh end' \
 #       -c shared_preload_libraries=pg_warp
 #   bash scripts/device_memcheck.sh unwrap     (writes $OUT/memcheck.tgz and prints the summaries)
@@ -15,8 +16,8 @@
 # SUMMARY, and waits for the supervisor's next daemon, which runs under
 # TOOL (memcheck, racecheck, synccheck, initcheck); `end` is `switch off`:
 # the next daemons run bare.  Logs: /tmp/memcheck/<tool>.<pid>.log (a
-# daemon ended by SIGKILL leaves no summary).  The wrapper of the
-# 2026-12-06 runs (bench/results/2026-12-06-h100-memcheck-split-compressed-session16.md).
+# daemon ended by SIGKILL leaves no summary).  Results of such runs:
+# bench/results/2026-12-06-h100-memcheck-split-compressed.md.
 set -u
 cd "$(dirname "$0")/.."
 B=.devkit/stage/usr/lib/postgresql/15/bin

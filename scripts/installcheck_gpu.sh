@@ -1,7 +1,7 @@
 #!/bin/bash
 # `make installcheck-gpu`: pg_warp's checks on a machine with an NVIDIA GPU,
-# against a running cluster (PGHOST/PGPORT/PGUSER set; ../shared/devkit's
-# device-pg.sh starts one) whose shared_preload_libraries has pg_warp, so
+# against a running cluster (PGHOST/PGPORT/PGUSER set) whose
+# shared_preload_libraries has pg_warp, so
 # that pg_warp_gpud drives the GPU.  Needs only psql, pg_regress's files in
 # the repository and the installed pgwarp tool (no Python packages).
 #

@@ -129,7 +129,7 @@ def _stat_entry(values, is_float):
 
 def with_statistics(schema, batches):
     """schema with min_values / max_values field metadata for the batches,
-    in the storage values docs/arrow-statistics.md describes"""
+    in the storage values docs/arrow_fdw.md (per-batch statistics) describes"""
     fields = []
     for i, f in enumerate(schema):
         t = f.type
@@ -217,7 +217,7 @@ class Star:
         """cols: [(name, pgtype)]; rows: tuples of Python values.
         arrow_table: the Arrow data to write instead (other encodings); the
         CSV is then written from its columns cast to the plain types.
-        stats: write per-batch min/max statistics (docs/arrow-statistics.md)
+        stats: write per-batch min/max statistics (docs/arrow_fdw.md, per-batch statistics)
         so that arrow_fdw skips batches."""
         names = [c for c, _ in cols]
         ddl = ", ".join("%s %s" % (c, t) for c, t in cols)
