@@ -37,7 +37,7 @@ CUDA_PIP=("nvidia-cuda-nvcc==13.0.*" "nvidia-cuda-runtime==13.0.*" "nvidia-cuda-
 if [ -z "$(bash "$ROOT/scripts/cuda_home.sh")" ]; then
 	echo "deps: no CUDA toolkit found: pip install --target .cuda ${CUDA_PIP[*]}"
 	rm -rf "$ROOT/.cuda" "$ROOT/.cuda.part"
-	pip_cuda=(python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore
+	pip_cuda=(env PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check
 	          --target "$ROOT/.cuda.part" "${CUDA_PIP[@]}")
 	"${pip_cuda[@]}" 2>/dev/null || "${pip_cuda[@]}" --break-system-packages ||
 		{ echo "deps: installing nvcc from PyPI failed: install the CUDA 13 toolkit, or set CUDA_HOME to it" >&2; exit 1; }
