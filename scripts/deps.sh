@@ -39,7 +39,8 @@ if [ -z "$(bash "$ROOT/scripts/cuda_home.sh")" ]; then
 	rm -rf "$ROOT/.cuda" "$ROOT/.cuda.part"
 	pip_cuda=(env PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check
 	          --target "$ROOT/.cuda.part" "${CUDA_PIP[@]}")
-	"${pip_cuda[@]}" 2>/dev/null || "${pip_cuda[@]}" --break-system-packages ||
+	"${pip_cuda[@]}" 2>/dev/null ||
+		{ rm -rf "$ROOT/.cuda.part"; "${pip_cuda[@]}" --break-system-packages; } ||
 		{ echo "deps: installing nvcc from PyPI failed: install the CUDA 13 toolkit, or set CUDA_HOME to it" >&2; exit 1; }
 	# nvcc's profile looks for the runtime in lib64/; the wheels put it in lib/
 	ln -s lib "$ROOT/.cuda.part/nvidia/cu13/lib64"
