@@ -86,7 +86,9 @@ $(B)/bench/%: bench/%.c $(B)/libwarparrow.a
 	$(TOOL_CC) $(TOOL_CFLAGS) -O3 -march=x86-64-v2 -o $@ $< $(B)/libwarparrow.a $(TOOL_LIBS)
 
 # CUDA sources must compile everywhere (CI has nvcc but no GPU).
-NVCC       ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
+# The toolkit: $(CUDA_HOME) when set, else nvcc on PATH, else /usr/local/cuda,
+# else the one scripts/deps.sh installs from PyPI into .cuda/ (scripts/cuda_home.sh)
+NVCC       ?= $(or $(shell bash scripts/cuda_home.sh),/usr/local/cuda)/bin/nvcc
 # SASS for Turing (sm_75) through Hopper (sm_90), plus sm_90 PTX for newer
 # GPUs: the database server needs the NVIDIA driver, not the CUDA toolkit.
 CUDA_ARCH  ?= $(foreach a,75 80 86 89 90,-gencode arch=compute_$(a),code=sm_$(a)) \

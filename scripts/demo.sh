@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-export PATH="$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin):/usr/local/cuda/bin:$PATH"
+export PATH="$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin):$PATH"
 bash scripts/deps.sh
 export PATH="$(pg_config --bindir):$PATH"
 sudo_cmd=()

@@ -26,7 +26,26 @@ if ! python3 -c 'import pyarrow, pytest, psycopg, matplotlib' 2>/dev/null; then
 		python3 -m pip install -q --break-system-packages "${PIP_PKGS[@]}"
 fi
 
-if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
-	echo "deps: nvcc not found: the CUDA toolkit (13) is needed to compile the CUDA code (src/gpud, src/gpucheck)" >&2
-	exit 1
+# The CUDA compiler: the toolkit scripts/cuda_home.sh finds ($CUDA_HOME, the
+# nvcc on PATH, /usr/local/cuda), else NVIDIA's wheels of the same CUDA 13.0
+# from PyPI (nvcc with ptxas, cicc from nvidia-nvvm, the compiler's crt
+# headers, the runtime with the libcudart_static.a the daemon links),
+# installed into .cuda/ in the checkout (ignored by git, about 250 MB).
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CUDA_PIP=("nvidia-cuda-nvcc==13.0.*" "nvidia-cuda-runtime==13.0.*" "nvidia-cuda-crt==13.0.*"
+          "nvidia-nvvm==13.0.*")
+if [ -z "$(bash "$ROOT/scripts/cuda_home.sh")" ]; then
+	echo "deps: no CUDA toolkit found: pip install --target .cuda ${CUDA_PIP[*]}"
+	rm -rf "$ROOT/.cuda" "$ROOT/.cuda.part"
+	pip_cuda=(env PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check
+	          --target "$ROOT/.cuda.part" "${CUDA_PIP[@]}")
+	"${pip_cuda[@]}" 2>/dev/null ||
+		{ rm -rf "$ROOT/.cuda.part"; "${pip_cuda[@]}" --break-system-packages; } ||
+		{ echo "deps: installing nvcc from PyPI failed: install the CUDA 13 toolkit, or set CUDA_HOME to it" >&2; exit 1; }
+	# nvcc's profile looks for the runtime in lib64/; the wheels put it in lib/
+	ln -s lib "$ROOT/.cuda.part/nvidia/cu13/lib64"
+	mv "$ROOT/.cuda.part" "$ROOT/.cuda"
+	[ -n "$(bash "$ROOT/scripts/cuda_home.sh")" ] ||
+		{ echo "deps: the nvcc installed from PyPI into .cuda/ does not run" >&2; exit 1; }
 fi
+echo "deps: CUDA toolkit: $(bash "$ROOT/scripts/cuda_home.sh")"

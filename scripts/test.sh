@@ -7,7 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-export PATH="$(pg_config --bindir):/usr/local/cuda/bin:$PATH"
+export PATH="$(pg_config --bindir):$PATH"
 
 bash scripts/deps.sh || { echo "0 passed, 1 failed (dependencies)"; exit 1; }
 # deps.sh may have just installed pg_config's package

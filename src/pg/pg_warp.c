@@ -27,6 +27,7 @@ _PG_init(void)
 	pgwarp_planner_init();
 	pgwarp_exec_init();
 	pgwarp_merge_init();
+	pgwarp_arrow_stats_init();
 	if (process_shared_preload_libraries_in_progress)
 	{
 		pgwarp_footer_cache_preload();

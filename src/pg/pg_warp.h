@@ -68,6 +68,9 @@ extern void pgwarp_footer_cache_put(const struct stat *st, int64 limit, const Pg
 extern void pgwarp_footer_cache_stats(int64 *hits, int64 *misses);
 extern int	pgwarp_footer_cache_max(void);
 
+/* arrow_fdw_stats.c: the planner's statistics from the Arrow footers */
+extern void pgwarp_arrow_stats_init(void);
+
 /* arrow_pg.c: row and batch counts of a file, through the cache */
 extern void pgwarp_arrow_file_summary(const char *path, int64 length, bool recover_tail,
 									  PgWarpFileSummary *sum, int64 *bytes);

@@ -59,6 +59,7 @@ typedef struct ArrowRelInfo
 	int64		total_batches;
 	int64		total_bytes;	/* file sizes */
 	int64		column_bytes;	/* buffers of referenced columns (estimate) */
+	List	   *stats;			/* ArrowFooterStats (arrow_fdw_stats.c) */
 } ArrowRelInfo;
 
 /* --------------------------------------------------------------- planner */
@@ -113,10 +114,11 @@ arrowGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntablei
 	info->column_bytes = info->total_bytes * Min(nfields_used, nfields) / nfields;
 
 	baserel->tuples = info->total_rows;
+	/* before the estimate: the footers' statistics need the files' list */
+	baserel->fdw_private = info;
 	baserel->rows = clamp_row_est(info->total_rows *
 								  clauselist_selectivity(root, baserel->baserestrictinfo,
 														 0, JOIN_INNER, NULL));
-	baserel->fdw_private = info;
 }
 
 static int
@@ -201,6 +203,16 @@ arrow_fdw_rel_estimates(RelOptInfo *rel, double *rows, double *batches, double *
 	*rows = (double) info->total_rows;
 	*batches = (double) info->total_batches;
 	*column_bytes = (double) info->column_bytes;
+}
+
+const ArrowFdwOptions *
+arrow_fdw_rel_options(RelOptInfo *rel, List ***stats)
+{
+	ArrowRelInfo *info = rel->fdw_private;
+
+	if (stats)
+		*stats = &info->stats;
+	return &info->opts;
 }
 
 static bool

@@ -7,6 +7,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "access/htup.h"
 #include "nodes/pg_list.h"
 #include "utils/relcache.h"
 
@@ -50,6 +51,19 @@ extern int64 arrow_committed_lock(const char *path);
 extern void arrow_committed_register(const char *path, int64 length);
 extern void arrow_committed_forget_unused(void);
 extern void arrow_committed_set(const char *path, int64 length);
+
+/* arrow_fdw.c: a planned rel's options, and (when stats is not NULL) its
+ * list of ArrowFooterStats, made as the planner asks (arrow_fdw_stats.c) */
+struct RelOptInfo;
+extern const ArrowFdwOptions *arrow_fdw_rel_options(struct RelOptInfo *rel, List ***stats);
+
+/* arrow_fdw_stats.c: a column's pg_statistic row made from the footers
+ * (NULL: the files have no usable statistics for it) */
+typedef struct ArrowFooterStats
+{
+	int16		attnum;
+	HeapTuple	tuple;
+} ArrowFooterStats;
 
 /* arrow_fdw_write.c */
 struct FdwRoutine;

@@ -690,6 +690,51 @@ arrow_skip_stats_load(ArrowFile *file, ArrowSkipQuals *sq, const int *field_of_a
 	return any ? st : NULL;
 }
 
+/*
+ * Field f's statistics for a column of type typid as doubles in
+ * PostgreSQL's value domain (integers, floats, DateADT days, timestamp
+ * microseconds since 2000, numeric values): lo[b] and hi[b] for each batch,
+ * present[b] false where the entry is empty.  false when the field has no
+ * usable statistics for that type (text, dictionaries, other types).
+ */
+bool
+arrow_skip_stats_as_double(ArrowFile *file, int f, Oid typid, ArrowArena *arena,
+						   double *lo, double *hi, bool *present)
+{
+	const ArrowType *t = &file->schema.fields[f].type;
+	ArrowStatValue *mins,
+			   *maxs;
+	SkipDomain	dom;
+	int			b;
+
+	if (!domain_of(typid, &dom) || file->schema.fields[f].has_dict ||
+		!arrow_field_stats(file, f, arena, &mins, &maxs))
+		return false;
+	if (dom == DOM_NUMERIC && (t->id != ARROW_TYPE_DECIMAL || t->dec_scale < 0))
+		return false;
+	for (b = 0; b < file->n_batches; b++)
+	{
+		ArrowStatValue *v[2] = {&mins[b], &maxs[b]};
+		double		d[2];
+		int			k;
+
+		present[b] = v[0]->present && v[1]->present;
+		if (!present[b])
+			continue;
+		for (k = 0; k < 2; k++)
+		{
+			if (!convert_stat(t, dom, v[k]))
+				return false;
+			d[k] = v[k]->is_float ? v[k]->d : (double) v[k]->i;
+			if (dom == DOM_NUMERIC)
+				d[k] /= pow(10.0, t->dec_scale);
+		}
+		lo[b] = d[0];
+		hi[b] = d[1];
+	}
+	return true;
+}
+
 /* PostgreSQL's float order: NaN = NaN, NaN above everything else. */
 static int
 cmp_float(double a, double b)

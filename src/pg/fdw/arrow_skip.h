@@ -46,6 +46,11 @@ extern const char *arrow_skip_join_ranges_describe(ArrowSkipQuals *sq, TupleDesc
 extern ArrowSkipStats *arrow_skip_stats_load(ArrowFile *file, ArrowSkipQuals *sq,
 											 const int *field_of_attr);
 
+/* Field f's per-batch min/max for a column of type typid, as doubles in
+ * PostgreSQL's value domain (the planner's statistics, arrow_fdw_stats.c). */
+extern bool arrow_skip_stats_as_double(ArrowFile *file, int f, Oid typid, ArrowArena *arena,
+									   double *lo, double *hi, bool *present);
+
 /* True if no row of the batch can satisfy all the quals. */
 extern bool arrow_skip_batch(ArrowSkipQuals *sq, ArrowSkipStats *st, int batch,
 							 ExprContext *econtext);
