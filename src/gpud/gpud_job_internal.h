@@ -96,12 +96,7 @@ typedef struct Run
 	GpudResult	res;			/* header being filled */
 } Run;
 
-/*
- * Read the listed batches of every file that part p takes and run its
- * driver over them (gpud_job_batches.c).  Returns 0 when done (p->res says
- * whether with an error), -1 when the GPU driver gave up (p->fallback says
- * why) or another part did, -2 when cancelled.
- */
+/* read part p's batches and run its driver over them (gpud_job_batches.c) */
 extern int	run_batches(Part *p);
 
 #endif							/* GPUD_JOB_INTERNAL_H */
