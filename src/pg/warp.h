@@ -129,8 +129,8 @@ extern int	warp_compile_expr(WarpBuilder *b, Expr *expr);
 extern int	warp_compile_qual(WarpBuilder *b, Expr *expr);
 
 /*
- * A planner-level aggregate kind beside WarpAggKind (agg_info, custom_private
- * item 4): var_samp, var_pop, stddev(_samp, _pop) and variance of int2/int4.  The program
+ * A planner-level aggregate kind beside WarpAggKind (WarpPlanAgg.kind):
+ * var_samp, var_pop, stddev(_samp, _pop) and variance of int2/int4.  The program
  * gets WA_SUM_INT8 of x and a hidden WA_SUM_INT8 of x::int8 * x::int8
  * (exact: |x| < 2^31); the node emits the two as numeric_poly_serialize's
  * state (N, sumX, sumX2), which int2/int4_accum keeps in 128 bits too.

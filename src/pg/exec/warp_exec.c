@@ -66,7 +66,8 @@ warp_create_state(CustomScan *cscan)
 }
 
 /*
- * The plan the planner left in custom_private (warp_plan.c) into the
+ * The plan the planner left in custom_private (a formed WarpPlanInfo,
+ * warp_plan_info.h; built by src/pg/plan/warp_plan.c) into the
  * node's state: the fact table, its quals and attributes, the joins (each
  * dimension's key and payload columns; their plans are started by
  * warp_begin), group keys, aggregates, the output map, the constant quals,
@@ -76,52 +77,62 @@ warp_create_state(CustomScan *cscan)
 static void
 warp_scan_state_from_plan(WarpScanState *ws, CustomScan *cs)
 {
-	List	   *ids = linitial(cs->custom_private);
-	List	   *joins = lfourth(cs->custom_private);
-	List	   *misc = list_nth(cs->custom_private, 4);
+	WarpPlanInfo info;
 	ListCell   *lc,
 			   *pc;
 	int			j;
 
-	ws->fact_relid = intVal(linitial(ids));
-	ws->rtoffset = bms_next_member(cs->custom_relids, -1) - intVal(lsecond(ids));
-	ws->quals = lsecond(cs->custom_private);
-	ws->fact_attrs = lthird(cs->custom_private);
-	ws->key_info = linitial(misc);
-	ws->agg_info = lsecond(misc);
-	ws->outmap = lthird(misc);
-	ws->gate_quals = list_length(misc) > 3 ? (List *) lfourth(misc) : NIL;
-	ws->fact_oid = linitial_oid((List *) list_nth(cs->custom_private, 5));
-	ws->on_daemon = intVal(list_nth(cs->custom_private, 6)) != 0;
-	ws->daemon_gpu = intVal(list_nth(cs->custom_private, 6)) == 1 + GPUD_DEVICE_GPU;
+	deform_warp_plan_info(cs->custom_private, &info);
+	ws->fact_relid = info.fact_relid;
+	ws->rtoffset = bms_next_member(cs->custom_relids, -1) - info.first_relid;
+	ws->quals = info.quals;
+	ws->fact_attrs = info.fact_attrs;
+	ws->outmap = info.outmap;
+	ws->gate_quals = info.gate;
+	ws->fact_oid = info.fact_oid;
+	ws->on_daemon = info.where != 0;
+	ws->daemon_gpu = info.where == 1 + GPUD_DEVICE_GPU;
+	ws->heap = info.heap;
+	ws->distinct_key = info.distinct_key;
+	ws->distinct_agg = info.distinct_agg;
+	ws->emit_rows = info.rows;
 
-	ws->ndims = list_length(joins);
+	ws->nkeys = list_length(info.key_info);
+	ws->keys = palloc0(sizeof(WarpPlanKey) * Max(ws->nkeys, 1));
+	foreach(lc, info.key_info)
+		deform_warp_plan_key(lfirst(lc), &ws->keys[foreach_current_index(lc)]);
+	ws->naggs = list_length(info.agg_info);
+	ws->aggs = palloc0(sizeof(WarpPlanAgg) * Max(ws->naggs, 1));
+	foreach(lc, info.agg_info)
+		deform_warp_plan_agg(lfirst(lc), &ws->aggs[foreach_current_index(lc)]);
+
+	ws->ndims = list_length(info.joins);
 	ws->dims = palloc0(sizeof(WarpDim) * Max(ws->ndims, 1));
 	j = 0;
-	forboth(lc, joins, pc, cs->custom_plans)
+	forboth(lc, info.joins, pc, cs->custom_plans)
 	{
-		List	   *jn = lfirst(lc);
+		WarpPlanJoin join;
 		WarpDim    *d = &ws->dims[j++];
 		Plan	   *plan = lfirst(pc);
-		List	   *presnos = lthird(jn);
 		ListCell   *ac;
 		int			k = 0;
 
-		d->fact_key = linitial(jn);
-		d->dim_key = lsecond(jn);
+		deform_warp_plan_join(lfirst(lc), &join);
+		d->fact_key = join.fact_key;
+		d->dim_key = join.dim_key;
 		d->text_key = d->dim_key->vartype == TEXTOID || d->dim_key->vartype == VARCHAROID;
-		d->key_resno = intVal(lfourth(jn));
-		d->kind = intVal(list_nth(jn, 4));
-		d->key2_resno = intVal(list_nth(jn, 5));
-		d->key_display = list_nth(jn, 6);
-		d->npay = list_length(presnos);
+		d->key_resno = join.key_resno;
+		d->kind = join.kind;
+		d->key2_resno = join.key2_resno;
+		d->key_display = join.key_display;
+		d->npay = list_length(join.payload_resnos);
 		d->pay_resno = palloc(sizeof(int) * Max(d->npay, 1));
 		d->pay_len = palloc(sizeof(int16) * Max(d->npay, 1));
 		d->pay_byval = palloc(sizeof(bool) * Max(d->npay, 1));
 		warp_exec_check_resno(plan, d->key_resno);
 		if (d->key2_resno > 0)
 			warp_exec_check_resno(plan, d->key2_resno);
-		foreach(ac, presnos)
+		foreach(ac, join.payload_resnos)
 		{
 			int			resno = lfirst_int(ac);
 			TargetEntry *tle;
@@ -134,30 +145,20 @@ warp_scan_state_from_plan(WarpScanState *ws, CustomScan *cs)
 		}
 	}
 
-	ws->heap = list_length(cs->custom_private) > 7 && intVal(list_nth(cs->custom_private, 7)) != 0;
-	ws->distinct_key = ws->distinct_agg = -1;
-	if (list_length(cs->custom_private) > 9)
+	if (info.order != NIL)
 	{
-		ws->distinct_key = intVal(list_nth(cs->custom_private, 8));
-		ws->distinct_agg = intVal(list_nth(cs->custom_private, 9));
-	}
-	ws->emit_rows = list_length(cs->custom_private) > 10 &&
-		intVal(list_nth(cs->custom_private, 10)) != 0;
-	if (list_length(cs->custom_private) > 11)
-	{
-		/* (columns, operators, collations, NULLS FIRST, (bound)) */
-		List	   *order = list_nth(cs->custom_private, 11);
-		List	   *cols = linitial(order);
+		WarpPlanOrder order;
 		ListCell   *oc,
 				   *cc,
 				   *nc;
 		int			k = 0;
 
-		ws->topn_nkeys = list_length(cols);
-		ws->topn_keys = palloc(sizeof(WarpTopNKey) * ws->topn_nkeys);
-		ws->topn_bound = linitial_int((List *) list_nth(order, 4));
-		forfour(cc, cols, oc, (List *) lsecond(order), nc, (List *) lfourth(order),
-				pc, (List *) lthird(order))
+		deform_warp_plan_order(info.order, &order);
+		ws->topn_nkeys = list_length(order.cols);
+		ws->topn_keys = palloc(sizeof(WarpTopNKey) * Max(ws->topn_nkeys, 1));
+		ws->topn_bound = order.bound;
+		forfour(cc, order.cols, oc, order.sortops, nc, order.nulls_first,
+				pc, order.collations)
 		{
 			ws->topn_keys[k].col = lfirst_int(cc);
 			ws->topn_keys[k].sortop = lfirst_oid(oc);

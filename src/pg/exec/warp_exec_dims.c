@@ -769,7 +769,7 @@ warp_exec_set_join_ranges(WarpScanState *ws)
 	for (i = 0; i < ws->ndims; i++)
 	{
 		WarpDim    *d = &ws->dims[i];
-		Var		   *v = d->fact_key;
+		Var		   *v = (Var *) d->fact_key;
 		Oid			t;
 		int64		lo = 1,
 					hi = 0;		/* no keys: every row goes */

@@ -232,12 +232,12 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (ws->distinct_agg >= 0)
 	{
 		/* grouped by it too, merged, then counted per group key */
-		List	   *ki = list_nth(ws->key_info, ws->distinct_key);
+		WarpPlanKey *ki = &ws->keys[ws->distinct_key];
 
-		ExplainPropertyText("Counts DISTINCT", deparse(ws, context, lsecond(ki)), es);
+		ExplainPropertyText("Counts DISTINCT", deparse(ws, context, (Node *) ki->expr), es);
 	}
 	if (!ws->emit_rows)
-		ExplainPropertyInteger("Partial Aggregates", NULL, list_length(ws->agg_info), es);
+		ExplainPropertyInteger("Partial Aggregates", NULL, ws->naggs, es);
 	if (ws->heap)
 	{
 		ExplainPropertyText("Fact Storage", "heap (PostgreSQL's table access method)", es);

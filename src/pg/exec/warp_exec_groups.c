@@ -499,8 +499,8 @@ static Datum
 agg_state_datum(WarpScanState *ws, int a, int64 g, bool *isnull)
 {
 	const WarpAggState *s = group_agg(ws, g, a);
-	List	   *ai = list_nth(ws->agg_info, a);
-	Oid			argtype = (Oid) intVal(lfourth(ai));
+	WarpPlanAgg *ai = &ws->aggs[a];
+	Oid			argtype = ai->argtype;
 	Datum		d[3];
 
 	*isnull = false;

@@ -21,6 +21,7 @@
 #include "gpud_client.h"
 #include "pg_warp.h"
 #include "warp.h"
+#include "warp_plan_info.h"
 #include "warp_cpu.h"
 #include "warp_cpu_pool.h"
 #include "warp_group_merge.h"
@@ -30,7 +31,7 @@
 typedef struct WarpDim
 {
 	PlanState  *ps;
-	Var		   *fact_key;
+	Expr	   *fact_key;		/* a Var, or two int keys packed into one */
 	Var		   *dim_key;
 	int			kind;			/* WarpJoinKind */
 	int			key_resno;
@@ -99,8 +100,11 @@ typedef struct WarpScanState
 	Oid			fact_oid;
 	List	   *quals;
 	List	   *fact_attrs;
-	List	   *key_info;
-	List	   *agg_info;
+	int			nkeys;			/* group keys */
+	WarpPlanKey *keys;
+	int			naggs;			/* aggregates (the plan's; the program may
+								 * add hidden ones) */
+	WarpPlanAgg *aggs;
 	int		   *agg_scale_agg;	/* per aggregate: its hidden scale aggregate, or -1 */
 	int		   *agg_square_agg; /* per aggregate: var of int, its hidden
 								 * sum of squares, or -1 */

@@ -33,7 +33,7 @@ out_columns(WarpScanState *ws)
 	{
 		OutCol	   *c = &oc[foreach_current_index(lc)];
 		int			m = lfirst_int(lc);
-		List	   *ki;
+		WarpPlanKey *ki;
 		Expr	   *ke;
 
 		if (m < 0)
@@ -42,23 +42,23 @@ out_columns(WarpScanState *ws)
 			c->key = -m - 1;
 			continue;
 		}
-		ki = list_nth(ws->key_info, m);
-		ke = lsecond(ki);
+		ki = &ws->keys[m];
+		ke = ki->expr;
 		c->key = m;
-		if (intVal(linitial(ki)) == WG_DIM)
+		if (ki->kind == WG_DIM)
 		{
 			c->kind = OC_DIM;
-			c->dim = &ws->dims[intVal(lthird(ki))];
-			c->col = intVal(lfourth(ki));
+			c->dim = &ws->dims[ki->join];
+			c->col = ki->col;
 		}
-		else if (list_length(ki) > 4)
+		else if (ki->case_index)
 		{
 			ListCell   *sc;
 
 			c->kind = OC_STRINGS;
-			c->nstrings = list_length((List *) list_nth(ki, 4));
+			c->nstrings = list_length(ki->strings);
 			c->strings = palloc(sizeof(Datum) * Max(c->nstrings, 1));
-			foreach(sc, (List *) list_nth(ki, 4))
+			foreach(sc, ki->strings)
 				c->strings[foreach_current_index(sc)] = CStringGetTextDatum(strVal(lfirst(sc)));
 		}
 		else if ((c->col = warp_group_key_text_column(&ws->prog, ws->prog.keys[m].node)) >= 0)
@@ -159,22 +159,22 @@ program_quals_joins_keys(WarpScanState *ws, WarpBuilder *b, WarpProgram *p)
 		p->joins[i].table = i;
 		p->joins[i].kind = d->kind;
 	}
-	p->nkeys = list_length(ws->key_info);
+	p->nkeys = ws->nkeys;
 	p->keys = palloc0(sizeof(WarpGroupKey) * Max(p->nkeys, 1));
 	i = 0;
-	foreach(lc, ws->key_info)
+	for (int kx = 0; kx < ws->nkeys; kx++)
 	{
-		List	   *ki = lfirst(lc);
+		WarpPlanKey *ki = &ws->keys[kx];
 
-		p->keys[i].kind = intVal(linitial(ki));
+		p->keys[i].kind = ki->kind;
 		if (p->keys[i].kind == WG_FACT)
 		{
-			p->keys[i].node = warp_compile_group_key(b, (Expr *) lsecond(ki));
+			p->keys[i].node = warp_compile_group_key(b, ki->expr);
 			if (p->keys[i].node < 0)
 				elog(ERROR, "pg_warp: could not build the program: %s", b->why_not);
 		}
 		else
-			p->keys[i].join = intVal(lthird(ki));
+			p->keys[i].join = ki->join;
 		i++;
 	}
 }
@@ -183,40 +183,39 @@ program_quals_joins_keys(WarpScanState *ws, WarpBuilder *b, WarpProgram *p)
 static void
 program_aggregates(WarpScanState *ws, WarpBuilder *b, WarpProgram *p)
 {
-	ListCell   *lc;
 	int			i;
 
 	/* room for a hidden max(display scale) per sum/avg (see below) */
-	p->naggs = list_length(ws->agg_info);
+	p->naggs = ws->naggs;
 	p->aggs = palloc0(sizeof(WarpAggSpec) * Max(2 * p->naggs, 1));
 	ws->agg_scale_agg = palloc(sizeof(int) * Max(p->naggs, 1));
 	ws->agg_square_agg = palloc(sizeof(int) * Max(p->naggs, 1));
 	i = 0;
-	foreach(lc, ws->agg_info)
+	for (int ax = 0; ax < ws->naggs; ax++)
 	{
-		List	   *ai = lfirst(lc);
+		WarpPlanAgg *ai = &ws->aggs[ax];
 		WarpAggSpec *a = &p->aggs[i++];
 		WarpType	t = WT_INT8;
 
-		a->kind = intVal(linitial(ai));
+		a->kind = ai->kind;
 		if (a->kind == WARP_AGG_VAR_INT)
 			a->kind = WA_SUM_INT8;	/* sum of x; the squares below */
 		a->arg = -1;
 		a->filter = -1;
-		if (lsecond(ai) && (Oid) intVal(lfourth(ai)) == NUMERICOID)
+		if (ai->arg && ai->argtype == NUMERICOID)
 		{
 			int			scale;
 
-			a->arg = warp_compile_numeric_agg_arg(b, (Expr *) lsecond(ai), &scale);
+			a->arg = warp_compile_numeric_agg_arg(b, ai->arg, &scale);
 			if (a->arg < 0)
 				elog(ERROR, "pg_warp: could not build the program: %s", b->why_not);
 		}
-		else if (lsecond(ai))
-			COMPILE(b, a->arg, lsecond(ai));
-		if (lthird(ai))
-			COMPILE(b, a->filter, lthird(ai));
+		else if (ai->arg)
+			COMPILE(b, a->arg, ai->arg);
+		if (ai->filter)
+			COMPILE(b, a->filter, ai->filter);
 		if (a->kind != WA_COUNT_STAR)
-			warp_type_of((Oid) intVal(lfourth(ai)), &t);
+			warp_type_of(ai->argtype, &t);
 		if (a->arg >= 0 && b->nodes[a->arg].type == WT_NUMERIC)
 		{
 			t = WT_NUMERIC;
@@ -237,20 +236,19 @@ program_aggregates(WarpScanState *ws, WarpBuilder *b, WarpProgram *p)
 static void
 program_var_squares(WarpScanState *ws, WarpBuilder *b, WarpProgram *p)
 {
-	ListCell   *lc;
 	int			i;
 
 	i = 0;
-	foreach(lc, ws->agg_info)
+	for (int ax = 0; ax < ws->naggs; ax++)
 	{
-		List	   *ai = lfirst(lc);
+		WarpPlanAgg *ai = &ws->aggs[ax];
 
-		if (intVal(linitial(ai)) == WARP_AGG_VAR_INT)
+		if (ai->kind == WARP_AGG_VAR_INT)
 		{
 			WarpAggSpec *h = &p->aggs[p->naggs];
-			Oid			argtype = (Oid) intVal(lfourth(ai));
+			Oid			argtype = ai->argtype;
 			Expr	   *wide = (Expr *) makeFuncExpr(argtype == INT2OID ? F_INT8_INT2 : F_INT8_INT4,
-													 INT8OID, list_make1(lsecond(ai)), InvalidOid,
+													 INT8OID, list_make1(ai->arg), InvalidOid,
 													 InvalidOid, COERCE_IMPLICIT_CAST);
 			Oid			mul = OpernameGetOprid(list_make1(makeString("*")), INT8OID, INT8OID);
 			Expr	   *sq = make_opclause(mul, INT8OID, false, wide, copyObject(wide),

@@ -118,7 +118,7 @@ warp_explain_one_query(Query *query, int cursorOptions, IntoClause *into,
 /* ------------------------------------------------- the star's plan */
 
 /*
- * The plan's description of each join (custom_private item 3): fact key,
+ * The plan's description of each join (WarpPlanJoin): fact key,
  * dimension key, the positions of the payload columns and of the key(s) in
  * the dimension plan's output, the join kind, and the keys for EXPLAIN.
  * false (reason noted) if a dimension plan lacks a column.
@@ -142,6 +142,7 @@ star_joins(StarInfo *si, List **joins_out)
 		Var		   *dk2 = list_nth(si->dim_keys2, foreach_current_index(fk));
 		int			key2_resno = dk2 ? target_position(dt, dk2) : 0;
 		int			kind;
+		WarpPlanJoin join;
 
 		if (key2_resno < 0)
 			key_resno = -1;
@@ -160,12 +161,14 @@ star_joins(StarInfo *si, List **joins_out)
 		/* cannot happen: nothing above a semi/anti join sees its inner side */
 		if (presnos != NIL && (kind == WARP_JOIN_SEMI || kind == WARP_JOIN_ANTI))
 			return not_offloaded("columns of a semi- or anti-joined dimension");
-		joins = lappend(joins, list_make5(lfirst(fk), lfirst(dk), presnos,
-										  makeInteger(key_resno), makeInteger(kind)));
-		/* 5: the second key column's position (0: none); 6: for EXPLAIN */
-		llast(joins) = lappend(llast(joins), makeInteger(key2_resno));
-		llast(joins) = lappend(llast(joins),
-							   list_nth(si->key_display, foreach_current_index(fk)));
+		join.fact_key = lfirst(fk);
+		join.dim_key = lfirst(dk);
+		join.payload_resnos = presnos;
+		join.key_resno = key_resno;
+		join.kind = kind;
+		join.key2_resno = key2_resno;
+		join.key_display = list_nth(si->key_display, foreach_current_index(fk));
+		joins = lappend(joins, form_warp_plan_join(&join));
 		dc = lnext(si->dims, dc);
 	}
 	*joins_out = joins;
@@ -301,36 +304,46 @@ drop_row_join_paths(RelOptInfo *rel)
 }
 
 /*
- * The plan's custom_private (warp_exec.c warp_begin reads it):
- *   0  (fact relid, first relid of the path's relation: setrefs' offset)
- *   1  fact quals, in evaluation order     2  fact attnos read
- *   3  per join (star_joins)               4  (key_info, agg_info, outmap,
- *                                             gate: constant quals)
- *   5  (fact table OID)                    6  0: this backend; 1 +
- *      GpudDeviceKind: pg_warp_gpud        7  1: a heap fact table
- *   8, 9  count(DISTINCT) counted here: its key and aggregate, or -1
- *   10 1: row mode (WarpJoin, WarpScan)
- *   11 (row mode, optional) ORDER BY ... LIMIT kept in the node (topn_order)
+ * The plan's custom_private: the star as a WarpPlanInfo, formed
+ * (warp_plan_info.h; the executor's warp_scan_state_from_plan deforms it).
+ * where: 0 for this backend, 1 + GpudDeviceKind for pg_warp_gpud; rows:
+ * row mode (WarpJoin, WarpScan), whose ORDER BY ... LIMIT
+ * warp_plan_with_order adds.
  */
 List *
 star_private(PlannerInfo *root, StarInfo *si, StarCost *sc, List *joins, Relids relids,
 			 int where, bool rows)
 {
-	List	   *priv;
+	WarpPlanInfo info;
 
-	priv = list_make5(list_make2(makeInteger(si->fact->relid),
-								 makeInteger(bms_next_member(relids, -1))),
-					  si->quals,
-					  sc->fact_attrs,
-					  joins,
-					  list_make4(si->key_info, si->agg_info, si->outmap, si->gate));
-	priv = lappend(priv, list_make1_oid(planner_rt_fetch(si->fact->relid, root)->relid));
-	priv = lappend(priv, makeInteger(where));
-	priv = lappend(priv, makeInteger(si->heap ? 1 : 0));
-	priv = lappend(priv, makeInteger(si->distinct_key));
-	priv = lappend(priv, makeInteger(si->distinct_agg));
-	priv = lappend(priv, makeInteger(rows ? 1 : 0));
-	return priv;
+	info.fact_relid = si->fact->relid;
+	info.first_relid = bms_next_member(relids, -1);
+	info.quals = si->quals;
+	info.fact_attrs = sc->fact_attrs;
+	info.joins = joins;
+	info.key_info = si->key_info;
+	info.agg_info = si->agg_info;
+	info.outmap = si->outmap;
+	info.gate = si->gate;
+	info.fact_oid = planner_rt_fetch(si->fact->relid, root)->relid;
+	info.where = where;
+	info.heap = si->heap;
+	info.distinct_key = si->distinct_key;
+	info.distinct_agg = si->distinct_agg;
+	info.rows = rows;
+	info.order = NIL;
+	return form_warp_plan_info(&info);
+}
+
+/* custom_private of a row-mode path with its ORDER BY ... LIMIT (formed) */
+List *
+warp_plan_with_order(List *priv, List *order)
+{
+	WarpPlanInfo info;
+
+	deform_warp_plan_info(priv, &info);
+	info.order = order;
+	return form_warp_plan_info(&info);
 }
 
 /* ---------------------------------------------------------- WarpPreAgg */

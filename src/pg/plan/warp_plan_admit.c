@@ -280,14 +280,15 @@ gpu_can_run(StarInfo *si)
 	}
 	foreach(lc, si->agg_info)
 	{
-		List	   *ai = lfirst(lc);
+		WarpPlanAgg pa;
 		WarpType	t = WT_INT8;
 
+		deform_warp_plan_agg(lfirst(lc), &pa);
 		/* numeric arguments: cpu_only_walker kept expressions and wide
 		 * columns back; a numeric(p <= 18) column is an int8 sum/min/max */
-		if (intVal(linitial(ai)) != WA_COUNT_STAR)
-			warp_type_of((Oid) intVal(lfourth(ai)), &t);
-		if (!warp_row_agg_exact(intVal(linitial(ai)), t))
+		if (pa.kind != WA_COUNT_STAR)
+			warp_type_of(pa.argtype, &t);
+		if (!warp_row_agg_exact(pa.kind, t))
 			return false;
 	}
 	return true;

@@ -203,7 +203,7 @@ bool
 add_group_key_as(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref, bool output)
 {
 	Var		   *v = plain_var(expr);
-	List	   *ki;
+	WarpPlanKey key = {.expr = NULL, .join = -1, .col = -1, .case_index = false, .strings = NIL};
 
 	if (v && v->varno != si->fact->relid)
 	{
@@ -223,8 +223,9 @@ add_group_key_as(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref, bool out
 		if (IsA(expr, RelabelType))
 			return not_offloaded("relabeled dimension group key");
 		pl = list_nth(si->payload, j);
-		ki = list_make4(makeInteger(WG_DIM), NULL, makeInteger(j),
-						makeInteger(list_length(pl)));
+		key.kind = WG_DIM;
+		key.join = j;
+		key.col = list_length(pl);
 		list_nth_cell(si->payload, j)->ptr_value = lappend(pl, v);
 	}
 	else
@@ -236,17 +237,21 @@ add_group_key_as(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref, bool out
 		warp_builder_init(&b, si->fact->relid, NULL);
 		if (ic)
 		{
-			/* (kind, the index CASE, -1, -1, its strings) */
+			/* the index CASE and its strings */
 			if (warp_compile_group_key(&b, ic) < 0)
 				return not_offloaded(psprintf("group key: %s", b.why_not));
-			ki = list_make5(makeInteger(WG_FACT), ic, makeInteger(-1), makeInteger(-1), strings);
+			key.kind = WG_FACT;
+			key.expr = ic;
+			key.case_index = true;
+			key.strings = strings;
 			si->fact_exprs = lappend(si->fact_exprs, ic);
 		}
 		else
 		{
 			if (warp_compile_group_key(&b, expr) < 0)
 				return not_offloaded(psprintf("group key: %s", b.why_not));
-			ki = list_make4(makeInteger(WG_FACT), expr, makeInteger(-1), makeInteger(-1));
+			key.kind = WG_FACT;
+			key.expr = expr;
 			si->fact_exprs = lappend(si->fact_exprs, expr);
 		}
 	}
@@ -255,7 +260,7 @@ add_group_key_as(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref, bool out
 		si->outmap = lappend_int(si->outmap, list_length(si->key_info));
 		add_column_to_pathtarget(pt, expr, sgref);
 	}
-	si->key_info = lappend(si->key_info, ki);
+	si->key_info = lappend(si->key_info, form_warp_plan_key(&key));
 	return true;
 }
 
@@ -344,16 +349,16 @@ engine_distinct(StarInfo *si, List *non_group)
 	 */
 	foreach(lc, si->key_info)
 	{
-		List	   *ki = lfirst(lc);
-		Expr	   *e = lsecond(ki);
+		WarpPlanKey key;
+		Expr	   *e;
 
-		if (intVal(linitial(ki)) == WG_DIM)
+		deform_warp_plan_key(lfirst(lc), &key);
+		e = key.expr;
+		if (key.kind == WG_DIM)
 		{
-			int			j = intVal(lthird(ki));
-
-			if (list_nth_int(si->kinds, j) != WARP_JOIN_INNER)
+			if (list_nth_int(si->kinds, key.join) != WARP_JOIN_INNER)
 				return NULL;
-			e = list_nth(list_nth(si->payload, j), intVal(lfourth(ki)));
+			e = list_nth(list_nth(si->payload, key.join), key.col);
 		}
 		if (!equality_is_image(exprType((Node *) e), exprCollation((Node *) e), true))
 			return NULL;
@@ -561,6 +566,7 @@ partial_aggregate(PlannerInfo *root, StarInfo *si, PathTarget *pt, Aggref *query
 	int			kind;
 	Expr	   *arg = NULL;
 	const char *why = NULL;
+	WarpPlanAgg pa;
 
 	if (si->distinct_aggref && equal(agg, si->distinct_aggref))
 	{
@@ -604,9 +610,11 @@ partial_aggregate(PlannerInfo *root, StarInfo *si, PathTarget *pt, Aggref *query
 		return not_offloaded(psprintf("aggregate FILTER: %s", why));
 	si->fact_exprs = lappend(si->fact_exprs, arg);
 	si->fact_exprs = lappend(si->fact_exprs, agg->aggfilter);
-	si->agg_info = lappend(si->agg_info,
-						   list_make4(makeInteger(kind), arg, agg->aggfilter,
-									  makeInteger((int) argtype)));
+	pa.kind = kind;
+	pa.arg = arg;
+	pa.filter = agg->aggfilter;
+	pa.argtype = argtype;
+	si->agg_info = lappend(si->agg_info, form_warp_plan_agg(&pa));
 	partial = copyObject(agg);
 	mark_partial_aggref(partial, AGGSPLIT_INITIAL_SERIAL);
 	si->outmap = lappend_int(si->outmap, -list_length(si->agg_info));

@@ -21,6 +21,8 @@
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
 
+#include "warp_plan_info.h"
+
 /* cost constants, in seq_page_cost units (see docs/ARCHITECTURE.md) */
 #define WARP_STARTUP_COST	100.0	/* per query: setup, program build */
 #define WARP_ROW_COST		0.0006	/* per fact row: load, vector loop */
@@ -56,9 +58,8 @@ typedef struct StarInfo
 	List	   *key_display;	/* per dim: NIL, or List(fact Vars, dim Vars) */
 	List	   *payload;		/* per dim: List of Var (group columns) */
 	List	   *gate;			/* constant quals (no column): evaluated once */
-	List	   *key_info;		/* per group key: List(kind, expr, join, col
-								 * [, strings of a text CASE]) */
-	List	   *agg_info;		/* per aggregate: List(kind, arg, filter, type) */
+	List	   *key_info;		/* per group key: a formed WarpPlanKey */
+	List	   *agg_info;		/* per aggregate: a formed WarpPlanAgg */
 	List	   *outmap;			/* per partial target column: key k or -(a+1) */
 	List	   *quals;			/* fact quals, in evaluation order */
 	List	   *fact_exprs;		/* fact group keys, aggregate args, filters */
@@ -120,6 +121,7 @@ extern CustomPath *serial_custom_path(RelOptInfo *parent, PathTarget *target, do
 extern bool star_joins(StarInfo *si, List **joins_out);
 extern List *star_private(PlannerInfo *root, StarInfo *si, StarCost *sc, List *joins,
 						  Relids relids, int where, bool rows);
+extern List *warp_plan_with_order(List *priv, List *order);
 extern CustomPath *star_path(RelOptInfo *parent, PathTarget *target, StarInfo *si,
 							 double rows, Cost startup, Cost total);
 extern CustomPath *parallel_star_path(CustomPath *cp, int workers, StarCost *sc);

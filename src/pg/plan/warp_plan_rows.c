@@ -28,9 +28,9 @@
 #define WARP_TOPN_MAX_ROWS	100000
 
 /*
- * ORDER BY ... LIMIT of a query whose rows are rel's, as custom_private item
- * 11 (warp_exec.c reads it): (output columns, ordering operators,
- * collations, NULLS FIRST flags, (bound)), or NIL when the
+ * ORDER BY ... LIMIT of a query whose rows are rel's, as a formed
+ * WarpPlanOrder (output columns, ordering operators, collations, NULLS
+ * FIRST flags, bound), or NIL when the
  * node cannot return its rows in that order itself: every ORDER BY item
  * must be one of rel's output columns, every output a column or a
  * constant, and nothing may come between the scan/join and the LIMIT (no
@@ -49,6 +49,7 @@ topn_order(PlannerInfo *root, RelOptInfo *rel, PathTarget **target)
 			   *colls = NIL,
 			   *nulls_first = NIL;
 	ListCell   *lc;
+	WarpPlanOrder top;
 
 	if (!bms_equal(rel->relids, root->all_baserels) ||
 		parse->sortClause == NIL || root->limit_tuples < 1 ||
@@ -147,7 +148,12 @@ topn_order(PlannerInfo *root, RelOptInfo *rel, PathTarget **target)
 		colls = lappend_oid(colls, ec->ec_collation);
 		nulls_first = lappend_int(nulls_first, pk->pk_nulls_first ? 1 : 0);
 	}
-	return list_make5(cols, ops, colls, nulls_first, list_make1_int((int) root->limit_tuples));
+	top.cols = cols;
+	top.sortops = ops;
+	top.collations = colls;
+	top.nulls_first = nulls_first;
+	top.bound = (int) root->limit_tuples;
+	return form_warp_plan_order(&top);
 }
 
 /*
@@ -319,7 +325,7 @@ try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 	}
 	if (tp != NULL)
 	{
-		tp->custom_private = lappend(list_copy(tp->custom_private), order);
+		tp->custom_private = warp_plan_with_order(tp->custom_private, order);
 		tp->path.pathkeys = root->query_pathkeys;
 		tp->path.rows = Min(rows, root->limit_tuples);
 		tp->path.total_cost = startup + sc.fact_cost / pgwarp_cpu_thread_count() +
