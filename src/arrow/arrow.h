@@ -26,7 +26,7 @@
  *   batch_rows rows, or when a fixed-width buffer would exceed
  *   max_buffer_bytes.  Per-batch min/max statistics are kept for orderable
  *   columns and written as field custom metadata min_values / max_values in
- *   the footer's schema (see docs/arrow-statistics.md).
+ *   the footer's schema (see docs/arrow_fdw.md, "Per-batch statistics").
  *
  *   Append: a file is opened for append after its last complete footer; new
  *   batches go after the old trailer and a new footer is written at close, so

@@ -176,3 +176,34 @@ def test_rescan_with_a_new_parameter_forgets_the_answers(db, tables):
     assert got == want
     assert len(set(n for _, n in want)) >= 4       # the values select differently
     assert "Rows Removed by Arrow Filter" in plan and "loops=5" in plan, plan
+
+
+def test_explain_names_the_collation_that_keeps_text_ordering_back(db, tables):
+    """Text ordering under a collation other than C / C.UTF-8 stays
+    PostgreSQL's in the engine: EXPLAIN VERBOSE names that collation and
+    what would offload it (the first-run trap of a cluster made under the
+    system's locale); under "C" the same aggregate is offloaded."""
+    coll = "en-US-x-icu" if tables else "C.utf8"
+    db.execute("SET cpu_tuple_cost = 10000")
+    db.execute("SET cpu_operator_cost = 2500")
+    try:
+        q = "SELECT count(*) FROM tord WHERE s < 'apfel' COLLATE %s"
+        plan = "\n".join(r[0] for r in db.execute(
+            "EXPLAIN (VERBOSE, COSTS OFF) " + q % '"en-US-x-icu"').fetchall()) if tables else None
+        if plan is not None:
+            assert 'text ordering under collation "%s"' % coll in plan, plan
+            assert "offloaded only under C, POSIX or C.UTF-8" in plan, plan
+            assert "WarpPreAgg" not in plan, plan
+        plan_c = "\n".join(r[0] for r in db.execute(
+            "EXPLAIN (VERBOSE, COSTS OFF) " + q % '"C"').fetchall())
+        assert "WarpPreAgg" in plan_c, plan_c
+        # and the answers agree with PostgreSQL's own
+        db.execute("SET pg_warp.enabled = off")
+        want = [db.execute(q % c).fetchone()[0] for c in ('"C"', '"%s"' % coll)]
+        db.execute("RESET pg_warp.enabled")
+        got = [db.execute(q % c).fetchone()[0] for c in ('"C"', '"%s"' % coll)]
+        assert got == want
+    finally:
+        db.execute("RESET cpu_tuple_cost")
+        db.execute("RESET cpu_operator_cost")
+        db.execute("RESET pg_warp.enabled")

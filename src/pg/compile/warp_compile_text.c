@@ -85,6 +85,39 @@ collation_orders_bytes(Oid collation)
 }
 
 /*
+ * Why a text ordering under collation stays PostgreSQL's, naming the
+ * collation (for the database default, its locale) and what would offload
+ * it: a Debian cluster takes the system's locale (often en_US.UTF-8), so
+ * this is the reason a new user meets first.
+ */
+static const char *
+text_order_refusal(Oid collation)
+{
+	const char *name;
+
+	if (!OidIsValid(collation))
+		name = "none";
+	else if (collation == DEFAULT_COLLATION_OID)
+	{
+		pg_locale_t loc = pg_newlocale_from_collation(collation);
+		const char *locale = NULL;
+
+#ifdef USE_ICU
+		if (loc && loc->provider == COLLPROVIDER_ICU)
+			locale = loc->info.icu.locale;
+#endif
+		if (locale == NULL && !loc)
+			locale = setlocale(LC_COLLATE, NULL);
+		name = psprintf("default, %s", locale ? locale : "?");
+	}
+	else
+		name = get_collation_name(collation);
+	return psprintf("text ordering under collation \"%s\": offloaded only under C, POSIX "
+					"or C.UTF-8 (COLLATE \"C\", or a database created with LOCALE 'C.UTF-8')",
+					name ? name : "?");
+}
+
+/*
  * Whether the engine can take text column v of the fact table under
  * collation: byte equality (a deterministic collation) or, with order, byte
  * order (the C collation), over the files' UTF-8 bytes (a UTF8 database:
@@ -99,7 +132,7 @@ warp_fact_text_column(WarpBuilder *b, Var *v, Oid collation, bool order)
 		why = "column of another relation or a system column";
 	else if (!OidIsValid(collation) ||
 			 !(order ? collation_orders_bytes(collation) : get_collation_isdeterministic(collation)))
-		why = order ? "text ordering under a collation other than C or C.UTF-8" :
+		why = order ? text_order_refusal(collation) :
 			"text under a nondeterministic collation";
 	else if (GetDatabaseEncoding() != PG_UTF8)
 		why = "text in a database whose encoding is not UTF8";

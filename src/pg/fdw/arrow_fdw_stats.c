@@ -6,8 +6,8 @@
  * arrow_fdw table has no pg_statistic rows until it is analyzed by name.
  * Its row count never needs them (arrow_fdw.c takes the footers' exact
  * counts); its columns' value ranges are in the footers too, as per-batch
- * min_values/max_values (docs/arrow-statistics.md).  When a column has no
- * pg_statistic row, get_relation_stats_hook hands the planner one made from
+ * min_values/max_values (docs/arrow_fdw.md, "Per-batch statistics").
+ * When a column has no pg_statistic row, get_relation_stats_hook hands the planner one made from
  * those: an equi-depth histogram of the batches' ranges, each batch's
  * non-null rows (its header's row and null counts) taken as spread evenly
  * between its min and max, and the null fraction from the same counts, so

@@ -1,6 +1,7 @@
 /*
  * arrow_skip.c — skipping record batches whose min/max statistics
- * (docs/arrow-statistics.md) show that no row can pass a WHERE clause.
+ * (docs/arrow_fdw.md, "Per-batch statistics") show that no row can pass a
+ * WHERE clause.
  *
  * Usable clauses are "column OP value" (either way round) where OP is a
  * btree comparison of the integer, float or datetime operator families and
