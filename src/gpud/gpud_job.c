@@ -544,7 +544,22 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 	}
 
 	r->use_gpu = dev->kind == GPUD_DEVICE_GPU && dev->ngpus > 0;
-	rc = r->use_gpu ? run_on_gpus(r) : 1;
+	rc = 1;
+	if (r->use_gpu)
+	{
+		/* the engine's one answer to "can the GPU driver run this exactly"
+		 * (warp_row_check.h), asked before any lane or device memory is
+		 * taken for the job */
+		const char *bad = warp_row_check(&r->prog, r->tables);
+
+		if (bad != NULL)
+		{
+			snprintf(r->fallback, sizeof(r->fallback), "%s", bad);
+			rc = -1;
+		}
+		else
+			rc = run_on_gpus(r);
+	}
 	if (rc == -1)
 	{
 		/* run it again, all of it, on the CPU driver */

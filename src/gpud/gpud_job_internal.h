@@ -24,6 +24,7 @@
 #include "warp_cpu.h"
 #include "warp_gpu.h"
 #include "warp_memlist.h"
+#include "warp_row_check.h"
 
 /*
  * Batch buffers: bump-allocated from the daemon's pinned staging memory

@@ -260,8 +260,7 @@ warp_gpu_create(int device, GpudColCache *cache, const WarpProgram *prog,
 		set_why(why, whylen, "the CUDA context is unusable");
 		return NULL;
 	}
-	if ((bad = warp_program_validate(prog)) != NULL ||
-		(bad = warp_row_check(prog, tables)) != NULL)
+	if ((bad = warp_row_check(prog, tables)) != NULL)
 	{
 		set_why(why, whylen, "%s", bad);
 		return NULL;

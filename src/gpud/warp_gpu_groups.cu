@@ -206,7 +206,7 @@ warp_gpu_estimate(const WarpProgram *p, WarpJoinTable *const *tables, warp_uint6
 	int			j;
 
 	memset(&tmp, 0, sizeof(tmp));
-	if (warp_program_validate(p) != NULL || warp_row_check(p, tables) != NULL ||
+	if (warp_row_check(p, tables) != NULL ||
 		!size_groups(&tmp, p, tables, NULL, 0))
 		return n;				/* create will refuse it anyway */
 	/* the table, and the buffer its groups are flushed through */

@@ -17,7 +17,7 @@
 
 #include "pg_warp.h"
 #include "warp.h"
-#include "warp_row.h"
+#include "warp_row_check.h"
 #include "plan/warp_plan_internal.h"
 
 bool
