@@ -12,6 +12,9 @@
 
 #include "arrow_read_internal.h"
 
+/* shared between this layer's files only: not exported from the module */
+#pragma GCC visibility push(hidden)
+
 /* Zeros standing in for empty buffers (e.g. the offsets of an empty array,
  * which writers may omit). */
 extern const int64_t zero_buffer[8];
@@ -107,5 +110,7 @@ int			check_indices(LoadCtx *lc, const ArrowField *f, const ArrowArray *a,
 						  int64_t dict_len);
 /* the dictionary of field f as of record batch lc->batch (cached) */
 int			get_dictionary(LoadCtx *lc, const ArrowField *f, ArrowArray **res);
+
+#pragma GCC visibility pop
 
 #endif							/* PGWARP_ARROW_ARRAY_INTERNAL_H */

@@ -12,6 +12,9 @@
 
 #include "arrow_write_int.h"
 
+/* shared between this layer's files only: not exported from the module */
+#pragma GCC visibility push(hidden)
+
 /* Flush once a 32-bit offset buffer passes this, so that one more value of
  * up to 1 GB (PostgreSQL's limit) still fits below 2^31. */
 #define OFFSET32_LIMIT ((int64_t) INT32_MAX)
@@ -75,5 +78,7 @@ int			dict_commit(ArrowBuilder *b, ArrowError *err);
 int			check_open(ArrowBuilder *b, ArrowError *err);
 int			offset_push(ArrowBuilder *b, int64_t off, ArrowError *err);
 int			null_internal(ArrowBuilder *b, ArrowError *err);
+
+#pragma GCC visibility pop
 
 #endif							/* PGWARP_ARROW_BUILDER_INT_H */

@@ -10,6 +10,9 @@
 #include "arrow.h"
 #include "flatbuf_read.h"
 
+/* shared between this layer's files only: not exported from the module */
+#pragma GCC visibility push(hidden)
+
 /* MessageHeader union values (Message.fbs) */
 #define ARROW_MSG_SCHEMA			1
 #define ARROW_MSG_DICTIONARY_BATCH	2
@@ -80,5 +83,7 @@ int			arrow_error_named(ArrowError *err, const char *name);
 int			arrow_verror_in(ArrowError *err, ArrowErrorCode code, int64_t offset,
 							const char *where, const char *fmt, va_list ap)
 			__attribute__((format(printf, 5, 0)));
+
+#pragma GCC visibility pop
 
 #endif							/* PGWARP_ARROW_READ_INTERNAL_H */

@@ -11,6 +11,9 @@
 #include "arrow.h"
 #include "flatbuf_build.h"
 
+/* shared between this layer's files only: not exported from the module */
+#pragma GCC visibility push(hidden)
+
 /* A growable byte buffer from the writer's allocator. */
 typedef struct WBuf
 {
@@ -205,5 +208,7 @@ int			write_dictionaries(ArrowWriter *w, ArrowError *err);
 /* ---- arrow_write_batch.c ---- */
 int			wbuf_puts(ArrowWriter *w, WBuf *b, const char *s, ArrowError *err);
 int64_t		count_entries(const char *s);
+
+#pragma GCC visibility pop
 
 #endif							/* PGWARP_ARROW_WRITE_INT_H */

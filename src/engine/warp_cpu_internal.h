@@ -20,6 +20,9 @@
 
 #include "warp_cpu.h"
 
+/* shared between this layer's files only: not exported from the module */
+#pragma GCC visibility push(hidden)
+
 /* direct-address group table when the product of payload counts is small */
 #define DIRECT_GROUPS_MAX (1 << 22)
 
@@ -203,5 +206,7 @@ extern WarpStatus cpu_aggregate_rows(WarpCpu *x, warp_int64 ne, int nu);
 
 /* warp_cpu_join.c */
 extern WarpStatus cpu_probe(WarpCpu *x, int step, warp_int64 *ne_io);
+
+#pragma GCC visibility pop
 
 #endif							/* WARP_CPU_INTERNAL_H */

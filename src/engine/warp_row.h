@@ -2,7 +2,7 @@
  *
  * warp_row.h
  *	  A row-at-a-time evaluator of a WarpProgram, compiled by both gcc and
- *	  nvcc: the body of the GPU driver's fused kernel (src/gpud/warp_gpu.cu),
+ *	  nvcc: the body of the GPU driver's fused kernel (src/gpud/warp_gpu_kernels.cu),
  *	  and testable on the CPU (test/unit/test_engine_row.c checks it against
  *	  the CPU driver, warp_cpu*.c, which is the reference for every detail).
  *
@@ -50,7 +50,7 @@
  *	  falls back.  All NaNs compare equal; the state keeps the canonical NaN.
  *
  * The pieces, each a header of its own (this one includes them all, for
- * the GPU driver, src/gpud/warp_gpu.cu, and the unit tests):
+ * the GPU driver, src/gpud/warp_gpu_kernels.cu, and the unit tests):
  *	warp_row_limits.h	the evaluator's limits
  *	warp_row_types.h	statuses, columns, environment, memo, group table
  *	warp_row_atomic.h	bit casts and the atomic updates

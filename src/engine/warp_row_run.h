@@ -20,7 +20,7 @@
 
 /*
  * A row goes through the program in steps, so that the GPU kernel can
- * regroup the rows still alive between them (warp_gpu.cu): begin, quals,
+ * regroup the rows still alive between them (warp_gpu_kernels.cu): begin, quals,
  * join keys, one probe per join, emit.  warp_row_run() is the steps in
  * order for one row.  The node memo (s) carries a row from one step to the
  * next, whichever thread runs the step.  Each step returns WARP_OK or the

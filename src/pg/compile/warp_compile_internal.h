@@ -20,6 +20,9 @@
 
 #include "warp.h"
 
+/* shared between this layer's files only: not exported from the module */
+#pragma GCC visibility push(hidden)
+
 /* one constant of a text column: its index k among the column's strings */
 typedef struct WarpTextConst
 {
@@ -75,5 +78,7 @@ extern int	warp_compile_text_null_arg(WarpBuilder *b, Expr *arg);
 extern int	warp_compile_text_cmp(WarpBuilder *b, OpExpr *op);
 extern int	warp_compile_text_like(WarpBuilder *b, OpExpr *op);
 extern int	warp_compile_text_key(WarpBuilder *b, Var *v, Oid collation);
+
+#pragma GCC visibility pop
 
 #endif							/* WARP_COMPILE_INTERNAL_H */

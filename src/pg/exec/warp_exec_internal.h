@@ -27,6 +27,9 @@
 #include "warp_group_merge.h"
 #include "exec/warp_topn.h"
 
+/* shared between this layer's files only: not exported from the module */
+#pragma GCC visibility push(hidden)
+
 /* One dimension: its plan, key column, group columns and built table. */
 typedef struct WarpDim
 {
@@ -273,5 +276,7 @@ extern void warp_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *co
 extern void warp_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 extern void warp_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
 extern void warp_shutdown(CustomScanState *node);
+
+#pragma GCC visibility pop
 
 #endif							/* WARP_EXEC_INTERNAL_H */
