@@ -5,6 +5,8 @@
 # that pg_warp_gpud drives the GPU.  Needs only psql, pg_regress's files in
 # the repository and the installed pgwarp tool (no Python packages).
 #
+#   0. the server can run vanilla PostgreSQL's reference plans (JIT loads,
+#      or jit = off)
 #   1. the daemon serves with a GPU (its status file says so)
 #   2. the regression suite (the same expected output as CI: plans are
 #      printed with pg_warp.explain_stable)
@@ -50,6 +52,17 @@ ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 q() { psql -XAtq -v ON_ERROR_STOP=1 "$@"; }
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+
+# 0. the reference: vanilla PostgreSQL's plans over heap tables must run
+# here.  A server whose JIT provider cannot load (a PostgreSQL copied
+# without its LLVM library) fails every big heap query, and each would
+# count as a wrong answer: stop with one clear line instead.
+if [ "$(q -c "SHOW jit")" = on ] &&
+	! q -c "SET jit_above_cost = 0; SELECT sum(i) FROM generate_series(1, 10) i" >/dev/null 2>&1; then
+	bad "the server cannot JIT-compile (its llvmjit library does not load): start it with -c jit=off"
+	echo "$fails failed"
+	exit 1
+fi
 
 # 1. the daemon
 datadir=$(q -c "SHOW data_directory")
