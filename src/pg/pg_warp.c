@@ -13,6 +13,7 @@
 #include "gpud_client.h"
 #include "heap_changes.h"
 #include "pg_warp.h"
+#include "fdw/arrow_pg.h"
 #include "exec/warp_dimcache.h"
 #include "warp.h"
 

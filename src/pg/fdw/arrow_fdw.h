@@ -12,6 +12,7 @@
 #include "utils/relcache.h"
 
 #include "arrow.h"
+#include "fdw/arrow_pg.h"
 
 /* Table options, parsed (arrow_fdw_options.c) */
 typedef struct ArrowFdwOptions

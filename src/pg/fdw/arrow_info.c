@@ -17,6 +17,7 @@
 #include "utils/memutils.h"
 
 #include "pg_warp.h"
+#include "fdw/arrow_pg.h"
 
 PG_FUNCTION_INFO_V1(pg_warp_arrow_schema);
 PG_FUNCTION_INFO_V1(pg_warp_arrow_batches);

@@ -19,6 +19,7 @@
 #include "utils/memutils.h"
 
 #include "pg_warp.h"
+#include "fdw/arrow_pg.h"
 
 /*
  * An allocator bound to a memory context.  Arenas and files outlive the

@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "pg_warp.h"
+#include "fdw/arrow_pg.h"
 
 static const char *
 int_type_name(const ArrowType *t)

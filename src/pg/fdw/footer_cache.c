@@ -33,6 +33,7 @@
 #include "utils/hsearch.h"
 
 #include "pg_warp.h"
+#include "fdw/arrow_pg.h"
 
 #define FOOTER_MAX	(8192 - 64)
 
