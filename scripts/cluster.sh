@@ -2,6 +2,7 @@
 # Throwaway PostgreSQL 15 cluster for tests and the demo; sourced, not run.
 #   cluster_start [postgres -c options...]   sets PGHOST PGPORT PGUSER PGDATABASE
 #                                            PGWARP_TEST_DIR CLUSTER_DIR
+#   (PGWARP_TEST_PORT picks the port, default 54329, so clusters can run side by side)
 #   cluster_stop                              stops it and removes its files
 # PostgreSQL refuses to run as root, so when we are root the server runs as
 # the unprivileged `postgres` user; clients (psql, pg_regress, pytest) run as
@@ -24,7 +25,7 @@ cluster_start() {
 	chmod 1777 "$CLUSTER_DIR/files"
 	[ "$(id -u)" -eq 0 ] && chown postgres "$CLUSTER_DIR/data" "$CLUSTER_DIR/sock"
 	chmod 700 "$CLUSTER_DIR/data"
-	export PGHOST="$CLUSTER_DIR/sock" PGPORT=54329 PGUSER=postgres PGDATABASE=postgres
+	export PGHOST="$CLUSTER_DIR/sock" PGPORT=${PGWARP_TEST_PORT:-54329} PGUSER=postgres PGDATABASE=postgres
 	export PGWARP_TEST_DIR="$CLUSTER_DIR/files" CLUSTER_DIR
 	cluster_as_server "$PG_BINDIR/initdb" -D "$CLUSTER_DIR/data" -A trust -U postgres \
 		-E UTF8 --locale=C.UTF-8 --no-sync >"$CLUSTER_DIR/initdb.log" 2>&1 ||

@@ -4,8 +4,9 @@
 set -euo pipefail
 
 APT_PKGS=(build-essential postgresql-15 postgresql-server-dev-15 postgresql-client-15
-          libpq-dev liblz4-dev libzstd-dev clang time python3 python3-pip)
-PIP_PKGS=(pyarrow pytest "psycopg[binary]" matplotlib)
+          libpq-dev liblz4-dev libzstd-dev libsnappy-dev libbrotli-dev zlib1g-dev
+          postgresql-15-postgis-3 clang time python3 python3-pip)
+PIP_PKGS=(pyarrow pytest "psycopg[binary]" matplotlib numpy shapely duckdb)
 
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
@@ -20,7 +21,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if ! python3 -c 'import pyarrow, pytest, psycopg, matplotlib' 2>/dev/null; then
+if ! python3 -c 'import pyarrow, pytest, psycopg, matplotlib, numpy, shapely, duckdb' 2>/dev/null; then
 	echo "deps: pip install ${PIP_PKGS[*]}"
 	python3 -m pip install -q "${PIP_PKGS[@]}" 2>/dev/null ||
 		python3 -m pip install -q --break-system-packages "${PIP_PKGS[@]}"

@@ -4,6 +4,7 @@ after ALTER EXTENSION pg_warp UPDATE gets them offloaded through
 pg_warp_merge (0.2, and 0.3's pg_warp_dim_cache_stats), with PostgreSQL's answers (the oracle: a heap table
 loaded from the CSV that pyarrow writes)."""
 import os
+import re
 import shutil
 import tempfile
 
@@ -16,6 +17,9 @@ import pytest
 from pwhelpers import pg_dsn
 
 DB = "pgwarp_upgrade"
+# the version ALTER EXTENSION ... UPDATE reaches: the control file's
+with open(os.path.join(os.path.dirname(__file__), "..", "..", "pg_warp.control")) as _f:
+    DEFAULT_VERSION = re.search(r"default_version\s*=\s*'([^']+)'", _f.read()).group(1)
 QUERIES = [
     "SELECT k, count(DISTINCT a) c, sum(b) s, avg(b) av, count(*) n, max(b) mx FROM {t} GROUP BY k",
     "SELECT count(DISTINCT a) c, sum(b) s, avg(b) av FROM {t}",
@@ -86,7 +90,7 @@ def test_version_0_1_then_update(old):
     assert old.execute("SELECT to_regprocedure('pg_warp_dim_cache_stats()')").fetchone()[0] is None
     old.execute("ALTER EXTENSION pg_warp UPDATE")
     assert old.execute("SELECT extversion FROM pg_extension WHERE extname = 'pg_warp'"
-                       ).fetchone()[0] == "0.3"
+                       ).fetchone()[0] == DEFAULT_VERSION
     # 0.3: the dimension caches' account
     entries, nbytes, cluster = old.execute("SELECT * FROM pg_warp_dim_cache_stats()").fetchone()
     assert entries >= 0 and nbytes >= 0 and cluster is not None and cluster >= nbytes
