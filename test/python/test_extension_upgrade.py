@@ -114,6 +114,6 @@ def test_merge_aggregate_refuses_other_plans(old):
 def test_fresh_database_gets_the_default_version(db):
     default = db.execute("SELECT default_version FROM pg_available_extensions "
                          "WHERE name = 'pg_warp'").fetchone()[0]
-    assert default == "0.3"
+    assert default == DEFAULT_VERSION
     with open(os.path.join(os.path.dirname(__file__), "..", "..", "pg_warp.control")) as f:
         assert "default_version = '%s'" % default in f.read()
