@@ -136,6 +136,60 @@ warp_row_agg_update(const WarpAggSpec *ag, WarpAggState *s, warp_int64 iv, doubl
 }
 
 /*
+ * Add accumulating state b into accumulating state *a, atomically in
+ * device code: a thread block's pre-aggregated state of a group into the
+ * group table (src/gpud/warp_gpu_tile.cu).  The sum of the updates each
+ * state took, as if every input had been added to *a itself.
+ */
+WARP_FN void
+warp_row_agg_absorb(const WarpAggSpec *ag, WarpAggState *a, const WarpAggState *b)
+{
+	if (b->count == 0)
+		return;
+	switch ((WarpAggKind) ag->kind)
+	{
+		case WA_COUNT_STAR:
+		case WA_COUNT:
+			break;
+		case WA_SUM_INT:
+		case WA_AVG_INT:
+			warp_row_add_u64((warp_uint64 *) &a->ival, (warp_uint64) b->ival);
+			break;
+		case WA_SUM_INT8:
+			{
+				warp_uint64 old = warp_row_fetch_add_u64(&a->wide_lo, b->wide_lo);
+				warp_uint64 hi = (warp_uint64) b->wide_hi + (old + b->wide_lo < old ? 1 : 0);
+
+				if (hi != 0)
+					warp_row_add_u64((warp_uint64 *) &a->wide_hi, hi);
+				break;
+			}
+		case WA_MIN:
+			if (WARP_TYPE_IS_FLOAT(ag->type))
+				warp_row_min_u64((warp_uint64 *) &a->ival, (warp_uint64) b->ival);
+			else
+				warp_row_min_i64(&a->ival, b->ival);
+			break;
+		case WA_MAX:
+			if (WARP_TYPE_IS_FLOAT(ag->type))
+				warp_row_max_u64((warp_uint64 *) &a->ival, (warp_uint64) b->ival);
+			else
+				warp_row_max_i64(&a->ival, b->ival);
+			break;
+		case WA_SUM_FLOAT:
+			warp_row_add_f64(&a->fval, b->fval);
+			break;
+		case WA_AVG_FLOAT:
+			warp_row_add_f64(&a->fval, b->fval);
+			warp_row_add_f64(&a->fsxx, b->fsxx);
+			break;
+		case WA_SUM_NUMERIC:
+			break;				/* CPU driver only (warp_row_check) */
+	}
+	warp_row_add_u64((warp_uint64 *) &a->count, (warp_uint64) b->count);
+}
+
+/*
  * An accumulating state in the CPU driver's form (what warp_cpu_group_agg
  * returns), except that avg(float)'s fsxx is still Σx² (warp_row_agg_final
  * converts it).  Fields an empty state never set are zero, as in the CPU

@@ -89,6 +89,65 @@ warp_row_copy(WarpRowState *s, int dst, int src)
 	WRS_V(s, dst) = WRS_V(s, src);
 }
 
+
+/*
+ * Integer + - * / % of PostgreSQL's int2, int4 or int8 operator (type):
+ * the one definition both the row evaluator's memo step and the tile
+ * kernels use (src/gpud/warp_gpu_tile.cu).
+ */
+WARP_FN int
+warp_row_arith_int(int type, int sub, warp_int64 av, warp_int64 bv, warp_int64 *res)
+{
+	int			st;
+
+	if (type == WT_INT8)
+	{
+		warp_int64	r = 0;
+
+		switch (sub)
+		{
+			case WARP_ARITH_ADD: st = warp_int8_pl(av, bv, &r); break;
+			case WARP_ARITH_SUB: st = warp_int8_mi(av, bv, &r); break;
+			case WARP_ARITH_MUL: st = warp_int8_mul(av, bv, &r); break;
+			case WARP_ARITH_DIV: st = warp_int8_div(av, bv, &r); break;
+			default: st = warp_int8_mod(av, bv, &r); break;
+		}
+		*res = r;
+	}
+	else if (type == WT_INT4)
+	{
+		warp_int32	a = (warp_int32) av,
+					b = (warp_int32) bv,
+					r = 0;
+
+		switch (sub)
+		{
+			case WARP_ARITH_ADD: st = warp_int4_pl(a, b, &r); break;
+			case WARP_ARITH_SUB: st = warp_int4_mi(a, b, &r); break;
+			case WARP_ARITH_MUL: st = warp_int4_mul(a, b, &r); break;
+			case WARP_ARITH_DIV: st = warp_int4_div(a, b, &r); break;
+			default: st = warp_int4_mod(a, b, &r); break;
+		}
+		*res = r;
+	}
+	else
+	{
+		warp_int16	a = (warp_int16) av,
+					b = (warp_int16) bv,
+					r = 0;
+
+		switch (sub)
+		{
+			case WARP_ARITH_ADD: st = warp_int2_pl(a, b, &r); break;
+			case WARP_ARITH_SUB: st = warp_int2_mi(a, b, &r); break;
+			case WARP_ARITH_MUL: st = warp_int2_mul(a, b, &r); break;
+			case WARP_ARITH_DIV: st = warp_int2_div(a, b, &r); break;
+			default: st = warp_int2_mod(a, b, &r); break;
+		}
+		*res = r;
+	}
+	return st;
+}
 /* values_equal of warp_cpu_eval.c (both non-NULL) */
 WARP_FN bool
 warp_row_equal(const WarpProgram *p, const WarpRowState *s, int a, int b)
@@ -140,54 +199,10 @@ warp_row_arith(const WarpNode *nd, WarpRowState *s, int ni)
 		}
 		return st;
 	}
-	if (nd->type == WT_INT8)
 	{
-		warp_int64	a = WRS_V(s, nd->a),
-					b = WRS_V(s, nd->b),
-					r = 0;
+		warp_int64	r = 0;
 
-		switch (nd->sub)
-		{
-			case WARP_ARITH_ADD: st = warp_int8_pl(a, b, &r); break;
-			case WARP_ARITH_SUB: st = warp_int8_mi(a, b, &r); break;
-			case WARP_ARITH_MUL: st = warp_int8_mul(a, b, &r); break;
-			case WARP_ARITH_DIV: st = warp_int8_div(a, b, &r); break;
-			default: st = warp_int8_mod(a, b, &r); break;
-		}
-		if (st == WARP_OK)
-			warp_row_set_int(s, ni, r);
-	}
-	else if (nd->type == WT_INT4)
-	{
-		warp_int32	a = (warp_int32) WRS_V(s, nd->a),
-					b = (warp_int32) WRS_V(s, nd->b),
-					r = 0;
-
-		switch (nd->sub)
-		{
-			case WARP_ARITH_ADD: st = warp_int4_pl(a, b, &r); break;
-			case WARP_ARITH_SUB: st = warp_int4_mi(a, b, &r); break;
-			case WARP_ARITH_MUL: st = warp_int4_mul(a, b, &r); break;
-			case WARP_ARITH_DIV: st = warp_int4_div(a, b, &r); break;
-			default: st = warp_int4_mod(a, b, &r); break;
-		}
-		if (st == WARP_OK)
-			warp_row_set_int(s, ni, r);
-	}
-	else
-	{
-		warp_int16	a = (warp_int16) WRS_V(s, nd->a),
-					b = (warp_int16) WRS_V(s, nd->b),
-					r = 0;
-
-		switch (nd->sub)
-		{
-			case WARP_ARITH_ADD: st = warp_int2_pl(a, b, &r); break;
-			case WARP_ARITH_SUB: st = warp_int2_mi(a, b, &r); break;
-			case WARP_ARITH_MUL: st = warp_int2_mul(a, b, &r); break;
-			case WARP_ARITH_DIV: st = warp_int2_div(a, b, &r); break;
-			default: st = warp_int2_mod(a, b, &r); break;
-		}
+		st = warp_row_arith_int(nd->type, nd->sub, WRS_V(s, nd->a), WRS_V(s, nd->b), &r);
 		if (st == WARP_OK)
 			warp_row_set_int(s, ni, r);
 	}

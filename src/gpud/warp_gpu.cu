@@ -320,6 +320,7 @@ warp_gpu_create(int device, GpudColCache *cache, const WarpProgram *prog,
 		goto fail;
 	if (!setup_groups(g, prog, tables, why, whylen))
 		goto fail;
+	(void) tile_launch_shape(g, prog, tables);
 	if (!CUDA_OK(cudaStreamSynchronize(g->stream)))
 		goto fail;
 	return g;

@@ -187,9 +187,15 @@ run_slices(WarpGpu *g, BatchSlot *bs, warp_int64 nrows, warp_int64 used_now,
 		env.cols = bs->d_cols;
 		env.nrows = nrows;
 		env.pre = g->pre;
-		warp_gpu_rows<<<row_grid(g, r1 - r0), g->row_threads, g->row_smem, g->stream>>>(
-			env, g->grp, (long long) r0, (long long) r1, g->d_res, g->prog->nnodes,
-			g->prog->njoins);
+		if (g->tile_on)
+		{
+			if (!tile_launch(g, &env, r0, r1, why, whylen))
+				return false;
+		}
+		else
+			warp_gpu_rows<<<row_grid(g, r1 - r0), g->row_threads, g->row_smem, g->stream>>>(
+				env, g->grp, (long long) r0, (long long) r1, g->d_res, g->prog->nnodes,
+				g->prog->njoins);
 		if (!CUDA_OK(cudaGetLastError()) ||
 			!CUDA_OK(cudaMemcpyAsync(g->h_res, g->d_res, sizeof(DevResult),
 									 cudaMemcpyDeviceToHost, g->stream)))

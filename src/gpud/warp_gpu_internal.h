@@ -27,6 +27,7 @@
 extern "C" {
 #include "warp_gpu.h"
 #include "warp_row.h"
+#include "warp_tile.h"
 }
 
 #define BLOCK_THREADS 256
@@ -125,6 +126,13 @@ struct WarpGpu
 	size_t		row_smem;		/* dynamic shared memory per block */
 	int			row_max_blocks; /* one resident wave */
 	WarpRowPre	pre;			/* the quals decided from raw values */
+
+	/* the tile kernel (warp_gpu_tile.cu), when the program has its shape */
+	bool		tile_on;
+	WarpTilePlan tile;
+	int			tile_shared_slots;	/* direct groups pre-aggregated per block */
+	size_t		tile_smem;
+	int			tile_max_blocks;
 };
 
 /* a sticky CUDA error happened: every later call fails (warp_gpu.cu) */
@@ -186,6 +194,15 @@ __global__ void warp_gpu_regroup(WarpRowGroups from, long long nslots, WarpRowGr
 /* threads, shared memory and grid of warp_gpu_rows for the program */
 extern bool row_launch_shape(WarpGpu *g, const WarpProgram *prog, int smem_optin,
 							 char *why, size_t whylen);
+
+/* ------------------------------------------- the tile kernel (warp_gpu_tile.cu) */
+
+/* whether the job runs the tile kernel, and its launch shape (at create,
+ * once the group table is set up) */
+extern bool tile_launch_shape(WarpGpu *g, const WarpProgram *prog, WarpJoinTable *const *tables);
+/* the tile kernel over rows [r0, r1) of a batch */
+extern bool tile_launch(WarpGpu *g, const WarpRowEnv *env, warp_int64 r0, warp_int64 r1,
+						char *why, size_t whylen);
 
 /* ------------------------------------------- memory (warp_gpu_memory.cu) */
 

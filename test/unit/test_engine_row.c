@@ -25,6 +25,7 @@
 #include "warp_join.h"
 #include "warp_program.h"
 #include "warp_row.h"
+#include "warp_tile.h"
 
 static void *
 test_alloc(void *ctx, size_t size)
@@ -1044,6 +1045,78 @@ free_groups(WarpRowGroups *g)
 	free(g->aggs);
 }
 
+/*
+ * Run programs of the tile shape through warp_tile_run (the tile kernel's
+ * per-row work) instead of warp_row_run; tile_runs counts the runs that
+ * did, so the test can require that the generator made some.
+ */
+static bool use_tile;
+static int	tile_runs,
+			tile_block_runs;
+
+/*
+ * The tile kernel's shared-memory form for a direct group table, done
+ * sequentially: rows [0, n) pre-aggregated into a block's own states,
+ * which then go into the group table with warp_row_agg_absorb under the
+ * keys warp_tile_direct_keys gives back.
+ */
+static int
+tile_block_run(const WarpRowEnv *env, const WarpTilePlan *tp, const WarpRowGroups *g,
+			   warp_int64 nslots, warp_int64 n, WarpRowCounts *cnt)
+{
+	const WarpProgram *p = env->p;
+	WarpAggState *acc = malloc(sizeof(WarpAggState) * (nslots * p->naggs + 1));
+	warp_uint8 *used = calloc(nslots + 1, 1);
+	warp_int64	row,
+				sl;
+	int			a,
+				st = WARP_OK;
+
+	for (sl = 0; sl < nslots; sl++)
+		for (a = 0; a < p->naggs; a++)
+			warp_row_agg_init(&p->aggs[a], &acc[sl * p->naggs + a]);
+	for (row = 0; row < n && st == WARP_OK; row++)
+	{
+		warp_int32	first[WARP_TILE_MAX_JOINS];
+		warp_int64	kv[WARP_TILE_MAX_KEYS],
+					iv[WARP_TILE_MAX_AGGS],
+					code;
+		warp_uint8	kn[WARP_TILE_MAX_KEYS],
+					ok[WARP_TILE_MAX_AGGS];
+		bool		alive,
+					passed;
+
+		st = warp_tile_probe(env, tp, row, &alive, &passed, first);
+		cnt->rows_filtered += passed;
+		if (st != WARP_OK || !alive)
+			continue;
+		st = warp_tile_emit_values(env, tp, g, row, first, kv, kn, &code, iv, ok);
+		if (st != WARP_OK)
+			break;
+		cnt->rows_joined++;
+		used[code] = 1;
+		for (a = 0; a < p->naggs && st == WARP_OK; a++)
+			if (ok[a])
+				st = warp_row_agg_update(&p->aggs[a], &acc[code * p->naggs + a], iv[a], 0.0);
+	}
+	for (sl = 0; sl < nslots && st == WARP_OK; sl++)
+	{
+		warp_int64	kv[WARP_TILE_MAX_KEYS],
+					slot;
+		warp_uint8	kn[WARP_TILE_MAX_KEYS];
+
+		if (!used[sl])
+			continue;
+		warp_tile_direct_keys(g, sl, kv, kn);
+		slot = warp_row_group(g, kv, kn, sl);
+		for (a = 0; a < p->naggs; a++)
+			warp_row_agg_absorb(&p->aggs[a], &g->aggs[slot * p->naggs + a], &acc[sl * p->naggs + a]);
+	}
+	free(acc);
+	free(used);
+	return st;
+}
+
 static int
 row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, int nb,
 		   int mode, warp_int64 max_used,
@@ -1065,6 +1138,7 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 				st = WARP_OK;
 	warp_int64	chunk = 1 + rn(300),
 				inchunk = 0;
+	WarpTilePlan *tp = NULL;
 
 	memset(&g, 0, sizeof(g));
 	memset(cnt, 0, sizeof(*cnt));
@@ -1075,6 +1149,23 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 	env.tables = tabs;
 	env.cols = cols;
 	warp_row_pre_plan(p, &env.pre);
+	if (use_tile)
+	{
+		tp = malloc(sizeof(WarpTilePlan));
+		if (!warp_tile_plan(p, tp, NULL, 0))
+		{
+			free(tp);
+			tp = NULL;
+		}
+		for (j = 0; tp && j < p->njoins; j++)
+			if (!tabs[j].unique)
+			{
+				free(tp);
+				tp = NULL;
+			}
+		if (tp)
+			tile_runs++;
+	}
 	warp_row_state_init(s, scratch, p->nnodes, nthreads, (int) rn(nthreads));
 	warp_row_prepare(p, s);
 	g.nkeys = p->nkeys;
@@ -1136,9 +1227,15 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 		}
 		env.nrows = b->n;
 		*rows_in += b->n;
+		if (tp && mode == MODE_DIRECT && p->naggs > 0 && rn(2))
+		{
+			st = tile_block_run(&env, tp, &g, nslots, b->n, cnt);
+			tile_block_runs++;
+			continue;
+		}
 		for (row = 0; row < b->n && st == WARP_OK; row++)
 		{
-			st = warp_row_run(&env, s, &g, row, cnt);
+			st = tp ? warp_tile_run(&env, tp, &g, row, cnt) : warp_row_run(&env, s, &g, row, cnt);
 			if (mode == MODE_FLUSH && ++inchunk == chunk)
 			{
 				flush_groups(p, &g, nslots, res);
@@ -1155,6 +1252,7 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 	free_groups(&g);
 	free(scratch);
 	free(s);
+	free(tp);
 	return st;
 }
 
@@ -1364,6 +1462,101 @@ gen_program(Prog *g)
 	}
 }
 
+/* ------------------------------------------------------- tile programs */
+
+/* an integer expression of the tile shape (columns, constants, + - * / %,
+ * unary minus, casts between integer types) of type t */
+static int
+gen_tile_int(Prog *g, WarpType t, int d)
+{
+	static const int c4[] = {0, 3, 11, 12},
+				c8[] = {1, 14},
+				c2[] = {4, 9};
+	int			r = d <= 0 ? rn(2) : rn(6);
+
+	switch (r)
+	{
+		case 0:
+			return t == WT_INT4 ? col(g, c4[rn(4)]) : t == WT_INT8 ? col(g, c8[rn(2)]) : col(g, c2[rn(2)]);
+		case 1:
+			return iconst(g, t, rn(4) == 0 ? (t == WT_INT2 ? 32767 : t == WT_INT4 ? 2147483647 : INT64_MAX) :
+						  (int64_t) rn(41) - 20, false);
+		case 2:
+		case 3:
+			return node(g, WN_ARITH, t, rn(5), gen_tile_int(g, t, d - 1), gen_tile_int(g, t, d - 1));
+		case 4:
+			return node(g, WN_NEG, t, 0, gen_tile_int(g, t, d - 1), -1);
+		default:
+			{
+				WarpType	from = rn(3) == 0 ? WT_INT2 : rn(2) ? WT_INT4 : WT_INT8;
+
+				return node(g, WN_CAST, t, 0, gen_tile_int(g, from, d - 1), -1);
+			}
+	}
+}
+
+/*
+ * A program of the tile shape (warp_tile.h) most of the time: range quals,
+ * inner joins on the unique tables, keys from dimensions or integer
+ * expressions, integer aggregates over such expressions.
+ */
+static void
+gen_tile_program(Prog *g)
+{
+	int			i,
+				nj = rn(4),
+				nk = rn(3),
+				na = 1 + rn(4);
+
+	prog_init(g);
+	if (rn(3))
+		gen_simple_quals(g);
+	for (i = 0; i < nj; i++)
+	{
+		int			t = rn(8) == 0 ? 3 : 0;
+		WarpJoinSpec *js = &g->joins[g->p.njoins++];
+
+		js->table = i;
+		js->key_node = rn(4) ? col(g, 11) : col(g, 0);
+		js->kind = WARP_JOIN_INNER;
+		g->tchoice[i] = t;
+	}
+	for (i = 0; i < nk; i++)
+	{
+		WarpGroupKey *k = &g->keys[g->p.nkeys++];
+
+		if (g->p.njoins > 0 && rn(3))
+		{
+			k->kind = WG_DIM;
+			k->join = rn(g->p.njoins);
+		}
+		else
+		{
+			k->kind = WG_FACT;
+			k->node = rn(3) ? col(g, rn(2) ? 4 : 5) : gen_tile_int(g, WT_INT4, 1);
+		}
+	}
+	for (i = 0; i < na; i++)
+	{
+		static const int kinds[] = {WA_COUNT_STAR, WA_COUNT, WA_SUM_INT, WA_AVG_INT,
+		WA_SUM_INT8, WA_MIN, WA_MAX};
+		WarpAggSpec *ag = &g->aggs[g->p.naggs++];
+
+		ag->kind = kinds[rn(7)];
+		ag->filter = -1;
+		ag->arg = -1;
+		ag->type = WT_INT8;
+		if (ag->kind == WA_SUM_INT || ag->kind == WA_AVG_INT)
+			ag->arg = gen_tile_int(g, rn(2) ? WT_INT2 : WT_INT4, 1 + rn(2));
+		else if (ag->kind == WA_SUM_INT8)
+			ag->arg = gen_tile_int(g, WT_INT8, 1 + rn(2));
+		else if (ag->kind != WA_COUNT_STAR)
+			ag->arg = rn(5) == 0 ? col(g, 5) : gen_tile_int(g, rn(2) ? WT_INT8 : WT_INT4, 1 + rn(2));
+		if (ag->arg >= 0)
+			ag->type = g->nodes[ag->arg].type;
+	}
+}
+
 /* the join tables of a generated program, by join index */
 static void
 program_tables(const Prog *g, WarpJoinTable **out)
@@ -1564,6 +1757,60 @@ TEST(random_programs_match_cpu_driver)
 	CHECK(n_pre_programs > 200);
 	CHECK(n_pre_merged > 20);
 	CHECK(n_pre_never > 10);
+}
+
+/*
+ * The tile path (warp_tile_run, the tile kernel's per-row work) against
+ * the CPU driver, over programs of the tile shape: every result and every
+ * row error the same.
+ */
+TEST(tile_programs_match_cpu_driver)
+{
+	int			round,
+				failures = 0;
+
+	build_tables();
+	use_tile = true;
+	tile_runs = 0;
+	n_compared = 0;
+	n_both_failed = 0;
+	for (round = 0; round < 24; round++)
+	{
+		Batch		batches[2];
+		int			nb = 1 + rn(2),
+					bi,
+					pi;
+
+		setup_fields(round % 2 == 1, ARROW_TIME_MICROSECOND);
+		for (bi = 0; bi < nb; bi++)
+			make_batch(&batches[bi], rn(5) == 0 ? rn(3) : 300 + rn(1500), round % 3 == 2,
+					   round % 5 == 4);
+		for (pi = 0; pi < 25; pi++)
+		{
+			Prog		g;
+			char		fail[512] = "";
+
+			gen_tile_program(&g);
+			if (g.overflow || warp_program_validate(&g.p) != NULL)
+				continue;
+			check_program(&g, batches, nb, fail, sizeof(fail));
+			if (fail[0])
+			{
+				if (failures++ < 5)
+					printf("tile round %d program %d: %s\n", round, pi, fail);
+				CHECK(fail[0] == 0);
+			}
+		}
+		for (bi = 0; bi < nb; bi++)
+			free_batch(&batches[bi]);
+	}
+	use_tile = false;
+	printf("  tile programs: %d driver runs on the tile path (%d batches pre-aggregated), "
+		   "%d compared, %d failed on both\n", tile_runs, tile_block_runs, n_compared, n_both_failed);
+	CHECK(tile_block_runs > 100);
+	CHECK(tile_runs > 300);
+	CHECK(n_compared > 300);
+	CHECK(n_both_failed > 10);
 }
 
 /* a hand-written star join: every agg kind, duplicate keys, exact values */
@@ -1873,6 +2120,7 @@ int
 main(void)
 {
 	RUN(random_programs_match_cpu_driver);
+	RUN(tile_programs_match_cpu_driver);
 	RUN(star_join_every_aggregate);
 	RUN(no_group_keys_and_empty_input);
 	RUN(float_edge_values);
