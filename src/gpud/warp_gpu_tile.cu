@@ -15,12 +15,16 @@
  *	  The launch shape (tile_launch_shape) is chosen once per job;
  *	  warp_gpu_batch.cu launches the tile kernel for a job whose program
  *	  has the shape and whose join tables have unique keys, and
- *	  warp_gpu_rows otherwise.  PG_WARP_GPU_TILE=0 in the daemon's
- *	  environment turns the tile kernel off (for A/B measurements).
+ *	  warp_gpu_rows otherwise.  The tile kernel is off unless the
+ *	  daemon's environment has PG_WARP_GPU_TILE=1: its per-row work is
+ *	  tested on the CPU against the CPU driver (test_engine_row), but the
+ *	  kernel has not yet run on a GPU (installcheck-gpu and the SSB A/B of
+ *	  scripts/bench_gpu_tile_ab.sh are what turn it on by default).
  *
  *-------------------------------------------------------------------------
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "warp_gpu_internal.h"
 
@@ -168,7 +172,7 @@ warp_gpu_tile(const __grid_constant__ WarpRowEnv env, const __grid_constant__ Wa
 /*
  * Whether this job runs the tile kernel, and its launch shape: the program
  * has the tile shape, every join table has unique keys (one joined row per
- * fact row), and the environment does not turn it off.  A direct group
+ * fact row), and the environment turns it on.  A direct group
  * table small enough gets the shared-memory pre-aggregation.
  */
 bool
@@ -181,7 +185,7 @@ tile_launch_shape(WarpGpu *g, const WarpProgram *prog, WarpJoinTable *const *tab
 				j;
 
 	g->tile_on = false;
-	if (env && env[0] == '0')
+	if (env == NULL || strcmp(env, "1") != 0)
 		return false;
 	if (!warp_tile_plan(prog, &g->tile, why, sizeof(why)))
 		return false;
