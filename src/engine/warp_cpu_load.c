@@ -39,6 +39,9 @@ warp_cpu_can_load(const ArrowField *f, WarpType type)
 			{
 				int			max_bits = type == WT_INT2 ? 16 : type == WT_INT4 ? 32 : 64;
 
+				/* a Duration declared bigint: its count of the unit */
+				if (t->id == ARROW_TYPE_DURATION)
+					return type == WT_INT8;
 				if (t->id != ARROW_TYPE_INT)
 					return false;
 				/* the reading side's mapping: UInt8->int2, UInt16->int4,
@@ -212,8 +215,9 @@ load_decimal_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 
 /*
  * A numeric(19 <= p <= 38, s) column (WARP_DECIMAL_WIDE): Decimal128 values
- * of scale s as 128-bit unscaled integers, each checked against the
- * declared precision (numeric expressions' bounds rest on it).
+ * of scale s as 128-bit unscaled integers, or integers (UInt64 included)
+ * times 10^s, each checked against the declared precision (numeric
+ * expressions' bounds rest on it).
  */
 static WarpLoadStatus
 load_wide_decimal_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
@@ -226,11 +230,18 @@ load_wide_decimal_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *
 	warp_int128 limit = 1;		/* 10^precision */
 	int			k;
 
-	if (a->field->has_dict || t->id != ARROW_TYPE_DECIMAL || t->bit_width != 128 ||
-		t->dec_scale != cs->scale || a->values == NULL || cs->precision > 38)
+	warp_int128 mult = 1;
+	bool		isint = t->id == ARROW_TYPE_INT;
+
+	if (a->field->has_dict || a->values == NULL || cs->precision > 38 ||
+		(!isint && (t->id != ARROW_TYPE_DECIMAL || t->bit_width != 128 ||
+					t->dec_scale != cs->scale)) ||
+		(isint && cs->scale > 18))
 		return WARP_LOAD_UNSUPPORTED;
 	for (k = 0; k < cs->precision; k++)
 		limit *= 10;
+	for (k = 0; isint && k < cs->scale; k++)
+		mult *= 10;
 	for (k = 0; k < n; k++)
 	{
 		int			i = sel[k];
@@ -241,10 +252,21 @@ load_wide_decimal_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *
 		nul[i] = arrow_is_null(a, x->vstart + i);
 		if (nul[i])
 			continue;
-		p = a->values + (a->offset + x->vstart + i) * 16;
-		memcpy(&lo, p, 8);
-		memcpy(&hi, p + 8, 8);
-		out[i] = (warp_int128) (((warp_uint128) (warp_uint64) hi << 64) | lo);
+		if (isint)
+		{
+			/* at most 2^64 * 10^18 in magnitude: no overflow */
+			if (!t->is_signed && t->bit_width == 64)
+				out[i] = (warp_int128) arrow_get_uint64(a, x->vstart + i) * mult;
+			else
+				out[i] = (warp_int128) arrow_get_int(a, x->vstart + i) * mult;
+		}
+		else
+		{
+			p = a->values + (a->offset + x->vstart + i) * 16;
+			memcpy(&lo, p, 8);
+			memcpy(&hi, p + 8, 8);
+			out[i] = (warp_int128) (((warp_uint128) (warp_uint64) hi << 64) | lo);
+		}
 		if (out[i] >= limit || out[i] <= -limit)
 		{
 			*bad = i;
@@ -770,7 +792,8 @@ cpu_load_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 				for (k = 0; k < n; k++)
 					out[sel[k]] = in[sel[k]];
 		}
-		else if (t->id == ARROW_TYPE_INT && t->bit_width == 64 && t->is_signed)
+		else if ((t->id == ARROW_TYPE_INT && t->bit_width == 64 && t->is_signed) ||
+				 t->id == ARROW_TYPE_DURATION)
 		{
 			const warp_int64 *in = (const warp_int64 *) a->values + base;
 

@@ -120,6 +120,7 @@ warp_row_phys(const ArrowType *t)
 		case ARROW_TYPE_DATE:
 			return t->unit == ARROW_DATE_MILLISECOND ? WRP_I64 : WRP_I32;
 		case ARROW_TYPE_TIMESTAMP:
+		case ARROW_TYPE_DURATION:
 			return WRP_I64;
 		case ARROW_TYPE_DECIMAL:
 			return t->bit_width == 128 ? WRP_D128 : WRP_NONE;

@@ -14,6 +14,9 @@
 
 #include "warp_tile.h"
 
+static bool refuse(char *why, size_t whylen, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
 static bool
 refuse(char *why, size_t whylen, const char *fmt,...)
 {

@@ -6,9 +6,12 @@
  * and applied per value (arrow_datum_get).  What may be declared for an
  * Arrow type (arrow_datum_check_type) follows DESIGN.md's mapping, widened
  * where no value can be lost (Int32 into bigint or numeric, Float32 into
- * float8), plus: Utf8 into any type with a text input function (json, uuid,
- * varchar(n), enums...: the type's own input function checks each value), and
- * the Null type into anything.
+ * float8; every Int into numeric(p, s) with p - s digits enough for the
+ * type, UInt64 into numeric(20, 0); Duration into bigint, its count of the
+ * unit), plus: Utf8 into any type with a text input function (json, uuid,
+ * varchar(n), enums...: the type's own input function checks each value),
+ * nested values (lists, structs, maps of any depth) into json or jsonb
+ * (arrow_json.c), and the Null type into anything.
  */
 #include "postgres.h"
 
@@ -52,7 +55,8 @@ typedef enum ConvOp
 	CONV_UUID,
 	CONV_ARRAY,
 	CONV_COMPOSITE,
-	CONV_MAP					/* Map: array of (key, value) composites */
+	CONV_MAP,					/* Map: array of (key, value) composites */
+	CONV_JSON					/* a nested value as json or jsonb (arrow_json.c) */
 } ConvOp;
 
 struct ArrowDatumConv
@@ -77,6 +81,8 @@ struct ArrowDatumConv
 	TupleDesc	tupdesc;
 	int		   *child_of_attr;
 	struct ArrowDatumConv **attrs;
+	/* CONV_JSON */
+	ArrowJsonPlan *json;
 };
 
 static const char *plan_conv(ArrowDatumConv *conv, const ArrowField *field,
@@ -87,6 +93,27 @@ int_fits(const ArrowType *t, int bits)
 {
 	/* signed Int(w) fits in signed bits >= w; unsigned Int(w) needs bits > w */
 	return t->is_signed ? t->bit_width <= bits : t->bit_width < bits;
+}
+
+/* numeric, or numeric(p, s) with room for the type's every value: p - s
+ * digits before the point (a uint64 needs 20, an int64 19) */
+static bool
+int_fits_numeric(const ArrowType *t, int32 typmod)
+{
+	int			p,
+				s,
+				digits;
+
+	if (!pgwarp_numeric_typmod(typmod, &p, &s))
+		return true;
+	switch (t->bit_width)
+	{
+		case 8: digits = 3; break;
+		case 16: digits = 5; break;
+		case 32: digits = 10; break;
+		default: digits = t->is_signed ? 19 : 20; break;
+	}
+	return p - s >= digits;
 }
 
 static const char *
@@ -104,7 +131,7 @@ plan_scalar(ArrowDatumConv *conv, const ArrowType *t, Oid typid, int32 typmod)
 				conv->op = CONV_INT4;
 			else if (typid == INT8OID && int_fits(t, 64))
 				conv->op = CONV_INT8;
-			else if (typid == NUMERICOID && typmod < 0)
+			else if (typid == NUMERICOID && int_fits_numeric(t, typmod))
 				conv->op = CONV_INT_NUMERIC;
 			else
 				return "the declared type cannot hold every value of this integer type";
@@ -153,10 +180,18 @@ plan_scalar(ArrowDatumConv *conv, const ArrowType *t, Oid typid, int32 typmod)
 					: "a Timestamp without time zone maps to timestamp";
 			conv->op = CONV_TIMESTAMP;
 			return NULL;
-		case ARROW_TYPE_INTERVAL:
 		case ARROW_TYPE_DURATION:
+			if (typid == INT8OID)
+			{
+				/* the count of the Duration's unit */
+				conv->op = CONV_INT8;
+				return NULL;
+			}
+			/* FALLTHROUGH */
+		case ARROW_TYPE_INTERVAL:
 			if (typid != INTERVALOID)
-				return "Interval and Duration map to interval";
+				return t->id == ARROW_TYPE_INTERVAL ? "Interval maps to interval"
+					: "Duration maps to interval or bigint (its count of the unit)";
 			conv->op = t->id == ARROW_TYPE_INTERVAL ? CONV_INTERVAL : CONV_DURATION;
 			return NULL;
 		case ARROW_TYPE_UTF8:
@@ -255,6 +290,16 @@ plan_conv(ArrowDatumConv *conv, const ArrowField *field, Oid typid, int32 typmod
 	conv->field = field;
 	conv->typid = base;
 	conv->typmod = typmod;
+	if ((base == JSONOID || base == JSONBOID) && arrow_json_nested(field))
+	{
+		const char *why = arrow_json_check(field);
+
+		if (why)
+			return why;
+		conv->json = arrow_json_plan(field, conv->colname ? conv->colname : field->name);
+		conv->op = CONV_JSON;
+		return NULL;
+	}
 	switch (field->type.id)
 	{
 		case ARROW_TYPE_LIST:
@@ -636,6 +681,8 @@ convert_value(ArrowDatumConv *conv, const ArrowArray *a, int64 i, bool *isnull)
 			return convert_array(conv, a, i);
 		case CONV_COMPOSITE:
 			return convert_composite(conv, a, i);
+		case CONV_JSON:
+			return arrow_json_get(conv->json, a, i, conv->typid);
 		case CONV_NULL:
 			break;
 	}

@@ -40,6 +40,13 @@ extern const char *arrow_datum_check_type(const ArrowField *field, Oid typid,
 										  int32 typmod);
 /* Convert value i of a loaded array to a Datum of the declared type. */
 typedef struct ArrowDatumConv ArrowDatumConv;
+
+/* nested values as json/jsonb (arrow_json.c) */
+typedef struct ArrowJsonPlan ArrowJsonPlan;
+extern bool arrow_json_nested(const ArrowField *field);
+extern const char *arrow_json_check(const ArrowField *field);
+extern ArrowJsonPlan *arrow_json_plan(const ArrowField *field, const char *colname);
+extern Datum arrow_json_get(ArrowJsonPlan *jp, const ArrowArray *a, int64 i, Oid typid);
 extern ArrowDatumConv *arrow_datum_conv_create(const ArrowField *field,
 											   Oid typid, int32 typmod,
 											   const char *colname);

@@ -100,8 +100,9 @@ pgwarp_arrow_pg_type_name(const ArrowField *field, char *buf, size_t len,
 				case ARROW_TYPE_LARGE_LIST:
 				case ARROW_TYPE_FIXED_SIZE_LIST:
 				case ARROW_TYPE_MAP:
-					*why_not = "lists of lists have no PostgreSQL array equivalent";
-					return false;
+					/* ragged, so no PostgreSQL array: the JSON of the value */
+					strlcpy(buf, "jsonb", len);
+					return true;
 				default:
 					break;
 			}
