@@ -617,6 +617,9 @@ typedef struct ArrowWriterOptions
 								 * output that can be regenerated, such as
 								 * pgwarp ssb gen's); the temporary file is
 								 * still renamed into place only when complete */
+	bool		stream;			/* create mode: the IPC stream format (no
+								 * magic, no footer, so no statistics; an
+								 * end-of-stream marker at close) */
 } ArrowWriterOptions;
 
 typedef struct ArrowWriter ArrowWriter;

@@ -417,7 +417,8 @@ arrow_writer_create(ArrowWriter **wp, const char *path,
 		w->tmp_path = NULL;		/* nothing to unlink */
 		goto fail;
 	}
-	if (out_write(w, magic, 8, err) < 0 || write_schema_message(w, err) < 0)
+	if ((!w->opts.stream && out_write(w, magic, 8, err) < 0) ||
+		write_schema_message(w, err) < 0)
 		goto fail;
 	*wp = w;
 	return 0;
@@ -619,6 +620,12 @@ arrow_writer_append(ArrowWriter **wp, const char *path,
 	char		diff[512];
 
 	*wp = NULL;
+	if (opts && opts->stream)
+	{
+		arrow_error(err, ARROW_ERR_INVALID, -1,
+					"%s: appending writes the Arrow file format, not a stream", path);
+		return -1;
+	}
 	memset(&oo, 0, sizeof(oo));
 	oo.allocator = opts ? opts->allocator : NULL;
 	arrow_arena_init(&tmp, oo.allocator ? oo.allocator : &arrow_malloc_allocator);
@@ -744,6 +751,15 @@ arrow_writer_close(ArrowWriter *w, ArrowError *err)
 	/* every dictionary must exist for readers, even if never used */
 	if (write_dictionaries(w, err) < 0)
 		goto fail;
+	if (w->opts.stream)
+	{
+		/* the stream format ends with an end-of-stream marker, no footer */
+		static const uint32_t eos[2] = {0xFFFFFFFFu, 0};
+
+		if (out_write(w, eos, sizeof(eos), err) < 0 || out_flush(w, err) < 0)
+			goto fail;
+		goto written;
+	}
 
 	n_b = (int) (w->batch_blocks.len / sizeof(ArrowBlock));
 	n_d = (int) (w->dict_blocks.len / sizeof(ArrowBlock));
@@ -799,6 +815,7 @@ arrow_writer_close(ArrowWriter *w, ArrowError *err)
 		out_write(w, MAGIC, 6, err) < 0 ||
 		out_flush(w, err) < 0)
 		goto fail;
+written:
 	if (!(w->opts.no_sync && !w->append) && fsync(w->fd) < 0)
 	{
 		io_error(w, "could not fsync", errno, err);

@@ -45,6 +45,9 @@ static const char *dump_usage =
 "  --compress CODEC       compress buffers with lz4 or zstd (default: none)\n"
 "  --append               append to OUT (created if missing; the schema must\n"
 "                         match)\n"
+"  --format FORMAT        file (the default: the IPC file format, with\n"
+"                         batch statistics in its footer) or stream (the IPC\n"
+"                         stream format, which has no footer, so no statistics)\n"
 "  --numeric-as-text      write unconstrained numeric (and numeric(p>38))\n"
 "                         columns as text instead of Decimal128(38, s)\n"
 "  -q, --quiet            no progress on stderr\n"
@@ -508,6 +511,7 @@ parse_dump_args(int argc, char **argv, DumpOpts *o)
 		{"batch-rows", required_argument, NULL, 'r'},
 		{"compress", required_argument, NULL, 'z'},
 		{"append", no_argument, NULL, 'a'},
+		{"format", required_argument, NULL, 'f'},
 		{"numeric-as-text", no_argument, NULL, 'n'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
@@ -548,6 +552,13 @@ parse_dump_args(int argc, char **argv, DumpOpts *o)
 			case 'a':
 				o->append = true;
 				break;
+			case 'f':
+				if (strcmp(optarg, "stream") == 0)
+					o->wopts.stream = true;
+				else if (strcmp(optarg, "file") != 0)
+					return pgw_usage_error("dump", "unknown format \"%s\" (file or stream)",
+										   optarg);
+				break;
 			case 'n':
 				o->numeric_as_text = true;
 				break;
@@ -571,6 +582,8 @@ parse_dump_args(int argc, char **argv, DumpOpts *o)
 		return pgw_usage_error("dump", "give exactly one of -c QUERY and -t TABLE");
 	if (o->outpath == NULL || o->outpath[0] == '\0')
 		return pgw_usage_error("dump", "missing -o OUT");
+	if (o->append && o->wopts.stream)
+		return pgw_usage_error("dump", "--append writes the Arrow file format, not a stream");
 	return -1;
 }
 

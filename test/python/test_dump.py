@@ -647,3 +647,52 @@ def test_constant_memory(pg, dsn, scratch):
     # holding all rows needs at least `size` bytes (the Arrow data itself);
     # a streaming dump needs a few batches of 65536 rows (~4 MB each)
     assert rss < size / 4, "max RSS %.1f MB for %.1f MB of data" % (rss / 2 ** 20, size / 2 ** 20)
+
+
+# ------------------------------------------------------ the stream format
+
+@pytest.mark.parametrize("extra", [[], ["--batch-rows", "2", "--compress", "zstd"]])
+def test_dump_stream_format(pg, dsn, scratch, extra):
+    """--format stream writes the IPC stream format: pyarrow reads it as a
+    stream (and fully validates it) with the same schema and values as the
+    file format's dump of the same table, and arrow_fdw reads it too."""
+    f_out = os.path.join(scratch, "all.arrow")
+    s_out = os.path.join(scratch, "all.stream")
+    res = run_dump("-d", dsn, "-t", "pwt_all", "-o", f_out, *extra)
+    assert res.rc == 0, res.describe()
+    res = run_dump("-d", dsn, "-t", "pwt_all", "-o", s_out, "--format", "stream", *extra)
+    assert res.rc == 0, res.describe()
+    with open(s_out, "rb") as f:
+        assert f.read(6) != b"ARROW1"
+    stream = ipc.open_stream(s_out).read_all()
+    stream.validate(full=True)
+    _, table = read_file(f_out)
+    # the same types and pg_type metadata; statistics live in a file's footer only
+    assert stream.schema.equals(table.schema, check_metadata=False)
+    for sf, ff in zip(stream.schema, table.schema):
+        assert sf.metadata == {k: v for k, v in ff.metadata.items()
+                               if k not in (b"min_values", b"max_values")}, sf.name
+    assert stream.num_rows == table.num_rows
+    for name in table.schema.names:
+        # NaN != NaN in equals(): compare the values' canonical forms
+        assert [canon(v) for v in arrow_values(stream.column(name))] == \
+            [canon(v) for v in arrow_values(table.column(name))], name
+    with pg.cursor() as cur:
+        cur.execute("CREATE EXTENSION IF NOT EXISTS pg_warp")
+        cur.execute("DROP FOREIGN TABLE IF EXISTS pwt_stream")
+        cur.execute("CREATE FOREIGN TABLE pwt_stream (id integer) SERVER arrow_fdw "
+                    "OPTIONS (file '%s')" % s_out.replace("'", "''"))
+        cur.execute("SELECT count(*), sum(id) FROM pwt_stream")
+        got = cur.fetchone()
+        cur.execute("SELECT count(*), sum(id) FROM pwt_all")
+        assert got == cur.fetchone()
+        cur.execute("DROP FOREIGN TABLE pwt_stream")
+
+
+def test_dump_stream_format_usage_errors(dsn, scratch):
+    out = os.path.join(scratch, "x.stream")
+    res = run_dump("-d", dsn, "-c", "SELECT 1", "-o", out, "--format", "stream", "--append")
+    assert res.rc == 2 and "--append" in res.err, res.describe()
+    res = run_dump("-d", dsn, "-c", "SELECT 1", "-o", out, "--format", "parquet")
+    assert res.rc == 2 and "unknown format" in res.err, res.describe()
+    assert not os.path.exists(out)
