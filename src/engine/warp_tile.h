@@ -256,6 +256,33 @@ warp_tile_direct_keys(const WarpRowGroups *g, warp_int64 code, warp_int64 *kv, w
 	}
 }
 
+/* a joined row's aggregate inputs into the states sa[0 .. naggs) */
+WARP_FN_INLINE int
+warp_tile_update(const WarpAggSpec *aggs, int naggs, WarpAggState *sa, const warp_int64 *iv,
+				 const warp_uint8 *ok)
+{
+	int			a,
+				st;
+
+	for (a = 0; a < naggs; a++)
+		if (ok[a] && (st = warp_row_agg_update(&aggs[a], &sa[a], iv[a], 0.0)) != WARP_OK)
+			return st;
+	return WARP_OK;
+}
+
+/* ... into its group of the table g (created if new) */
+WARP_FN_INLINE int
+warp_tile_aggregate(const WarpAggSpec *aggs, int naggs, const WarpRowGroups *g,
+					const warp_int64 *kv, const warp_uint8 *kn, warp_int64 code,
+					const warp_int64 *iv, const warp_uint8 *ok)
+{
+	warp_int64	slot = warp_row_group(g, kv, kn, code);
+
+	if (slot < 0)
+		return WARP_ROW_FULL;
+	return warp_tile_update(aggs, naggs, &g->aggs[slot * naggs], iv, ok);
+}
+
 /*
  * Row `row` through the whole program into g, as warp_row_run does: the
  * host's form of the kernel's per-row work (the unit tests compare the two).
@@ -269,12 +296,10 @@ warp_tile_run(const WarpRowEnv *env, const WarpTilePlan *tp, const WarpRowGroups
 	warp_uint8	kn[WARP_TILE_MAX_KEYS];
 	warp_int64	iv[WARP_TILE_MAX_AGGS];
 	warp_uint8	ok[WARP_TILE_MAX_AGGS];
-	warp_int64	code,
-				slot;
+	warp_int64	code;
 	bool		alive,
 				passed;
-	int			a,
-				st;
+	int			st;
 
 	st = warp_tile_probe(env, tp, row, &alive, &passed, first);
 	if (passed)
@@ -284,15 +309,7 @@ warp_tile_run(const WarpRowEnv *env, const WarpTilePlan *tp, const WarpRowGroups
 	if ((st = warp_tile_emit_values(env, tp, g, row, first, kv, kn, &code, iv, ok)) != WARP_OK)
 		return st;
 	cnt->rows_joined++;
-	slot = warp_row_group(g, kv, kn, code);
-	if (slot < 0)
-		return WARP_ROW_FULL;
-	for (a = 0; a < tp->naggs; a++)
-		if (ok[a] &&
-			(st = warp_row_agg_update(&env->p->aggs[a], &g->aggs[slot * tp->naggs + a],
-									  iv[a], 0.0)) != WARP_OK)
-			return st;
-	return WARP_OK;
+	return warp_tile_aggregate(env->p->aggs, tp->naggs, g, kv, kn, code, iv, ok);
 }
 
 #endif							/* WARP_TILE_H */

@@ -108,8 +108,7 @@ warp_gpu_tile(const __grid_constant__ WarpRowEnv env, const __grid_constant__ Wa
 			warp_uint8	kn[WARP_TILE_MAX_KEYS];
 			warp_int64	iv[WARP_TILE_MAX_AGGS];
 			warp_uint8	ok[WARP_TILE_MAX_AGGS];
-			warp_int64	code,
-						slot;
+			warp_int64	code;
 			int			st;
 
 			if (!alive[i])
@@ -123,22 +122,11 @@ warp_gpu_tile(const __grid_constant__ WarpRowEnv env, const __grid_constant__ Wa
 			njoined++;
 			if (shared_slots > 0)
 			{
-				WarpAggState *sa = &acc[(size_t) code * naggs];
-
 				used[code] = 1;
-				for (a = 0; a < naggs; a++)
-					if (ok[a] && (st = warp_row_agg_update(&aggs[a], &sa[a], iv[a], 0.0)) != WARP_OK)
-						break;
+				st = warp_tile_update(aggs, naggs, &acc[(size_t) code * naggs], iv, ok);
 			}
 			else
-			{
-				slot = warp_row_group(&grp, kv, kn, code);
-				if (slot < 0)
-					st = WARP_ROW_FULL;
-				for (a = 0; a < naggs && st == WARP_OK; a++)
-					if (ok[a])
-						st = warp_row_agg_update(&aggs[a], &grp.aggs[slot * naggs + a], iv[a], 0.0);
-			}
+				st = warp_tile_aggregate(aggs, naggs, &grp, kv, kn, code, iv, ok);
 			if (st != WARP_OK)
 				tile_fail(res, st, row);
 		}

@@ -1095,9 +1095,7 @@ tile_block_run(const WarpRowEnv *env, const WarpTilePlan *tp, const WarpRowGroup
 			break;
 		cnt->rows_joined++;
 		used[code] = 1;
-		for (a = 0; a < p->naggs && st == WARP_OK; a++)
-			if (ok[a])
-				st = warp_row_agg_update(&p->aggs[a], &acc[code * p->naggs + a], iv[a], 0.0);
+		st = warp_tile_update(p->aggs, p->naggs, &acc[code * p->naggs], iv, ok);
 	}
 	for (sl = 0; sl < nslots && st == WARP_OK; sl++)
 	{
