@@ -209,6 +209,14 @@ typedef struct ArrowType
 	int32_t		fixed_size;		/* FixedSizeBinary byteWidth, FixedSizeList
 								 * listSize */
 	bool		keys_sorted;	/* Map */
+	/*
+	 * Utf8View/BinaryView in the file: the schema shows LargeUtf8/LargeBinary
+	 * and loading materializes the views as such arrays (offsets and data),
+	 * so every reader of strings works unchanged.  In a record batch the
+	 * field has two buffers (validity, views) plus its variadic data buffers
+	 * (ArrowBatchMeta.variadic).
+	 */
+	bool		view;
 } ArrowType;
 
 typedef struct ArrowKeyValue
@@ -264,7 +272,9 @@ typedef struct ArrowSchema
 	int			n_metadata;
 	ArrowKeyValue *metadata;
 	int			n_nodes;		/* field nodes per record batch */
-	int			n_buffers;		/* buffers per record batch */
+	int			n_buffers;		/* buffers per record batch (besides view
+								 * fields' variadic ones) */
+	int			n_view_fields;	/* fields read from Utf8View/BinaryView */
 } ArrowSchema;
 
 /* Computes node/buffer indices of every field; checks nesting depth and
@@ -415,6 +425,20 @@ typedef struct ArrowBatchMeta
 	/* set when decoding a dictionary batch message */
 	int64_t		dict_id;
 	bool		is_delta;
+	/*
+	 * View fields' data buffers (the message's variadic buffers), taken out
+	 * of buffers[] so that every field keeps its schema position there:
+	 * those of the field at node n are variadic[var_first[n] ..
+	 * var_first[n] + var_count[n]) (arrays by node index; NULL without view
+	 * fields).
+	 */
+	int			n_variadic;
+	ArrowBufferRef *variadic;
+	int		   *var_first;
+	int		   *var_count;
+	/* the message's variadicBufferCounts, one per view field in pre-order */
+	int			n_var_counts;
+	int64_t    *var_counts;
 } ArrowBatchMeta;
 
 /* Decode record batch i's message header (not its body).  Memory from

@@ -248,15 +248,22 @@ int
 load_buffer(LoadCtx *lc, int idx, int64_t need, const uint8_t **ptr,
 			int64_t *avail)
 {
-	const ArrowBufferRef *ref;
-
 	*ptr = (const uint8_t *) zero_buffer;
 	*avail = 0;
 	if (idx < 0 || idx >= lc->meta->n_buffers)
 		return lc_corrupt(lc, -1, "buffer %d does not exist", idx);
+	return load_buffer_ref(lc, idx, &lc->meta->buffers[idx], need, ptr, avail);
+}
+
+/* load_buffer of a buffer given by its reference (idx names it in errors) */
+int
+load_buffer_ref(LoadCtx *lc, int idx, const ArrowBufferRef *ref, int64_t need,
+				const uint8_t **ptr, int64_t *avail)
+{
+	*ptr = (const uint8_t *) zero_buffer;
+	*avail = 0;
 	if (need == 0)
 		return 0;
-	ref = &lc->meta->buffers[idx];
 	if (lc->meta->codec == ARROW_CODEC_NONE)
 	{
 		if (ref->length < need)
@@ -310,6 +317,113 @@ load_offsets(LoadCtx *lc, const ArrowField *f, int idx, int64_t len,
 		prev = v;
 	}
 	*last = prev;
+	return 0;
+}
+
+/* ----------------------------------------------------------- string views */
+
+static inline int32_t
+view_i32(const uint8_t *p)
+{
+	int32_t		v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/*
+ * A Utf8View/BinaryView column (ArrowType.view) as a LargeUtf8/LargeBinary
+ * array: each 16-byte view is its length and either the bytes themselves
+ * (up to 12) or a prefix, a data buffer index and an offset into it; the
+ * strings are copied into fresh offsets and data, every view checked
+ * against the buffers it names.
+ */
+static int
+load_views(LoadCtx *lc, const ArrowField *f, int bi, int64_t len, ArrowArray *out)
+{
+	const ArrowBatchMeta *m = lc->meta;
+	int			nvar = m->var_count ? m->var_count[f->node_index] : 0;
+	int			first = nvar ? m->var_first[f->node_index] : 0;
+	const uint8_t *views,
+			  **vbuf = NULL;
+	int64_t    *vlen = NULL,
+			   *offs,
+				need,
+				avail,
+				total = 0,
+				i;
+	uint8_t    *data;
+	int			k;
+
+	if (!mul_ok(len, 16, &need))
+		return lc_corrupt(lc, -1, "column \"%s\": length %" PRId64 " is too large", f->name, len);
+	if (load_buffer(lc, bi + 1, need, &views, &avail) < 0)
+		return -1;
+	if (nvar > 0)
+	{
+		vbuf = arrow_arena_alloc(lc->arena, sizeof(*vbuf) * nvar, lc->err);
+		vlen = arrow_arena_alloc(lc->arena, sizeof(*vlen) * nvar, lc->err);
+		if (vbuf == NULL || vlen == NULL)
+			return -1;
+	}
+	/* the bytes of each data buffer the views use, and the total */
+	for (k = 0; k < nvar; k++)
+		vlen[k] = 0;
+	for (i = 0; i < len; i++)
+	{
+		const uint8_t *v = views + 16 * i;
+		int32_t		l = view_i32(v),
+					b = view_i32(v + 8),
+					o = view_i32(v + 12);
+
+		if (out->validity && !arrow_get_bit(out->validity, i))
+			continue;
+		if (l < 0 || total > INT64_MAX - l)
+			return lc_corrupt(lc, m->buffers[bi + 1].offset,
+							  "column \"%s\": view %" PRId64 " has length %d", f->name, i, l);
+		total += l;
+		if (l <= 12)
+			continue;
+		if (b < 0 || b >= nvar || o < 0)
+			return lc_corrupt(lc, m->buffers[bi + 1].offset,
+							  "column \"%s\": view %" PRId64 " names data buffer %d at offset %d (the batch has %d)",
+							  f->name, i, b, o, nvar);
+		if ((int64_t) o + l > vlen[b])
+			vlen[b] = (int64_t) o + l;
+	}
+	for (k = 0; k < nvar; k++)
+	{
+		int64_t		used = vlen[k];
+
+		/* a buffer shorter than what its views use is an error here */
+		if (load_buffer_ref(lc, -1, &m->variadic[first + k], used, &vbuf[k], &vlen[k]) < 0)
+			return -1;
+		vlen[k] = used;
+	}
+	offs = arrow_arena_alloc(lc->arena, sizeof(int64_t) * (len + 1), lc->err);
+	data = arrow_arena_alloc(lc->arena, total + 1, lc->err);
+	if (offs == NULL || data == NULL)
+		return -1;
+	offs[0] = 0;
+	for (i = 0; i < len; i++)
+	{
+		const uint8_t *v = views + 16 * i;
+		int32_t		l = view_i32(v);
+
+		if (out->validity && !arrow_get_bit(out->validity, i))
+			l = 0;
+		else if (l <= 12)
+			memcpy(data + offs[i], v + 4, (size_t) l);
+		else
+		{
+			/* in range: checked above, and each buffer holds vlen[b] bytes */
+			memcpy(data + offs[i], vbuf[view_i32(v + 8)] + view_i32(v + 12), (size_t) l);
+		}
+		offs[i + 1] = offs[i] + l;
+	}
+	out->offsets = (const uint8_t *) offs;
+	out->data = data;
+	out->data_len = total;
 	return 0;
 }
 
@@ -396,6 +510,8 @@ load_field(LoadCtx *lc, const ArrowField *f, int depth, ArrowArray *out)
 		case ARROW_TYPE_BINARY:
 		case ARROW_TYPE_LARGE_UTF8:
 		case ARROW_TYPE_LARGE_BINARY:
+			if (f->type.view)
+				return load_views(lc, f, bi, len, out);
 			if (load_offsets(lc, f, bi + 1, len, out, &last) < 0)
 				return -1;
 			return load_buffer(lc, bi + 2, last, &out->data, &out->data_len);

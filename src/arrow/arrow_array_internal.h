@@ -88,6 +88,8 @@ int			plain_buffer(LoadCtx *lc, int64_t off, int64_t len, int64_t need,
 /* buffer idx of the batch, of which the array needs `need` bytes */
 int			load_buffer(LoadCtx *lc, int idx, int64_t need, const uint8_t **ptr,
 						int64_t *avail);
+int			load_buffer_ref(LoadCtx *lc, int idx, const ArrowBufferRef *ref, int64_t need,
+							const uint8_t **ptr, int64_t *avail);
 /* the offsets buffer idx of an array of length len, checked; *last = the
  * final offset */
 int			load_offsets(LoadCtx *lc, const ArrowField *f, int idx, int64_t len,

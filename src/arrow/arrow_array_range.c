@@ -26,7 +26,7 @@ arrow_column_range_loadable(const ArrowFile *file, const ArrowBatchMeta *meta, i
 	if (meta->codec != ARROW_CODEC_NONE || col < 0 || col >= file->schema.n_fields)
 		return false;
 	f = &file->schema.fields[col];
-	if (f->n_children != 0)
+	if (f->n_children != 0 || f->type.view)
 		return false;
 	if (f->has_dict)
 		return f->dict.index_type.bit_width >= 8;

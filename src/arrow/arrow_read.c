@@ -44,6 +44,7 @@ static const uint8_t arrow_magic[6] = {'A', 'R', 'R', 'O', 'W', '1'};
 #define RB_NODES			1
 #define RB_BUFFERS			2
 #define RB_COMPRESSION		3
+#define RB_VARIADIC_COUNTS	4
 /* DictionaryBatch */
 #define DB_ID				0
 #define DB_DATA				1
@@ -329,17 +330,45 @@ decode_record_batch(const ArrowSource *src, const FbrTable *rb,
 					ArrowBatchMeta *meta, const char *label, ArrowError *err)
 {
 	FbrVector	nv,
-				bv;
+				bv,
+				vc;
 	FbrTable	ct;
-	bool		present;
+	bool		present,
+				vc_present;
 	uint32_t	i;
+	int64_t		n_variadic = 0;
 	const char *name = src_name(src);
 
 	if (fbr_get_i64(rb, RB_LENGTH, 0, &meta->length) < 0 ||
 		fbr_get_vector(rb, RB_NODES, FIELD_NODE_SIZE, &nv, &present) < 0 ||
 		fbr_get_vector(rb, RB_BUFFERS, BUFFER_SIZE, &bv, &present) < 0 ||
+		fbr_get_vector(rb, RB_VARIADIC_COUNTS, 8, &vc, &vc_present) < 0 ||
 		fbr_get_table(rb, RB_COMPRESSION, &ct, &present) < 0)
 		return -1;
+	/* view fields' data buffers come on top of the schema's */
+	if (vc_present && vc.n > 0)
+	{
+		if (vc.n > (uint32_t) INT_MAX / 2)
+			return arrow_error(err, ARROW_ERR_CORRUPT, fbr_table_offset(rb),
+							   "%s: %s: too many variadic buffer counts", name, label);
+		meta->n_var_counts = (int) vc.n;
+		meta->var_counts = arrow_arena_alloc(arena, sizeof(int64_t) * vc.n, err);
+		if (meta->var_counts == NULL)
+			return -1;
+		for (i = 0; i < vc.n; i++)
+		{
+			int64_t		c = (int64_t) fbr_load_u64(fbr_vector_elem(&vc, i));
+
+			if (c < 0 || c > INT_MAX / 2 || n_variadic > INT_MAX / 2 - c)
+				return arrow_error(err, ARROW_ERR_CORRUPT, fbr_table_offset(rb),
+								   "%s: %s: variadic buffer count %" PRId64 " is out of range",
+								   name, label, c);
+			meta->var_counts[i] = c;
+			n_variadic += c;
+		}
+	}
+	if (n_buffers >= 0)
+		n_buffers += (int) n_variadic;
 	if (meta->length < 0)
 		return arrow_error(err, ARROW_ERR_CORRUPT, fbr_table_offset(rb),
 						   "%s: %s: negative length %" PRId64,
@@ -411,6 +440,93 @@ decode_record_batch(const ArrowSource *src, const FbrTable *rb,
 	return 0;
 }
 
+/*
+ * Field f's buffers, in the message's pre-order list raw (from *cursor),
+ * into their schema positions in meta->buffers, a view field's variadic
+ * data buffers (which follow its views buffer) into meta->variadic.
+ */
+static int
+remap_field(const ArrowField *f, const ArrowBufferRef *raw, int n_raw, int *cursor,
+			int *vfield, ArrowBatchMeta *meta, const char *name, const char *label,
+			ArrowError *err)
+{
+	int			k;
+
+	if (*cursor > n_raw - f->n_buffers)
+		return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+						   "%s: %s: too few buffers for column \"%s\"", name, label, f->name);
+	for (k = 0; k < f->n_buffers; k++)
+		meta->buffers[f->buffer_index + k] = raw[(*cursor)++];
+	if (f->type.view)
+	{
+		int64_t		c;
+
+		if (*vfield >= meta->n_var_counts)
+			return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+							   "%s: %s: no variadic buffer count for view column \"%s\"",
+							   name, label, f->name);
+		c = meta->var_counts[(*vfield)++];
+		if (c > n_raw - *cursor)
+			return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+							   "%s: %s: view column \"%s\" needs %" PRId64 " data buffers, the message has %d more",
+							   name, label, f->name, c, n_raw - *cursor);
+		meta->var_first[f->node_index] = meta->n_variadic;
+		meta->var_count[f->node_index] = (int) c;
+		for (k = 0; k < c; k++)
+			meta->variadic[meta->n_variadic++] = raw[(*cursor)++];
+	}
+	if (!f->has_dict)
+		for (k = 0; k < f->n_children; k++)
+			if (remap_field(&f->children[k], raw, n_raw, cursor, vfield, meta, name, label,
+							err) < 0)
+				return -1;
+	return 0;
+}
+
+/* a record batch of a schema with view fields: buffers to their schema positions */
+static int
+remap_view_buffers(const ArrowSchema *schema, ArrowArena *arena, ArrowBatchMeta *meta,
+				   const char *name, const char *label, ArrowError *err)
+{
+	ArrowBufferRef *raw;
+	int			n_raw = meta->n_buffers,
+				cursor = 0,
+				vfield = 0,
+				i;
+
+	if (schema->n_view_fields == 0)
+	{
+		for (i = 0; i < meta->n_var_counts; i++)
+			if (meta->var_counts[i] != 0)
+				return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+								   "%s: %s: variadic buffers, but the schema has no view column",
+								   name, label);
+		return 0;
+	}
+	if (meta->n_var_counts != schema->n_view_fields)
+		return arrow_error(err, ARROW_ERR_CORRUPT, -1,
+						   "%s: %s: %d variadic buffer counts for %d view columns",
+						   name, label, meta->n_var_counts, schema->n_view_fields);
+	raw = arrow_arena_alloc(arena, sizeof(ArrowBufferRef) * (n_raw + 1), err);
+	meta->variadic = arrow_arena_alloc(arena, sizeof(ArrowBufferRef) * (n_raw + 1), err);
+	meta->var_first = arrow_arena_alloc(arena, sizeof(int) * (meta->n_nodes + 1), err);
+	meta->var_count = arrow_arena_alloc(arena, sizeof(int) * (meta->n_nodes + 1), err);
+	if (raw == NULL || meta->variadic == NULL || meta->var_first == NULL ||
+		meta->var_count == NULL)
+		return -1;
+	memcpy(raw, meta->buffers, sizeof(ArrowBufferRef) * n_raw);
+	memset(meta->var_count, 0, sizeof(int) * (meta->n_nodes + 1));
+	for (i = 0; i < schema->n_fields; i++)
+		if (remap_field(&schema->fields[i], raw, n_raw, &cursor, &vfield, meta, name, label,
+						err) < 0)
+			return -1;
+	if (cursor != n_raw)
+		return arrow_error(err, ARROW_ERR_CORRUPT, -1, "%s: %s: %d buffers left over",
+						   name, label, n_raw - cursor);
+	meta->n_buffers = schema->n_buffers;
+	return 0;
+}
+
 int
 arrow_read_message_meta(ArrowFile *file, const ArrowBlock *blk,
 						int expect_type, int n_nodes, int n_buffers,
@@ -476,8 +592,11 @@ arrow_read_message_meta(ArrowFile *file, const ArrowBlock *blk,
 	}
 	else
 		rb = mi.header;
-	return decode_record_batch(src, &rb, n_nodes, n_buffers, arena, meta,
-							   label, err);
+	if (decode_record_batch(src, &rb, n_nodes, n_buffers, arena, meta, label, err) < 0)
+		return -1;
+	if (expect_type == ARROW_MSG_RECORD_BATCH)
+		return remap_view_buffers(&file->schema, arena, meta, name, label, err);
+	return 0;
 }
 
 int

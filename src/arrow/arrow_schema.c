@@ -548,6 +548,16 @@ layout_field(LayoutCtx *lc, ArrowField *f, int *node, int *buf, int depth,
 		return layout_fail(lc, ARROW_ERR_UNSUPPORTED,
 						   "fields nested more than %d levels deep",
 						   ARROW_MAX_NESTING);
+	if (f->type.id == ARROW_TYPE_UTF8_VIEW || f->type.id == ARROW_TYPE_BINARY_VIEW)
+	{
+		/* read as LargeUtf8/LargeBinary (ArrowType.view) */
+		f->type.id = f->type.id == ARROW_TYPE_UTF8_VIEW ? ARROW_TYPE_LARGE_UTF8
+			: ARROW_TYPE_LARGE_BINARY;
+		f->type.view = true;
+	}
+	if (f->type.view && (in_dict || f->has_dict || f->n_children != 0))
+		return layout_fail(lc, ARROW_ERR_UNSUPPORTED,
+						   "dictionary-encoded string views are not supported");
 	if (check_type(lc, f) < 0)
 		return -1;
 	/* counts are bounded by the metadata size, but stay safe regardless */
@@ -572,7 +582,8 @@ layout_field(LayoutCtx *lc, ArrowField *f, int *node, int *buf, int depth,
 	}
 	else
 	{
-		f->n_buffers = arrow_type_n_buffers(&f->type);
+		/* a view field: validity and views (its data buffers are variadic) */
+		f->n_buffers = f->type.view ? 2 : arrow_type_n_buffers(&f->type);
 		*node += 1;
 		*buf += f->n_buffers;
 		if (layout_children(lc, f, node, buf, depth, in_dict) < 0)
@@ -581,6 +592,18 @@ layout_field(LayoutCtx *lc, ArrowField *f, int *node, int *buf, int depth,
 	f->n_nodes_total = *node - node0;
 	f->n_buffers_total = *buf - buf0;
 	return 0;
+}
+
+/* fields of f's tree read from string views */
+static int
+count_views(const ArrowField *f)
+{
+	int			n = f->type.view ? 1 : 0,
+				i;
+
+	for (i = 0; i < f->n_children; i++)
+		n += count_views(&f->children[i]);
+	return n;
 }
 
 int
@@ -600,6 +623,9 @@ arrow_schema_layout(ArrowSchema *schema, ArrowError *err)
 	}
 	schema->n_nodes = node;
 	schema->n_buffers = buf;
+	schema->n_view_fields = 0;
+	for (i = 0; i < schema->n_fields; i++)
+		schema->n_view_fields += count_views(&schema->fields[i]);
 	return 0;
 }
 

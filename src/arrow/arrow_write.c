@@ -210,6 +210,8 @@ normalize_field(ArrowField *f)
 		f->type.bit_width = f->type.unit <= ARROW_TIME_MILLISECOND ? 32 : 64;
 	if (f->type.id == ARROW_TYPE_DECIMAL && f->type.bit_width == 0)
 		f->type.bit_width = 128;
+	/* string views are read as (and so written as) LargeUtf8/LargeBinary */
+	f->type.view = false;
 	for (i = 0; i < f->n_children; i++)
 		normalize_field(&f->children[i]);
 }
