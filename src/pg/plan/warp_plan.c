@@ -66,11 +66,51 @@ CustomPathMethods warp_scan_path_methods;
  */
 char last_reason[256];
 
+/*
+ * Why a subquery of the last query was left to PostgreSQL as a whole (a
+ * correlated subquery, see in_correlated_subquery), printed on a line of
+ * its own: the outer query may well be offloaded.
+ */
+static char subquery_reason[256];
+
 bool
 not_offloaded(const char *why)
 {
 	elog(DEBUG1, "pg_warp: not offloaded: %s", why);
 	strlcpy(last_reason, why, sizeof(last_reason));
+	return false;
+}
+
+/*
+ * Whether root plans a subquery that its parent re-executes for each outer
+ * row: a correlated SubPlan (an outer column compared inside it), or a
+ * LATERAL subquery under a nested loop.  PostgreSQL notes the outer values
+ * such a subquery uses as PlannerParamItems of the query level they come
+ * from (subselect.c, replace_outer_var), and does so before planning the
+ * subquery's joins, so a non-empty plan_params list in any enclosing level
+ * means this level runs once per outer row (conservatively: an
+ * uncorrelated subquery nested inside a correlated one counts too).
+ *
+ * The engine is refused there.  Its scan reads the whole table every time
+ * (it has no index), where PostgreSQL's plan for the subquery can use one
+ * (TPC-H q2 and q4: the primary keys), and even an engine scan as fast as
+ * a sequential scan, repeated for each of thousands of outer rows, is the
+ * wrong plan: the decorrelated form (a grouped aggregate joined on the
+ * correlation key) is what the engine would win with.
+ */
+static bool
+in_correlated_subquery(PlannerInfo *root)
+{
+	PlannerInfo *r;
+
+	for (r = root->parent_root; r != NULL; r = r->parent_root)
+		if (r->plan_params != NIL)
+		{
+			strlcpy(subquery_reason,
+					"a correlated subquery (re-executed for each outer row) stays PostgreSQL's",
+					sizeof(subquery_reason));
+			return true;
+		}
 	return false;
 }
 
@@ -87,6 +127,7 @@ warp_explain_one_query(Query *query, int cursorOptions, IntoClause *into,
 					   ParamListInfo params, QueryEnvironment *queryEnv)
 {
 	last_reason[0] = '\0';
+	subquery_reason[0] = '\0';
 	if (prev_explain_hook)
 		prev_explain_hook(query, cursorOptions, into, es, queryString, params, queryEnv);
 	else
@@ -113,6 +154,8 @@ warp_explain_one_query(Query *query, int cursorOptions, IntoClause *into,
 	}
 	if (es->verbose && es->format == EXPLAIN_FORMAT_TEXT && last_reason[0])
 		appendStringInfo(es->str, "pg_warp: not offloaded: %s\n", last_reason);
+	if (es->verbose && es->format == EXPLAIN_FORMAT_TEXT && subquery_reason[0])
+		appendStringInfo(es->str, "pg_warp: subquery not offloaded: %s\n", subquery_reason);
 }
 
 /* ------------------------------------------------- the star's plan */
@@ -549,6 +592,8 @@ warp_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 		return;
 	if (input_rel->reloptkind != RELOPT_BASEREL && input_rel->reloptkind != RELOPT_JOINREL)
 		return;
+	if (in_correlated_subquery(root))
+		return;
 	try_preagg(root, input_rel, output_rel, (GroupPathExtraData *) extra);
 }
 
@@ -566,7 +611,7 @@ warp_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	if (!pgwarp_enabled || !pgwarp_enable_join)
 		return;
 	/* aggregation too: WarpPreAgg, if it takes the query, drops these paths */
-	if (parse->commandType != CMD_SELECT)
+	if (parse->commandType != CMD_SELECT || in_correlated_subquery(root))
 		return;
 	/* once per relation: this hook runs for every way of splitting it */
 	foreach(lc, list_concat_copy(joinrel->pathlist, joinrel->partial_pathlist))
@@ -615,7 +660,7 @@ warp_rel_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte
 	if (!pgwarp_enabled || !pgwarp_enable_scan || rel->reloptkind != RELOPT_BASEREL ||
 		!bms_equal(rel->relids, root->all_baserels) ||
 		root->parse->commandType != CMD_SELECT || !arrow_fdw_is_arrow_rel(rel) ||
-		pgwarp_mode == PGWARP_MODE_GPU)
+		pgwarp_mode == PGWARP_MODE_GPU || in_correlated_subquery(root))
 		return;
 	try_rows(root, rel);
 }

@@ -177,8 +177,7 @@ special_walker(Node *node, void *context)
 
 	if (node == NULL)
 		return false;
-	if (IsA(node, Var) && (what->text && (((Var *) node)->vartype == TEXTOID ||
-										  ((Var *) node)->vartype == VARCHAROID)))
+	if (IsA(node, Var) && what->text && warp_is_text_type(((Var *) node)->vartype))
 		return true;
 	if (IsA(node, Var) && ((Var *) node)->vartype == NUMERICOID)
 	{
