@@ -479,6 +479,14 @@ warp_compile_text_like(WarpBuilder *b, OpExpr *op)
 	if ((fn == F_BPCHARLIKE || fn == F_BPCHARNLIKE) ? v->vartype != BPCHAROID :
 		(v->vartype != TEXTOID && v->vartype != VARCHAROID))
 		return warp_refuse(b, "LIKE on a type other than text, varchar or character(n)");
+	/*
+	 * a character(n) column of an Arrow file: PostgreSQL's LIKE sees the
+	 * value bpcharin padded to n, the engine the file's bytes, which only
+	 * writers like pgwarp dump pad; a heap table's values are the padded
+	 * ones themselves
+	 */
+	if (v->vartype == BPCHAROID && !b->native_columns)
+		return warp_refuse(b, "LIKE on a character(n) column of an Arrow file");
 	if (!warp_fact_text_column(b, v, op->inputcollid, false))
 		return -1;
 	if (c->constisnull)

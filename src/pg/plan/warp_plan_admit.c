@@ -26,6 +26,7 @@ check_fact_expr_as(StarInfo *si, Expr *e, bool qual, const char **why)
 	WarpBuilder b;
 
 	warp_builder_init(&b, si->fact->relid, NULL);
+	b.native_columns = si->heap;	/* as the executor's program will be */
 	if ((qual ? warp_compile_qual(&b, e) : warp_compile_expr(&b, e)) < 0)
 	{
 		*why = b.why_not;
