@@ -5,13 +5,15 @@
   tpch.py load DATADIR [--arrow-dir DIR]  heap tables in schema tpch (COPY, primary keys,
                                           ANALYZE), dumped with `pgwarp dump` to DIR/<t>.arrow
                                           and imported as foreign tables in schema tpch_arrow
-  tpch.py run  DATADIR [--queries 1,3-5] [--runs N] [--timeout S] [--no-duckdb] [--csv F]
+  tpch.py run  DATADIR [--queries 1,3-5] [--runs N] [--timeout S] [--no-duckdb]
+                                         [--arrow-off] [--csv F]
 
 Connection: libpq's environment (PGHOST, PGPORT, PGUSER, PGDATABASE).  `run`
 prints, per query, the time of: vanilla PostgreSQL (pg_warp.enabled = off,
 parallel workers as configured) over the heap tables, pg_warp's CPU driver
 over the same heap tables, pg_warp's CPU driver over the Arrow tables, and
-DuckDB over the same data; whether each answer equals vanilla's; whether
+DuckDB over the same data (and with --arrow-off, the Arrow tables with
+pg_warp off: arrow_fdw alone); whether each answer equals vanilla's; whether
 pg_warp offloaded it (a Warp custom scan in the plan) and, when not, the
 reason EXPLAIN VERBOSE gives.  The query texts are the tpch extension's
 (tpch_queries()), changed only as ADAPTATIONS says.
@@ -184,6 +186,9 @@ CONFIGS = {
     "vanilla": ("tpch", {"pg_warp.enabled": "off"}),
     "warp_heap": ("tpch", {"pg_warp.enabled": "on", "pg_warp.mode": "cpu"}),
     "warp_arrow": ("tpch_arrow", {"pg_warp.enabled": "on", "pg_warp.mode": "cpu"}),
+    # the Arrow tables through arrow_fdw alone: what the planner chose
+    # pg_warp's paths against
+    "arrow_off": ("tpch_arrow", {"pg_warp.enabled": "off"}),
 }
 
 
@@ -264,14 +269,14 @@ def run(a):
     conn = connect()
     ver = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'pg_warp'").fetchone()
     dcon = None if a.no_duckdb else duckdb_conn(a.datadir)
-    cols = ["query", "vanilla_ms", "warp_heap_ms", "warp_arrow_ms", "duckdb_ms",
+    cols = ["query", "vanilla_ms", "warp_heap_ms", "warp_arrow_ms", "arrow_off_ms", "duckdb_ms",
             "heap_equal", "arrow_equal", "duckdb_equal", "heap_offloaded", "arrow_offloaded",
             "heap_reason", "arrow_reason"]
     results = []
     print("pg_warp %s; runs %d (best), timeout %d s" % (ver[0] if ver else "?", a.runs, a.timeout))
-    print("%-4s %10s %10s %10s %10s  %-5s %-5s %-5s  %-3s %-3s  %s" % (
-        "q", "vanilla", "warp_heap", "warp_arrow", "duckdb", "h=", "a=", "d=", "ho", "ao",
-        "reason (heap | arrow)"))
+    print("%-4s %10s %10s %10s %10s %10s  %-5s %-5s %-5s  %-3s %-3s  %s" % (
+        "q", "vanilla", "warp_heap", "warp_arrow", "arrow_off", "duckdb", "h=", "a=", "d=",
+        "ho", "ao", "reason (heap | arrow)"))
     for nr in nrs:
         sql = queries[nr]
         r = {"query": nr}
@@ -287,6 +292,12 @@ def run(a):
                                    "yes" if answers_equal(rv, rows) else "NO")
             r[short + "_offloaded"] = "yes" if off else "no"
             r[short + "_reason"] = "; ".join(reasons)
+        if a.arrow_off:
+            configure(conn, "arrow_off", a.timeout)
+            t, rows = timed(conn, sql, a.runs)
+            r["arrow_off_ms"] = fmt_ms(t if t is not None else rows)
+        else:
+            r["arrow_off_ms"] = "-"
         if dcon is not None:
             td, rd = duckdb_timed(dcon, sql, a.runs)
             r["duckdb_ms"] = fmt_ms(td)
@@ -295,8 +306,9 @@ def run(a):
         else:
             r["duckdb_ms"], r["duckdb_equal"] = "-", "-"
         results.append(r)
-        print("q%-3d %10s %10s %10s %10s  %-5s %-5s %-5s  %-3s %-3s  %s | %s" % (
-            nr, r["vanilla_ms"], r["warp_heap_ms"], r["warp_arrow_ms"], r["duckdb_ms"],
+        print("q%-3d %10s %10s %10s %10s %10s  %-5s %-5s %-5s  %-3s %-3s  %s | %s" % (
+            nr, r["vanilla_ms"], r["warp_heap_ms"], r["warp_arrow_ms"], r["arrow_off_ms"],
+            r["duckdb_ms"],
             r["heap_equal"], r["arrow_equal"], r["duckdb_equal"], r["heap_offloaded"],
             r["arrow_offloaded"], r["heap_reason"] or "-", r["arrow_reason"] or "-"), flush=True)
     if a.csv:
@@ -322,6 +334,8 @@ def main():
     r.add_argument("--runs", type=int, default=1)
     r.add_argument("--timeout", type=int, default=300, help="statement timeout, seconds")
     r.add_argument("--no-duckdb", action="store_true")
+    r.add_argument("--arrow-off", action="store_true",
+                   help="also time the Arrow tables with pg_warp off (arrow_fdw alone)")
     r.add_argument("--csv")
     a = ap.parse_args()
     if a.cmd == "gen":
