@@ -107,3 +107,15 @@ def test_q1_offloaded_over_arrow(db, queries):
     """q1 groups by two character(1) columns"""
     plan = explain(db, queries[1], ARROW)
     assert "Custom Scan (Warp" in plan, plan
+
+
+@pytest.mark.parametrize("schema", [HEAP, ARROW])
+def test_q19_or_join_stays_postgresqls(db, queries, schema):
+    """q19 joins lineitem and part by an OR of three conjunctions sharing
+    p_partkey = l_partkey: PostgreSQL hashes on the shared key with the OR as
+    its join filter; the engine, which has no join filters, leaves the join
+    to it and says why"""
+    plan = explain(db, queries[19], schema)
+    assert "Join Filter" in plan, plan
+    assert "Custom Scan (Warp" not in plan, plan
+    assert "pg_warp: not offloaded: join clauses other than equalities" in plan, plan
