@@ -118,4 +118,5 @@ def test_q19_or_join_stays_postgresqls(db, queries, schema):
     plan = explain(db, queries[19], schema)
     assert "Join Filter" in plan, plan
     assert "Custom Scan (Warp" not in plan, plan
-    assert "pg_warp: not offloaded: join clauses other than equalities" in plan, plan
+    if schema == ARROW:         # (heap tables this small are never considered)
+        assert "pg_warp: not offloaded: join clauses other than equalities" in plan, plan
