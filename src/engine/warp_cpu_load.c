@@ -445,6 +445,8 @@ text_match(WarpCpu *x, const WarpColumnSpec *cs, const warp_uint8 *p, warp_int64
 {
 	int			k;
 
+	if (cs->bpchar)
+		len = warp_bpchar_len(p, len);
 	if (cs->text == WARP_TEXT_LIKE)
 	{
 		const WarpString *s = &x->p->strings[cs->str_first];
@@ -639,6 +641,8 @@ load_text_column(WarpCpu *x, int c, const warp_uint16 *sel, int n, int *bad)
 				continue;
 			p = a->data + offs[row];
 			len = offs[row + 1] - offs[row];
+			if (cs->bpchar)
+				len = (warp_int32) warp_bpchar_len(p, len);
 			for (q = 0; q < ns; q++)
 				if (sl[q] == len && bytes_equal(sp[q], p, len))
 				{

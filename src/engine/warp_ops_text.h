@@ -57,6 +57,20 @@ warp_text_cmp_c(const warp_uint8 *a, warp_int32 alen,
 	return (alen > blen) - (alen < blen);
 }
 
+/*
+ * character(n) (bpchar): the length of a value without its trailing
+ * blanks, which bpchar's equality, ordering and hashing ignore
+ * (PostgreSQL's bcTruelen: only the space, 0x20, is a blank).  Its LIKE
+ * (bpcharlike, which is textlike) sees the padded value.
+ */
+WARP_FN warp_int64
+warp_bpchar_len(const warp_uint8 *p, warp_int64 len)
+{
+	while (len > 0 && p[len - 1] == ' ')
+		len--;
+	return len;
+}
+
 /* ---------- hashing ---------- */
 
 #define WARP_HASH_SEED	UINT64_C(0x9E3779B97F4A7C15)

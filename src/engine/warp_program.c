@@ -378,6 +378,8 @@ validate_columns(const WarpProgram *p)
 			return "bad text comparison column";
 		if (c->text > WARP_TEXT_CMP)
 			return "bad text column";
+		if (c->bpchar > 1 || (c->bpchar && (c->text == 0 || c->text == WARP_TEXT_LIKE)))
+			return "bad character(n) column";
 		if (c->decimal > WARP_DECIMAL_WIDE ||
 			(c->decimal == 1 && (c->type != WT_INT8 || c->precision > 18 || c->scale > 18)) ||
 			(c->decimal == WARP_DECIMAL_WIDE &&

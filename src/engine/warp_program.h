@@ -312,6 +312,14 @@ typedef struct WarpColumnSpec
 	 */
 	warp_uint8	text;
 	warp_uint8	cmp;			/* WARP_TEXT_CMP: the comparison */
+	/*
+	 * bpchar = 1: a character(n) column (text EQ, CMP or KEY): its values
+	 * are matched, compared and interned without their trailing blanks
+	 * (warp_bpchar_len), as bpchar's operators do; the program's strings
+	 * for it carry none.  LIKE columns never have it (bpcharlike matches
+	 * the padded value).
+	 */
+	warp_uint8	bpchar;
 	warp_int32	field;			/* field index in the file; set per file */
 	warp_int32	str_first;
 	warp_int32	str_count;

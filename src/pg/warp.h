@@ -157,6 +157,8 @@ extern int	warp_group_key_numeric_scale(Expr *expr);
 extern int	warp_group_key_text_column(const WarpProgram *p, int node);
 /* a numeric(p <= 18, s) column as an aggregate argument (unscaled int8) */
 extern int	warp_compile_numeric_arg(WarpBuilder *b, Expr *expr, int *scale);
+/* text, varchar or character(n): the string types the engine reads as text */
+extern bool warp_is_text_type(Oid type);
 extern int	warp_compile_text_join_key(WarpBuilder *b, Expr *expr, int n,
 									   const char *const *strs, const int *lens, int *map);
 extern int	warp_compile_decimal_arg(WarpBuilder *b, Expr *expr, int *scale);

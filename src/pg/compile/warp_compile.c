@@ -346,10 +346,11 @@ compile_in_set(WarpBuilder *b, ScalarArrayOpExpr *sa, Oid elemtype, Datum *value
 	if (sa->opno >= FirstNormalObjectId || (name = get_opname(sa->opno)) == NULL ||
 		strcmp(name, sa->useOr ? "=" : "<>") != 0)
 		return -2;
-	is_text = (fn == F_TEXTEQ || fn == F_TEXTNE);
+	is_text = (fn == F_TEXTEQ || fn == F_TEXTNE || fn == F_BPCHAREQ || fn == F_BPCHARNE);
 	if (is_text)
 	{
-		if (!IsA(l, Var) || (ltype != TEXTOID && ltype != VARCHAROID))
+		if (!IsA(l, Var) || ((fn == F_BPCHAREQ || fn == F_BPCHARNE) ? ltype != BPCHAROID :
+							 (ltype != TEXTOID && ltype != VARCHAROID)))
 			return -2;
 	}
 	else if (!((ltype == INT2OID || ltype == INT4OID || ltype == INT8OID) &&
@@ -372,15 +373,12 @@ compile_in_set(WarpBuilder *b, ScalarArrayOpExpr *sa, Oid elemtype, Datum *value
 			return -1;
 		for (i = 0; i < nvals; i++)
 		{
-			text	   *t;
-
 			if (nulls[i])
 			{
 				has_null = true;
 				continue;
 			}
-			t = DatumGetTextPP(values[i]);
-			vals[nv++] = warp_text_const_index(b, ci, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+			vals[nv++] = warp_text_const_for(b, ci, v, values[i]);
 		}
 	}
 	else
@@ -676,7 +674,7 @@ warp_compile_group_key(WarpBuilder *b, Expr *expr)
 
 	while (IsA(e, RelabelType))
 		e = ((RelabelType *) e)->arg;
-	if (IsA(e, Var) && (((Var *) e)->vartype == TEXTOID || ((Var *) e)->vartype == VARCHAROID))
+	if (IsA(e, Var) && warp_is_text_type(((Var *) e)->vartype))
 		return warp_compile_text_key(b, (Var *) e, exprCollation((Node *) expr));
 	if (IsA(e, Var) && ((Var *) e)->vartype == NUMERICOID)
 	{

@@ -74,6 +74,7 @@ extern int	warp_compile_interval_arith(WarpBuilder *b, Oid ltype, bool minus,
 /* warp_compile_text.c */
 extern bool warp_fact_text_column(WarpBuilder *b, Var *v, Oid collation, bool order);
 extern int	warp_text_eq_column(WarpBuilder *b, Var *v, Oid collation, int *ci);
+extern int	warp_text_const_for(WarpBuilder *b, int ci, Var *v, Datum d);
 extern int	warp_compile_text_null_arg(WarpBuilder *b, Expr *arg);
 extern int	warp_compile_text_cmp(WarpBuilder *b, OpExpr *op);
 extern int	warp_compile_text_like(WarpBuilder *b, OpExpr *op);

@@ -1,8 +1,13 @@
 /*
- * warp_compile_text.c — text and varchar expressions compiled into program
- * columns: equality and ordering with a constant, LIKE, IS NULL, group keys
- * and the fact side of text join keys, and the collation and encoding
- * checks that decide where the engine's byte comparisons are PostgreSQL's.
+ * warp_compile_text.c — text, varchar and character(n) expressions compiled
+ * into program columns: equality and ordering with a constant, LIKE, IS
+ * NULL, group keys and the fact side of text join keys, and the collation
+ * and encoding checks that decide where the engine's byte comparisons are
+ * PostgreSQL's.  character(n) (bpchar) columns are marked so (.bpchar):
+ * the engine ignores their trailing blanks where bpchar's operators do
+ * (equality, ordering, grouping) and the constants compared with them are
+ * stored without theirs; its LIKE sees the padded value, as bpcharlike
+ * (textlike) does.
  * The strings themselves go into the program's string table
  * (warp_compile_builder.c); text IN lists are warp_compile.c's
  * (compile_in_set).
@@ -141,6 +146,41 @@ warp_fact_text_column(WarpBuilder *b, Var *v, Oid collation, bool order)
 	return why == NULL;
 }
 
+/* whether type is one of the string types the engine reads as text */
+bool
+warp_is_text_type(Oid type)
+{
+	return type == TEXTOID || type == VARCHAROID || type == BPCHAROID;
+}
+
+/*
+ * A constant's bytes as the engine compares them with column v: without
+ * trailing blanks for a character(n) column (bcTruelen), as they are for
+ * text and varchar.
+ */
+static void
+text_const_bytes(Var *v, Datum d, const char **bytes, int *len)
+{
+	text	   *t = DatumGetTextPP(d);
+
+	*bytes = VARDATA_ANY(t);
+	*len = VARSIZE_ANY_EXHDR(t);
+	if (v->vartype == BPCHAROID)
+		while (*len > 0 && (*bytes)[*len - 1] == ' ')
+			(*len)--;
+}
+
+/* text_const_bytes, into column ci's constants: its index there */
+int
+warp_text_const_for(WarpBuilder *b, int ci, Var *v, Datum d)
+{
+	const char *bytes;
+	int			len;
+
+	text_const_bytes(v, d, &bytes, &len);
+	return warp_text_const_index(b, ci, bytes, len);
+}
+
 /*
  * Text column v of the fact table under collation (warp_fact_text_column),
  * read as which of its constants the row equals (WARP_TEXT_EQ): a WN_COL
@@ -156,6 +196,7 @@ warp_text_eq_column(WarpBuilder *b, Var *v, Oid collation, int *ci)
 		return -1;
 	*ci = warp_column_index(b, v->varattno, WT_INT8);
 	b->cols[*ci].text = WARP_TEXT_EQ;
+	b->cols[*ci].bpchar = v->vartype == BPCHAROID;
 	x = warp_add_node(b, WN_COL, WT_INT8);
 	b->nodes[x].a = *ci;
 	return x;
@@ -221,7 +262,7 @@ column_and_value(WarpBuilder *b, OpExpr *op, Var **v, Const **c, bool *swapped)
  * string), one per attribute, predicate and string: a WN_COL node over it.
  */
 static int
-text_predicate_column(WarpBuilder *b, AttrNumber attno, int mode, int cmp,
+text_predicate_column(WarpBuilder *b, AttrNumber attno, int mode, int cmp, bool bpchar,
 					  const char *bytes, int len)
 {
 	int			ci,
@@ -231,7 +272,8 @@ text_predicate_column(WarpBuilder *b, AttrNumber attno, int mode, int cmp,
 	{
 		ListCell   *lc;
 
-		if (b->col_attno[ci] != attno || b->cols[ci].text != mode || b->cols[ci].cmp != cmp)
+		if (b->col_attno[ci] != attno || b->cols[ci].text != mode || b->cols[ci].cmp != cmp ||
+			b->cols[ci].bpchar != bpchar)
 			continue;
 		foreach(lc, b->text_consts)
 		{
@@ -248,6 +290,7 @@ text_predicate_column(WarpBuilder *b, AttrNumber attno, int mode, int cmp,
 		ci = warp_new_column(b, attno, WT_BOOL);
 		b->cols[ci].text = (uint8) mode;
 		b->cols[ci].cmp = (uint8) cmp;
+		b->cols[ci].bpchar = bpchar;
 		(void) warp_text_const_index(b, ci, bytes, len);
 	}
 	n = warp_add_node(b, WN_COL, WT_BOOL);
@@ -260,28 +303,34 @@ text_predicate_column(WarpBuilder *b, AttrNumber attno, int mode, int cmp,
  * under the C collation, where PostgreSQL compares bytes (varstr_cmp:
  * memcmp, the shorter string first on a tie): a boolean column of its own
  * (WARP_TEXT_CMP, one per attribute, comparison and constant).  Other
- * collations order by the locale and stay PostgreSQL's.
+ * collations order by the locale and stay PostgreSQL's.  The same for
+ * character(n) (bpcharlt ...: bpcharcmp, varstr_cmp of both values
+ * without trailing blanks).
  */
 static int
 compile_text_order(WarpBuilder *b, OpExpr *op, Oid fn)
 {
 	Const	   *c;
 	Var		   *v;
-	text	   *t;
+	const char *bytes;
+	int			len;
 	int			sub,
 				n;
 	bool		swapped;
+	bool		bpchar = fn == F_BPCHARLT || fn == F_BPCHARLE || fn == F_BPCHARGT ||
+		fn == F_BPCHARGE;
 
 	if (list_length(op->args) != 2)
 		return -2;
 	if (!column_and_value(b, op, &v, &c, &swapped))
 		return warp_refuse(b, "text ordering other than a column with a constant or parameter");
-	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
+	if (bpchar ? v->vartype != BPCHAROID : (v->vartype != TEXTOID && v->vartype != VARCHAROID))
 		return warp_refuse(b, "text ordering on another type");
 	if (!warp_fact_text_column(b, v, op->inputcollid, true))
 		return -1;
-	sub = fn == F_TEXT_LT ? WARP_CMP_LT : fn == F_TEXT_LE ? WARP_CMP_LE :
-		fn == F_TEXT_GT ? WARP_CMP_GT : WARP_CMP_GE;
+	sub = (fn == F_TEXT_LT || fn == F_BPCHARLT) ? WARP_CMP_LT :
+		(fn == F_TEXT_LE || fn == F_BPCHARLE) ? WARP_CMP_LE :
+		(fn == F_TEXT_GT || fn == F_BPCHARGT) ? WARP_CMP_GT : WARP_CMP_GE;
 	if (swapped)				/* c op X == X op' c */
 		sub = sub == WARP_CMP_LT ? WARP_CMP_GT : sub == WARP_CMP_LE ? WARP_CMP_GE :
 			sub == WARP_CMP_GT ? WARP_CMP_LT : WARP_CMP_LE;
@@ -291,9 +340,8 @@ compile_text_order(WarpBuilder *b, OpExpr *op, Oid fn)
 		b->nodes[n].flags |= WARP_NODE_NULL;
 		return n;
 	}
-	t = DatumGetTextPP(c->constvalue);
-	return text_predicate_column(b, v->varattno, WARP_TEXT_CMP, sub,
-								 VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+	text_const_bytes(v, c->constvalue, &bytes, &len);
+	return text_predicate_column(b, v->varattno, WARP_TEXT_CMP, sub, bpchar, bytes, len);
 }
 
 /*
@@ -363,11 +411,12 @@ warp_compile_text_cmp(WarpBuilder *b, OpExpr *op)
 				n;
 	bool		swapped;
 
-	if (fn == F_TEXTEQ)
+	if (fn == F_TEXTEQ || fn == F_BPCHAREQ)
 		sub = WARP_CMP_EQ;
-	else if (fn == F_TEXTNE)
+	else if (fn == F_TEXTNE || fn == F_BPCHARNE)
 		sub = WARP_CMP_NE;
-	else if (fn == F_TEXT_LT || fn == F_TEXT_LE || fn == F_TEXT_GT || fn == F_TEXT_GE)
+	else if (fn == F_TEXT_LT || fn == F_TEXT_LE || fn == F_TEXT_GT || fn == F_TEXT_GE ||
+			 fn == F_BPCHARLT || fn == F_BPCHARLE || fn == F_BPCHARGT || fn == F_BPCHARGE)
 		return compile_text_order(b, op, fn);
 	else
 		return -2;
@@ -375,7 +424,8 @@ warp_compile_text_cmp(WarpBuilder *b, OpExpr *op)
 		return -2;
 	if (!column_and_value(b, op, &v, &c, &swapped))
 		return -2;
-	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
+	if ((fn == F_BPCHAREQ || fn == F_BPCHARNE) ? v->vartype != BPCHAROID :
+		(v->vartype != TEXTOID && v->vartype != VARCHAROID))
 		return -2;
 	if ((x = warp_text_eq_column(b, v, op->inputcollid, &ci)) < 0)
 		return -1;
@@ -383,11 +433,7 @@ warp_compile_text_cmp(WarpBuilder *b, OpExpr *op)
 	if (c->constisnull)
 		b->nodes[k].flags |= WARP_NODE_NULL;
 	else
-	{
-		text	   *t = DatumGetTextPP(c->constvalue);
-
-		b->nodes[k].ival = warp_text_const_index(b, ci, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
-	}
+		b->nodes[k].ival = warp_text_const_for(b, ci, v, c->constvalue);
 	n = warp_add_node(b, WN_CMP, WT_BOOL);
 	b->nodes[n].sub = (uint8) sub;
 	b->nodes[n].a = x;
@@ -403,7 +449,8 @@ warp_compile_text_cmp(WarpBuilder *b, OpExpr *op)
  * boolean column of its own, whether the row matches the pattern
  * (warp_cpu.c, load_text_column, with warp_text_like).  A pattern that
  * ends in an unpaired escape character fails on the rows whose match gets
- * that far, PostgreSQL's error (22025) for the first of them.
+ * that far, PostgreSQL's error (22025) for the first of them.  The same
+ * for character(n) (bpcharlike is textlike: the padded value matches).
  * Returns -2 when the expression is not of this shape, -1 when refused.
  */
 int
@@ -419,7 +466,8 @@ warp_compile_text_like(WarpBuilder *b, OpExpr *op)
 	int			plen,
 				n;
 
-	if ((fn != F_TEXTLIKE && fn != F_TEXTNLIKE) || list_length(op->args) != 2)
+	if ((fn != F_TEXTLIKE && fn != F_TEXTNLIKE && fn != F_BPCHARLIKE && fn != F_BPCHARNLIKE) ||
+		list_length(op->args) != 2)
 		return -2;
 	col = linitial(op->args);
 	pat = lsecond(op->args);
@@ -428,8 +476,17 @@ warp_compile_text_like(WarpBuilder *b, OpExpr *op)
 	if (!IsA(col, Var) || (c = warp_scan_value(b, pat)) == NULL)
 		return warp_refuse(b, "LIKE other than a column with a constant or parameter pattern");
 	v = (Var *) col;
-	if (v->vartype != TEXTOID && v->vartype != VARCHAROID)
-		return warp_refuse(b, "LIKE on a type other than text or varchar");
+	if ((fn == F_BPCHARLIKE || fn == F_BPCHARNLIKE) ? v->vartype != BPCHAROID :
+		(v->vartype != TEXTOID && v->vartype != VARCHAROID))
+		return warp_refuse(b, "LIKE on a type other than text, varchar or character(n)");
+	/*
+	 * a character(n) column of an Arrow file: PostgreSQL's LIKE sees the
+	 * value bpcharin padded to n, the engine the file's bytes, which only
+	 * writers like pgwarp dump pad; a heap table's values are the padded
+	 * ones themselves
+	 */
+	if (v->vartype == BPCHAROID && !b->native_columns)
+		return warp_refuse(b, "LIKE on a character(n) column of an Arrow file");
 	if (!warp_fact_text_column(b, v, op->inputcollid, false))
 		return -1;
 	if (c->constisnull)
@@ -441,8 +498,8 @@ warp_compile_text_like(WarpBuilder *b, OpExpr *op)
 	t = DatumGetTextPP(c->constvalue);
 	pb = VARDATA_ANY(t);
 	plen = VARSIZE_ANY_EXHDR(t);
-	n = text_predicate_column(b, v->varattno, WARP_TEXT_LIKE, 0, pb, plen);
-	if (fn == F_TEXTNLIKE)
+	n = text_predicate_column(b, v->varattno, WARP_TEXT_LIKE, 0, false, pb, plen);
+	if (fn == F_TEXTNLIKE || fn == F_BPCHARNLIKE)
 	{
 		int			x = warp_add_node(b, WN_NOT, WT_BOOL);
 
@@ -453,9 +510,13 @@ warp_compile_text_like(WarpBuilder *b, OpExpr *op)
 }
 
 /*
- * A text or varchar column of the fact table as a group key, grouped under
- * a deterministic collation (byte equality): a WARP_TEXT_KEY column, whose
- * value is the string's id in the driver (one column per attribute).
+ * A text, varchar or character(n) column of the fact table as a group key,
+ * grouped under a deterministic collation (byte equality; for character(n)
+ * without trailing blanks, as bpchar's equality and hashing): a
+ * WARP_TEXT_KEY column, whose value is the string's id in the driver (one
+ * column per attribute).  A character(n) key's string comes back without
+ * its blanks and is padded to n again (warp_exec_groups.c); a character
+ * without a length has no one padding, and is refused.
  */
 int
 warp_compile_text_key(WarpBuilder *b, Var *v, Oid collation)
@@ -463,6 +524,8 @@ warp_compile_text_key(WarpBuilder *b, Var *v, Oid collation)
 	int			ci,
 				n;
 
+	if (v->vartype == BPCHAROID && v->vartypmod < 0)
+		return warp_refuse(b, "a character group key without a length");
 	if (!warp_fact_text_column(b, v, collation, false))
 		return -1;
 	for (ci = 0; ci < b->ncols; ci++)
@@ -472,6 +535,7 @@ warp_compile_text_key(WarpBuilder *b, Var *v, Oid collation)
 	{
 		ci = warp_new_column(b, v->varattno, WT_INT8);
 		b->cols[ci].text = WARP_TEXT_KEY;
+		b->cols[ci].bpchar = v->vartype == BPCHAROID;
 	}
 	n = warp_add_node(b, WN_COL, WT_INT8);
 	b->nodes[n].a = ci;

@@ -192,8 +192,10 @@ pool_group(WarpScanState *ws, int64 *g)
  * with text columns away from the daemon).
  */
 static Datum
-group_key_text(WarpScanState *ws, int64 g, int k, int64 id)
+group_key_text(WarpScanState *ws, int64 g, const OutCol *c, int64 id)
 {
+	int			k = c->key;
+	Datum		d;
 	WarpCpu    *cpu = ws->cpu;
 	int			col = warp_group_key_text_column(&ws->prog, ws->prog.keys[k].node);
 	const uint8 *p = NULL;
@@ -209,7 +211,15 @@ group_key_text(WarpScanState *ws, int64 g, int k, int64 id)
 	}
 	if (p == NULL)
 		elog(ERROR, "pg_warp: text group key %d has no string", k);
-	return PointerGetDatum(cstring_to_text_with_len((const char *) p, (int) len));
+	d = PointerGetDatum(cstring_to_text_with_len((const char *) p, (int) len));
+	/*
+	 * character(n): the engine grouped (and kept) the value without its
+	 * trailing blanks; every value of the column was padded to n, so padding
+	 * again gives the value back (the planner takes only keys with a length)
+	 */
+	if (c->type == BPCHAROID && c->scale >= 0)
+		d = DirectFunctionCall3(bpchar, d, Int32GetDatum(c->scale), BoolGetDatum(false));
+	return d;
 }
 
 /* group g's key k and aggregate a's state, from whichever driver ran */
@@ -592,7 +602,7 @@ warp_exec_group_datum(WarpScanState *ws, WarpCpu *cpu, int64 lg, int64 g, int i,
 	if (*isnull)
 		return (Datum) 0;
 	if (c->kind == OC_TEXT)
-		return group_key_text(ws, g, c->key, v);
+		return group_key_text(ws, g, c, v);
 	if (c->kind == OC_STRINGS)
 	{
 		if (v < 0 || v >= c->nstrings)

@@ -225,8 +225,8 @@ typedef struct OutCol
 	WarpDim    *dim;			/* OC_DIM: its dimension ... */
 	int			col;			/* ... and payload column; OC_TEXT: program
 								 * column */
-	int			scale;			/* OC_NUMERIC */
-	Oid			type;			/* OC_VALUE */
+	int			scale;			/* OC_NUMERIC; OC_TEXT: the typmod */
+	Oid			type;			/* OC_VALUE, OC_TEXT */
 	Datum	   *strings;		/* OC_STRINGS: text values by index */
 	int			nstrings;
 } OutCol;

@@ -62,7 +62,12 @@ out_columns(WarpScanState *ws)
 				c->strings[foreach_current_index(sc)] = CStringGetTextDatum(strVal(lfirst(sc)));
 		}
 		else if ((c->col = warp_group_key_text_column(&ws->prog, ws->prog.keys[m].node)) >= 0)
+		{
 			c->kind = OC_TEXT;
+			/* character(n): the engine's string lost its padding */
+			c->type = exprType((Node *) ke);
+			c->scale = exprTypmod((Node *) ke);
+		}
 		else if (exprType((Node *) ke) == NUMERICOID)
 		{
 			/* a numeric column or extract(): its unscaled value at the

@@ -26,6 +26,7 @@ check_fact_expr_as(StarInfo *si, Expr *e, bool qual, const char **why)
 	WarpBuilder b;
 
 	warp_builder_init(&b, si->fact->relid, NULL);
+	b.native_columns = si->heap;	/* as the executor's program will be */
 	if ((qual ? warp_compile_qual(&b, e) : warp_compile_expr(&b, e)) < 0)
 	{
 		*why = b.why_not;
@@ -177,8 +178,7 @@ special_walker(Node *node, void *context)
 
 	if (node == NULL)
 		return false;
-	if (IsA(node, Var) && (what->text && (((Var *) node)->vartype == TEXTOID ||
-										  ((Var *) node)->vartype == VARCHAROID)))
+	if (IsA(node, Var) && what->text && warp_is_text_type(((Var *) node)->vartype))
 		return true;
 	if (IsA(node, Var) && ((Var *) node)->vartype == NUMERICOID)
 	{

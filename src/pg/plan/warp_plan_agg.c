@@ -235,6 +235,7 @@ add_group_key_as(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref, bool out
 		Expr	   *ic = text_case_key(expr, &strings);
 
 		warp_builder_init(&b, si->fact->relid, NULL);
+		b.native_columns = si->heap;
 		if (ic)
 		{
 			/* the index CASE and its strings */
@@ -594,6 +595,7 @@ partial_aggregate(PlannerInfo *root, StarInfo *si, PathTarget *pt, Aggref *query
 			int			n;
 
 			warp_builder_init(&b, si->fact->relid, NULL);
+			b.native_columns = si->heap;
 			if ((n = warp_compile_numeric_agg_arg(&b, arg, &scale)) < 0)
 				return not_offloaded(psprintf("aggregate argument: %s", b.why_not));
 			/* sum/avg take the rows' largest display scale (from a
