@@ -23,7 +23,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import psycopg  # noqa: E402
 
 from soak_clients import (AnalyticClient, ArrowWriter, DimWriter, load_queries,  # noqa: E402
-                          oltp_soak, pct, run_pgbench, same_answer, with_fact)
+                          answer_diff, oltp_soak, pct, run_pgbench, same_answer,
+                          with_fact)
 from soak_cluster import Cluster, ExistingServer, setup_data, wait_for_server  # noqa: E402
 from soak_faults import FaultLog, Injector, Stats, gpud_pid  # noqa: E402
 from soak_monitor import Monitor  # noqa: E402
@@ -128,7 +129,7 @@ class Ctx:
                 c.execute("COMMIT")
                 self.stats.add("recovery_checks")
                 if not same_answer(got, want):
-                    self.stats.add_wrong("after crash restart: %s: %r vs %r" % (name, got[:3], want[:3]))
+                    self.stats.add_wrong("after crash restart: %s: %s" % (name, answer_diff(got, want)))
         except psycopg.Error as e:
             self.stats.error("recovery", e.sqlstate, None, "check after restart: %s" % e)
         self.check_writable(final=False)

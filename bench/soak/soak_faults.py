@@ -72,6 +72,7 @@ class Stats:
     def add_wrong(self, desc):
         with self.lock:
             self.wrong.append(desc)
+        print("[%7.1fs] WRONG: %s" % (time.time() - self.t0, desc[:2000]), flush=True)
 
     def unexpected(self):
         with self.lock:
