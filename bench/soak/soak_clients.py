@@ -125,6 +125,7 @@ class Client(threading.Thread):
         self.conn = None
         self.pid = None
         self.armed = set()
+        self.sent = {}          # fault -> when the injector signalled this client's backend
 
     def connect(self):
         while not self.stop.is_set():
@@ -146,6 +147,9 @@ class Client(threading.Thread):
 
     def fail(self, e, t0, t1, armed, variant=None):
         st = getattr(e, "sqlstate", None) or conn_sqlstate(str(e))
+        # a cancel or terminate sent just before this statement began (the
+        # one it was aimed at had ended) lands on this one
+        armed = set(armed) | {f for f, t in self.sent.items() if t0 - 2.0 <= t <= t1}
         fault = classify(self.ctx.faults, st, t0, t1, armed, variant)
         if fault is None and self.stop.is_set() and st in (None, "57P01"):
             fault = "shutdown"

@@ -68,6 +68,9 @@ class Stats:
             self.examples.setdefault(key, msg.strip().splitlines()[0][:300] if msg else "")
             self.error_log.append((round(time.time() - self.t0, 3), role, sqlstate or "conn",
                                    fault or "UNEXPECTED", (msg or "").strip().replace("\n", " | ")[:500]))
+        if not fault:
+            print("[%7.1fs] UNEXPECTED %s error %s: %s" % (time.time() - self.t0, role, sqlstate,
+                                                          (msg or "").strip()[:1000]), flush=True)
 
     def add_wrong(self, desc):
         with self.lock:
@@ -126,7 +129,7 @@ def classify(faults, sqlstate, t0, t1, armed=(), variant=None):
         for a in ("cancel", "timeout"):
             if a in armed:
                 return a
-    if sqlstate == "57P01" and "writer_term" in armed:
+    if sqlstate in ("57P01", None) and "writer_term" in armed:
         return "writer_term"
     if sqlstate in FILE_STATES and variant in ("swap", "trunc"):
         kind = faults.overlaps(("replace",) if variant == "swap" else ("truncate",), t0, t1)
@@ -215,6 +218,7 @@ class Injector(threading.Thread):
             return
         c = self.rnd.choice(busy)
         c.armed.add("cancel")
+        c.sent["cancel"] = time.time()
         self.ctx.faults.counts["cancel"] += 1
         try:
             c.conn.cancel()
@@ -266,6 +270,7 @@ class Injector(threading.Thread):
         if w is None:
             return
         w.armed.add("writer_term")
+        w.sent["writer_term"] = time.time()
         self.ctx.faults.counts["writer_term"] += 1
         with psycopg.connect(self.ctx.server.dsn(), autocommit=True) as c:
             c.execute("SELECT pg_terminate_backend(%s)", (w.pid,))
