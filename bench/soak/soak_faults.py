@@ -159,7 +159,7 @@ class Injector(threading.Thread):
         self.crash_interval = crash_interval
         self.kinds = list(kinds)
         self.rnd = random.Random(ctx.seed * 7 + 1)
-        self.last_crash = time.time()
+        self.last_crash = time.time() - crash_interval / 2     # the first after half of it
 
     def run(self):
         rotation = []
@@ -172,6 +172,8 @@ class Injector(threading.Thread):
                 if time.time() - self.last_crash < self.crash_interval:
                     continue
                 self.last_crash = time.time()
+            if kind in ("cancel", "writer_term", "backend_kill", "writer_kill"):
+                self.ctx.stats.add("attempts_" + kind)
             try:
                 getattr(self, "f_" + kind)()
             except Exception as e:      # a fault that could not be injected
@@ -213,10 +215,9 @@ class Injector(threading.Thread):
         self._arm("timeout")
 
     def f_cancel(self):
-        busy = [c for c in self.ctx.olap_clients if c.in_query]
-        if not busy:
+        c = self._target(lambda: [c for c in self.ctx.olap_clients if c.in_query])
+        if c is None:
             return
-        c = self.rnd.choice(busy)
         c.armed.add("cancel")
         c.sent["cancel"] = time.time()
         self.ctx.faults.counts["cancel"] += 1
@@ -261,9 +262,21 @@ class Injector(threading.Thread):
                 ctx.pending_reset = True    # a crash restart got in the way: redo later
         ctx.faults.close(iv)
 
+    def _target(self, pick, wait=5.0):
+        """a client pick() offers (one busy in the right place), waiting for
+        one up to `wait` seconds"""
+        deadline = time.time() + wait
+        while not self.stop.is_set():
+            busy = pick()
+            if busy:
+                return self.rnd.choice(busy)
+            if time.time() > deadline:
+                return None
+            time.sleep(0.02)
+        return None
+
     def _writer_backend(self):
-        busy = [w for w in self.ctx.writers if w.in_insert and w.pid]
-        return self.rnd.choice(busy) if busy else None
+        return self._target(lambda: [w for w in self.ctx.writers if w.in_insert and w.pid])
 
     def f_writer_term(self):
         w = self._writer_backend()
@@ -276,10 +289,9 @@ class Injector(threading.Thread):
             c.execute("SELECT pg_terminate_backend(%s)", (w.pid,))
 
     def f_backend_kill(self):
-        busy = [c for c in self.ctx.olap_clients if c.in_query and c.pid]
-        if not busy:
-            return
-        self._crash("backend_kill", self.rnd.choice(busy).pid)
+        c = self._target(lambda: [c for c in self.ctx.olap_clients if c.in_query and c.pid])
+        if c is not None:
+            self._crash("backend_kill", c.pid)
 
     def f_writer_kill(self):
         w = self._writer_backend()
