@@ -235,12 +235,13 @@ def measure_window(ctx, cfg, tmpdir, rnd_tag):
         t.start()
     if a.warmup_seconds > 0:
         run_pgbench(ctx, a.warmup_seconds, tmpdir, "warm")
-    r = run_pgbench(ctx, a.measure_seconds, tmpdir, rnd_tag)
+    r = run_pgbench(ctx, a.measure_seconds, tmpdir, rnd_tag, cpu=True)
     stop.set()
     for t in threads:
         t.join(120)
-    ctx.log("  %s: %.0f TPS, p50 %.3f ms, p99 %.3f ms" % (cfg, r["tps"], pct(r["lat"], 0.5),
-                                                           pct(r["lat"], 0.99)))
+    ctx.log("  %s: %.0f TPS, p50 %.3f ms, p99 %.3f ms, %s us CPU per transaction"
+            % (cfg, r["tps"], pct(r["lat"], 0.5), pct(r["lat"], 0.99),
+               "%.1f" % r["cpu_us_per_tx"] if r["cpu_us_per_tx"] else "?"))
     r["p50"], r["p99"] = pct(r["lat"], 0.5), pct(r["lat"], 0.99)
     del r["lat"]
     r["cfg"] = cfg

@@ -423,28 +423,64 @@ ABORT_RE = re.compile(r"aborted in command|connection to server.*failed|"
                       r"could not connect|server closed the connection")
 
 
-def run_pgbench(ctx, seconds, tmpdir, tag):
-    """one pgbench run; returns dict(tps, tx, lat (list, ms), aborted, out)"""
+def _cpu_ticks(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            st = f.read()
+        fields = st[st.rindex(")") + 2:].split()
+        return int(fields[11]) + int(fields[12])      # utime + stime
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _pgbench_backends(ctx):
+    try:
+        with psycopg.connect(ctx.server.dsn(), autocommit=True, connect_timeout=5) as c:
+            return [r[0] for r in c.execute("SELECT pid FROM pg_stat_activity "
+                                            "WHERE application_name = 'pgbench'")]
+    except psycopg.Error:
+        return []
+
+
+def run_pgbench(ctx, seconds, tmpdir, tag, cpu=False):
+    """one pgbench run; returns dict(tps, tx, lat (list, ms), aborted, ...).
+    cpu: also the CPU time its backends used (sampled from /proc every
+    0.2 s until they exit), which the other tenants of a shared machine
+    disturb far less than the TPS"""
     prefix = os.path.join(tmpdir, "pgbench_%s" % tag)
     t0 = time.time()
-    p = subprocess.run(pgbench_cmd(ctx.args, seconds, prefix), env=ctx.server.env(),
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       cwd=tmpdir)
+    proc = subprocess.Popen(pgbench_cmd(ctx.args, seconds, prefix), env=ctx.server.env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            cwd=tmpdir)
+    ticks, pids = {}, []
+    if cpu:
+        time.sleep(min(1.0, seconds / 4))
+        pids = _pgbench_backends(ctx)
+        while proc.poll() is None:
+            for pid in pids:
+                v = _cpu_ticks(pid)
+                if v is not None:
+                    ticks[pid] = v
+            time.sleep(0.2)
+    out = proc.communicate()[0]
     t1 = time.time()
-    out = p.stdout
+    rc = proc.returncode
     m = re.search(r"^tps = ([0-9.]+) \(without initial connection time\)", out, re.M)
     tx = re.search(r"^number of transactions actually processed: (\d+)", out, re.M)
     lat = read_latencies(prefix)
     aborted = [l for l in out.splitlines() if ABORT_RE.search(l)]
-    if p.returncode and not aborted:
+    if rc and not aborted:
         aborted = [l for l in out.splitlines() if "error" in l.lower()][:5] or \
-            ["pgbench exited with %d" % p.returncode]
+            ["pgbench exited with %d" % rc]
     for line in aborted:
         st = conn_sqlstate(line)
         fault = classify(ctx.faults, st, t0, t1, ())
         ctx.stats.error("oltp", st, fault, line)
-    return dict(tps=float(m.group(1)) if m else 0.0, tx=int(tx.group(1)) if tx else len(lat),
-                lat=lat, aborted=len(aborted), t0=t0, t1=t1, rc=p.returncode)
+    ntx = int(tx.group(1)) if tx else len(lat)
+    cpu_us = (sum(ticks.values()) * 1e6 / os.sysconf("SC_CLK_TCK") / ntx
+              if cpu and ntx and len(ticks) == len(pids) == ctx.args.oltp_clients else None)
+    return dict(tps=float(m.group(1)) if m else 0.0, tx=ntx, lat=lat, aborted=len(aborted),
+                t0=t0, t1=t1, rc=rc, cpu_us_per_tx=cpu_us)
 
 
 def oltp_soak(ctx, stop, until, tmpdir, results):

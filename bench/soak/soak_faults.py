@@ -215,7 +215,7 @@ class Injector(threading.Thread):
         self._arm("timeout")
 
     def f_cancel(self):
-        c = self._target(lambda: [c for c in self.ctx.olap_clients if c.in_query])
+        c = self._busy_client(lambda: [c for c in self.ctx.olap_clients if c.in_query])
         if c is None:
             return
         c.armed.add("cancel")
@@ -262,7 +262,7 @@ class Injector(threading.Thread):
                 ctx.pending_reset = True    # a crash restart got in the way: redo later
         ctx.faults.close(iv)
 
-    def _target(self, pick, wait=5.0):
+    def _busy_client(self, pick, wait=5.0):
         """a client pick() offers (one busy in the right place), waiting for
         one up to `wait` seconds"""
         deadline = time.time() + wait
@@ -276,7 +276,7 @@ class Injector(threading.Thread):
         return None
 
     def _writer_backend(self):
-        return self._target(lambda: [w for w in self.ctx.writers if w.in_insert and w.pid])
+        return self._busy_client(lambda: [w for w in self.ctx.writers if w.in_insert and w.pid])
 
     def f_writer_term(self):
         w = self._writer_backend()
@@ -289,7 +289,7 @@ class Injector(threading.Thread):
             c.execute("SELECT pg_terminate_backend(%s)", (w.pid,))
 
     def f_backend_kill(self):
-        c = self._target(lambda: [c for c in self.ctx.olap_clients if c.in_query and c.pid])
+        c = self._busy_client(lambda: [c for c in self.ctx.olap_clients if c.in_query and c.pid])
         if c is not None:
             self._crash("backend_kill", c.pid)
 

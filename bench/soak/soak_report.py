@@ -42,10 +42,22 @@ def oltp_summary(windows):
         w = [x for x in windows if x["cfg"] == cfg]
         out[cfg] = dict(n=len(w), tps=_mean([x["tps"] for x in w]),
                         p50=_mean([x["p50"] for x in w]), p99=_mean([x["p99"] for x in w]),
+                        cpu=_mean([x.get("cpu_us_per_tx") for x in w]),
                         runs=[round(x["tps"], 1) for x in w])
     p, q = out["plain"], out["warp"]
     out["ratio"] = q["tps"] / p["tps"] if p["n"] and q["n"] and p["tps"] > 0 else None
     out["p99_ratio"] = q["p99"] / p["p99"] if p["n"] and q["n"] and p["p99"] > 0 else None
+    out["cpu_ratio"] = q["cpu"] / p["cpu"] if p["n"] and q["n"] and p["cpu"] > 0 else None
+    tps = [(x["round"], x["cfg"], x["tps"]) for x in windows]
+    rounds = sorted({r for r, _, _ in tps})
+    per_round = []
+    for r in rounds:
+        d = {c: t for rr, c, t in tps if rr == r}
+        if d.get("plain") and d.get("warp"):
+            per_round.append(d["warp"] / d["plain"])
+    out["round_ratios"] = [round(x, 3) for x in per_round]
+    out["ratio_se"] = (statistics.stdev(per_round) / math.sqrt(len(per_round))
+                       if len(per_round) > 1 else None)
     return out
 
 
@@ -153,15 +165,20 @@ def _markdown(sm, ctx, mon):
           "queries on the heap tables; `warp`: pg_warp preloaded, the analytic queries through "
           "pg_warp. No faults in these windows."
           % (a.oltp_clients, a.measure_seconds, a.warmup_seconds, a.olap_clients, a.olap_period), "",
-          "| configuration | windows | TPS (mean) | p50 ms | p99 ms | TPS per window |",
-          "|---|---|---|---|---|---|"]
+          "| configuration | windows | TPS (mean) | p50 ms | p99 ms | backend CPU µs per transaction | TPS per window |",
+          "|---|---|---|---|---|---|---|"]
     for cfg in ("plain", "warp"):
         c = o[cfg]
-        L.append("| %s | %d | %s | %s | %s | %s |" % (cfg, c["n"], _fmt(c["tps"]), _fmt(c["p50"], "%.3f"),
-                                                      _fmt(c["p99"], "%.3f"), ", ".join(map(str, c["runs"]))))
-    L += ["", "TPS ratio warp/plain: %s; p99 ratio: %s. OLTP TPS during the soak windows "
-          "(faults, checked analytics, writers; crash restarts included): %s."
-          % (_fmt(o["ratio"], "%.3f"), _fmt(o["p99_ratio"], "%.3f"), _fmt(sm["soak_oltp_tps"])),
+        L.append("| %s | %d | %s | %s | %s | %s | %s |" % (cfg, c["n"], _fmt(c["tps"]), _fmt(c["p50"], "%.3f"),
+                                                           _fmt(c["p99"], "%.3f"), _fmt(c["cpu"]),
+                                                           ", ".join(map(str, c["runs"]))))
+    L += ["", "TPS ratio warp/plain: %s (per round: %s; standard error %s); p99 ratio: %s; "
+          "CPU per transaction ratio: %s (the OLTP backends' own CPU time, which other load on "
+          "the machine disturbs less than TPS). OLTP TPS during the soak windows (faults, "
+          "checked analytics, writers; crash restarts included): %s."
+          % (_fmt(o["ratio"], "%.3f"), ", ".join(map(str, o["round_ratios"])) or "-",
+             _fmt(o["ratio_se"], "%.3f"), _fmt(o["p99_ratio"], "%.3f"), _fmt(o["cpu_ratio"], "%.3f"),
+             _fmt(sm["soak_oltp_tps"])),
           "", "## Memory (RssAnon, private memory)", ""]
     if mon:
         tl = mon.role_timeline()
