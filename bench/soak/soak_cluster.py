@@ -20,6 +20,7 @@ import tempfile
 import time
 
 import psycopg
+import psycopg.conninfo
 
 DBNAME = "pg_warp_soak"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -35,6 +36,14 @@ def _as_server(cmd):
 def pg_bindir():
     return subprocess.run(["pg_config", "--bindir"], check=True, stdout=subprocess.PIPE,
                           text=True).stdout.strip()
+
+
+def postmaster_pid(datadir):
+    try:
+        with open(os.path.join(datadir, "postmaster.pid")) as f:
+            return int(f.readline())
+    except (OSError, ValueError):
+        return None
 
 
 def pgwarp_bin():
@@ -134,11 +143,7 @@ class Cluster:
             return ""
 
     def postmaster_pid(self):
-        try:
-            with open(os.path.join(self.data, "postmaster.pid")) as f:
-                return int(f.readline())
-        except (OSError, ValueError):
-            return None
+        return postmaster_pid(self.data)
 
 
 class ExistingServer:
@@ -169,11 +174,7 @@ class ExistingServer:
         return e
 
     def postmaster_pid(self):
-        try:
-            with open(os.path.join(self.data, "postmaster.pid")) as f:
-                return int(f.readline())
-        except (OSError, ValueError):
-            return None
+        return postmaster_pid(self.data)
 
     def log_tail(self, n=40):
         return ""
