@@ -51,6 +51,7 @@
 #include "pg_warp.h"
 #include "warp.h"
 #include "plan/warp_plan_internal.h"
+#include "warp_spatial.h"
 
 static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
@@ -563,6 +564,8 @@ warp_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 
 	if (prev_join_pathlist_hook)
 		prev_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
+	if (pgwarp_enabled && pgwarp_enable_spatial)
+		warp_spatial_join_paths(root, joinrel, outerrel, innerrel, jointype, extra);
 	if (!pgwarp_enabled || !pgwarp_enable_join)
 		return;
 	/* aggregation too: WarpPreAgg, if it takes the query, drops these paths */
@@ -710,6 +713,7 @@ pgwarp_planner_init(void)
 	warp_join_path_methods.PlanCustomPath = warp_plan_custom_path;
 	warp_scan_path_methods.CustomName = "WarpScan";
 	warp_scan_path_methods.PlanCustomPath = warp_plan_custom_path;
+	warp_spatial_planner_init();
 	prev_upper_paths_hook = create_upper_paths_hook;
 	create_upper_paths_hook = warp_upper_paths;
 	prev_join_pathlist_hook = set_join_pathlist_hook;
