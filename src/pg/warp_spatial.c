@@ -134,16 +134,17 @@ warp_spatial_clause_parts(Expr *clause, Oid *funcid, Oid *collid, List **args)
 
 /* ---------------------------------------------------------- handoff */
 
-#define SPATIAL_PLAN_VERSION 1
+#define SPATIAL_PLAN_VERSION 2
 
 List *
 warp_spatial_plan_form(const WarpSpatialPlan *p)
 {
-	return list_make4(list_make5(makeInteger(SPATIAL_PLAN_VERSION),
-								 makeInteger((int) p->funcid),
-								 makeInteger((int) p->inputcollid),
-								 makeInteger(p->build_arg),
-								 makeInteger(p->build_child)),
+	return list_make4(lappend(list_make5(makeInteger(SPATIAL_PLAN_VERSION),
+										 makeInteger((int) p->funcid),
+										 makeInteger((int) p->inputcollid),
+										 makeInteger(p->build_arg),
+										 makeInteger(p->build_child)),
+							  makeBoolean(p->filter)),
 					  list_make2(makeInteger(p->arg_slot[0]), makeInteger(p->arg_slot[1])),
 					  list_copy(p->src_child),
 					  list_copy(p->src_resno));
@@ -157,12 +158,13 @@ warp_spatial_plan_deform(List *private, WarpSpatialPlan *p)
 	if (list_length(private) != 4)
 		elog(ERROR, "pg_warp: WarpSpatialJoin plan of another layout");
 	head = linitial(private);
-	if (list_length(head) != 5 || intVal(linitial(head)) != SPATIAL_PLAN_VERSION)
+	if (list_length(head) != 6 || intVal(linitial(head)) != SPATIAL_PLAN_VERSION)
 		elog(ERROR, "pg_warp: WarpSpatialJoin plan of another version");
 	p->funcid = (Oid) intVal(lsecond(head));
 	p->inputcollid = (Oid) intVal(lthird(head));
 	p->build_arg = intVal(lfourth(head));
 	p->build_child = intVal(list_nth(head, 4));
+	p->filter = boolVal(list_nth(head, 5));
 	p->arg_slot[0] = intVal(linitial((List *) lsecond(private)));
 	p->arg_slot[1] = intVal(lsecond((List *) lsecond(private)));
 	p->src_child = lthird(private);

@@ -45,13 +45,16 @@ typedef struct WarpSpatialPlan
 	Oid			funcid;			/* PostGIS's function, called for UNSURE
 								 * rows */
 	Oid			inputcollid;
+	bool		filter;			/* a filter (one child; the build side is the
+								 * clause's constant argument), not a join */
 	int			build_arg;		/* which argument (0/1) is the build side's */
 	int			build_child;	/* which child plan (0/1) is the build side */
 	/* per custom_scan_tlist entry: its child plan (0/1) and resno there */
 	List	   *src_child;		/* IntList */
 	List	   *src_resno;		/* IntList */
 	int			arg_slot[2];	/* custom_scan_tlist position (0-based) of
-								 * the two geometry arguments */
+								 * the two geometry arguments; -1 for a
+								 * filter's constant */
 } WarpSpatialPlan;
 
 /*
@@ -71,10 +74,12 @@ extern bool pgwarp_enable_spatial;
 extern void warp_spatial_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 									RelOptInfo *outerrel, RelOptInfo *innerrel,
 									JoinType jointype, JoinPathExtraData *extra);
+extern void warp_spatial_rel_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte);
 extern void warp_spatial_planner_init(void);
 
 /* executor (exec/warp_spatial_exec.c) */
 extern CustomScanMethods warp_spatial_scan_methods;
+extern CustomScanMethods warp_spatial_filter_scan_methods;
 extern void warp_spatial_exec_init(void);
 
 #endif							/* WARP_SPATIAL_H */

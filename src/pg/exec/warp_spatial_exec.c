@@ -34,6 +34,7 @@ typedef struct SpatialState
 	WarpSpatialPlan plan;
 	WarpGeomOp	op;
 	ExprState  *dist_expr;		/* ST_DWithin's distance, or NULL */
+	ExprState  *const_expr;		/* a filter's constant geometry */
 	double		dist;
 	FmgrInfo	fn;
 	PlanState  *outer;
@@ -78,6 +79,11 @@ CustomScanMethods warp_spatial_scan_methods = {
 	spatial_create_state
 };
 
+CustomScanMethods warp_spatial_filter_scan_methods = {
+	"WarpSpatialFilter",
+	spatial_create_state
+};
+
 static CustomExecMethods spatial_exec_methods = {
 	.CustomName = "WarpSpatialJoin",
 	.BeginCustomScan = spatial_begin,
@@ -119,17 +125,27 @@ spatial_begin(CustomScanState *node, EState *estate, int eflags)
 	if (fn.nargs == 3)
 		ss->dist_expr = ExecInitExpr(lthird(fargs), &node->ss.ps);
 	fmgr_info(ss->plan.funcid, &ss->fn);
-	ss->outer = ExecInitNode(linitial(cs->custom_plans), estate, eflags);
-	ss->inner = ExecInitNode(lsecond(cs->custom_plans), estate, eflags);
-	node->custom_ps = list_make2(ss->outer, ss->inner);
 	probe_arg = 1 - ss->plan.build_arg;
-	ss->build_src = list_nth_int(ss->plan.src_resno, ss->plan.arg_slot[ss->plan.build_arg]);
+	ss->outer = ExecInitNode(linitial(cs->custom_plans), estate, eflags);
 	ss->probe_src = list_nth_int(ss->plan.src_resno, ss->plan.arg_slot[probe_arg]);
-	if (list_nth_int(ss->plan.src_child, ss->plan.arg_slot[ss->plan.build_arg]) != 1 ||
-		list_nth_int(ss->plan.src_child, ss->plan.arg_slot[probe_arg]) != 0)
+	if (list_nth_int(ss->plan.src_child, ss->plan.arg_slot[probe_arg]) != 0)
 		elog(ERROR, "pg_warp: WarpSpatialJoin: arguments on the wrong sides");
-	ss->inner_slot = MakeSingleTupleTableSlot(ExecGetResultType(ss->inner),
-											  &TTSOpsMinimalTuple);
+	if (ss->plan.filter)
+	{
+		ss->const_expr = ExecInitExpr(list_nth(fargs, ss->plan.build_arg), &node->ss.ps);
+		node->custom_ps = list_make1(ss->outer);
+	}
+	else
+	{
+		ss->inner = ExecInitNode(lsecond(cs->custom_plans), estate, eflags);
+		node->custom_ps = list_make2(ss->outer, ss->inner);
+		ss->build_src = list_nth_int(ss->plan.src_resno,
+									 ss->plan.arg_slot[ss->plan.build_arg]);
+		if (list_nth_int(ss->plan.src_child, ss->plan.arg_slot[ss->plan.build_arg]) != 1)
+			elog(ERROR, "pg_warp: WarpSpatialJoin: arguments on the wrong sides");
+		ss->inner_slot = MakeSingleTupleTableSlot(ExecGetResultType(ss->inner),
+												  &TTSOpsMinimalTuple);
+	}
 	ss->probe_cxt = AllocSetContextCreate(CurrentMemoryContext, "WarpSpatialJoin probe",
 										  ALLOCSET_DEFAULT_SIZES);
 }
@@ -168,7 +184,16 @@ spatial_build(SpatialState *ss)
 	ss->build_tuples = palloc(cap * sizeof(MinimalTuple));
 	ss->build_geoms = palloc(cap * sizeof(Datum));
 	ss->nbuild = 0;
-	for (;;)
+	if (ss->plan.filter)
+	{
+		bool		isnull;
+		Datum		d = ExecEvalExpr(ss->const_expr, ss->css.ss.ps.ps_ExprContext, &isnull);
+
+		/* strict predicates: a NULL constant matches nothing */
+		if (!isnull)
+			ss->build_geoms[ss->nbuild++] = PointerGetDatum(PG_DETOAST_DATUM_COPY(d));
+	}
+	while (!ss->plan.filter)
 	{
 		TupleTableSlot *slot;
 		Datum		d;
@@ -317,7 +342,8 @@ spatial_emit(SpatialState *ss, int item)
 	int			i = 0;
 
 	ExecClearTuple(out);
-	ExecStoreMinimalTuple(ss->build_tuples[item], ss->inner_slot, false);
+	if (!ss->plan.filter)
+		ExecStoreMinimalTuple(ss->build_tuples[item], ss->inner_slot, false);
 	forboth(c, ss->plan.src_child, r, ss->plan.src_resno)
 	{
 		TupleTableSlot *src = lfirst_int(c) == 0 ? ss->outer_slot : ss->inner_slot;
@@ -390,8 +416,11 @@ spatial_end(CustomScanState *node)
 	SpatialState *ss = (SpatialState *) node;
 
 	ExecEndNode(ss->outer);
-	ExecEndNode(ss->inner);
-	ExecDropSingleTupleTableSlot(ss->inner_slot);
+	if (ss->inner)
+	{
+		ExecEndNode(ss->inner);
+		ExecDropSingleTupleTableSlot(ss->inner_slot);
+	}
 	if (ss->build_cxt)
 		MemoryContextDelete(ss->build_cxt);
 	MemoryContextDelete(ss->probe_cxt);
@@ -403,7 +432,8 @@ spatial_rescan(CustomScanState *node)
 	SpatialState *ss = (SpatialState *) node;
 
 	ExecReScan(ss->outer);
-	ExecReScan(ss->inner);
+	if (ss->inner)
+		ExecReScan(ss->inner);
 	if (ss->build_cxt)
 		MemoryContextDelete(ss->build_cxt);
 	ss->build_cxt = NULL;
@@ -425,7 +455,8 @@ spatial_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 						deparse_expression(linitial(cs->custom_exprs), ctx, true, false), es);
 	ExplainPropertyText("Runs On",
 						"CPU (backend); the GPU has no spatial probe yet", es);
-	ExplainPropertyText("Build Side", "inner child: grid of its geometries", es);
+	ExplainPropertyText("Build Side", ss->plan.filter ? "the constant geometry" :
+						"inner child: grid of its geometries", es);
 	ExplainPropertyText("Exact Check",
 						"PostGIS's function, for pairs within rounding distance of an edge "
 						"or vertex and for geometries other than 2-D points and polygons",
@@ -445,4 +476,5 @@ void
 warp_spatial_exec_init(void)
 {
 	RegisterCustomScanMethods(&warp_spatial_scan_methods);
+	RegisterCustomScanMethods(&warp_spatial_filter_scan_methods);
 }

@@ -615,6 +615,8 @@ warp_rel_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte
 {
 	if (prev_rel_pathlist_hook)
 		prev_rel_pathlist_hook(root, rel, rti, rte);
+	if (pgwarp_enabled && pgwarp_enable_spatial)
+		warp_spatial_rel_paths(root, rel, rte);
 	if (!pgwarp_enabled || !pgwarp_enable_scan || rel->reloptkind != RELOPT_BASEREL ||
 		!bms_equal(rel->relids, root->all_baserels) ||
 		root->parse->commandType != CMD_SELECT || !arrow_fdw_is_arrow_rel(rel) ||

@@ -20,6 +20,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_class.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
@@ -49,6 +50,14 @@ geometry_var(Node *n)
 	if (n && IsA(n, Var) && ((Var *) n)->varlevelsup == 0)
 		return (Var *) n;
 	return NULL;
+}
+
+/* an expression evaluated once per execution: no columns, nothing volatile */
+static bool
+run_constant(Node *n)
+{
+	return !contain_var_clause(n) && !contain_volatile_functions(n) &&
+		!contain_exec_param(n, NIL) && !contain_subplans(n);
 }
 
 /* only Vars in a target (no placeholders or expressions) */
@@ -106,10 +115,7 @@ find_spatial_clause(List *restrictlist, RelOptInfo *outerrel, RelOptInfo *innerr
 			continue;
 		if (fn->nargs == 3)
 		{
-			Node	   *dist = lthird(fargs);
-
-			if (contain_var_clause(dist) || contain_volatile_functions(dist) ||
-				contain_exec_param(dist, NIL) || contain_subplans(dist))
+			if (!run_constant(lthird(fargs)))
 			{
 				why = "ST_DWithin's distance is not a constant or a query parameter";
 				continue;
@@ -193,6 +199,75 @@ warp_spatial_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *oute
 	add_path(joinrel, &cp->path);
 }
 
+/*
+ * WarpSpatialFilter's paths: a heap table's rows filtered by a PostGIS
+ * predicate between one of its geometry columns and a constant geometry
+ * (a literal, a parameter, ST_MakePoint of them).  The child is a fresh
+ * sequential scan of the table whose plan loses the spatial clause (the
+ * node evaluates it); its other quals stay in the scan.
+ */
+void
+warp_spatial_rel_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	ListCell   *lc;
+
+	if (rel->reloptkind != RELOPT_BASEREL || rte->rtekind != RTE_RELATION ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW) ||
+		root->parse->commandType != CMD_SELECT || !bms_is_empty(rel->lateral_relids) ||
+		!plain_target(rel->reltarget))
+		return;
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *ri = lfirst(lc);
+		WarpSpatialFunc fn;
+		Oid			funcid,
+					collid;
+		List	   *fargs;
+		const char *why;
+		Var		   *v;
+		int			probe_arg;
+		Path	   *child;
+		CustomPath *cp;
+		QualCost	qc;
+
+		if (!warp_spatial_clause_parts(ri->clause, &funcid, &collid, &fargs) ||
+			list_length(fargs) < 2 || !warp_spatial_func(funcid, &fn, &why))
+			continue;
+		if ((v = geometry_var(linitial(fargs))) && v->varno == rel->relid &&
+			run_constant(lsecond(fargs)))
+			probe_arg = 0;
+		else if ((v = geometry_var(lsecond(fargs))) && v->varno == rel->relid &&
+				 run_constant(linitial(fargs)))
+			probe_arg = 1;
+		else
+			continue;
+		/* the column must be the point side (the constant the container) */
+		if (fn.container_arg == probe_arg || (fn.nargs == 3 && !run_constant(lthird(fargs))))
+			continue;
+		if (pgwarp_mode == PGWARP_MODE_GPU)
+		{
+			not_offloaded("spatial filters run on the CPU in the backend (pg_warp.mode = gpu "
+						  "asks for the GPU, which has no spatial probe yet)");
+			return;
+		}
+		child = (Path *) create_seqscan_path(root, rel, NULL, 0);
+		cost_qual_eval_node(&qc, (Node *) ri->clause, root);
+		cp = makeNode(CustomPath);
+		cp->path.pathtype = T_CustomScan;
+		cp->path.parent = rel;
+		cp->path.pathtarget = rel->reltarget;
+		cp->path.rows = rel->rows;
+		cp->path.startup_cost = child->startup_cost;
+		cp->path.total_cost = child->total_cost +
+			rel->tuples * (SPATIAL_PROBE_COST - qc.per_tuple) + rel->rows * cpu_tuple_cost;
+		cp->custom_paths = list_make1(child);
+		cp->custom_private = list_make3(ri->clause, makeInteger(1 - probe_arg), NIL);
+		cp->methods = &warp_spatial_path_methods;
+		add_path(rel, &cp->path);
+		return;
+	}
+}
+
 /* position of a Var in a child plan's output (1-based), or 0 */
 static int
 child_resno(Plan *child, Var *v)
@@ -228,6 +303,49 @@ scan_tlist_add(List **stl, Var *v)
 	return i;
 }
 
+/* a filter's plan: the child's scan without the spatial clause */
+static Plan *
+plan_filter(CustomScan *cs, WarpSpatialPlan *sp, Expr *clause, List *fargs, List *tlist,
+			Plan *child)
+{
+	List	   *vars;
+	ListCell   *lc;
+	Var		   *probe = geometry_var(list_nth(fargs, 1 - sp->build_arg));
+
+	sp->filter = true;
+	child->qual = list_delete_ptr(child->qual, clause);
+	/* the child outputs every column the node's output and clause need */
+	vars = lappend(pull_var_clause((Node *) tlist, PVC_RECURSE_PLACEHOLDERS), probe);
+	foreach(lc, vars)
+		if (child_resno(child, lfirst(lc)) == 0)
+			child->targetlist = lappend(child->targetlist,
+										makeTargetEntry(copyObject(lfirst(lc)),
+														list_length(child->targetlist) + 1,
+														NULL, false));
+	cs->custom_scan_tlist = NIL;
+	foreach(lc, child->targetlist)
+	{
+		TargetEntry *te = lfirst(lc);
+
+		cs->custom_scan_tlist = lappend(cs->custom_scan_tlist,
+										makeTargetEntry(copyObject(te->expr),
+														list_length(cs->custom_scan_tlist) + 1,
+														NULL, false));
+		sp->src_child = lappend_int(sp->src_child, 0);
+		sp->src_resno = lappend_int(sp->src_resno, te->resno);
+	}
+	sp->arg_slot[sp->build_arg] = -1;
+	sp->arg_slot[1 - sp->build_arg] = child_resno(child, probe) - 1;
+	cs->scan.plan.targetlist = tlist;
+	cs->scan.plan.qual = NIL;
+	cs->scan.scanrelid = 0;
+	cs->custom_plans = list_make1(child);
+	cs->custom_exprs = list_make1(clause);
+	cs->custom_private = warp_spatial_plan_form(sp);
+	cs->methods = &warp_spatial_filter_scan_methods;
+	return &cs->scan.plan;
+}
+
 static Plan *
 warp_spatial_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 					   List *tlist, List *clauses, List *custom_plans)
@@ -249,6 +367,8 @@ warp_spatial_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path
 	sp.funcid = funcid;
 	sp.build_arg = build_arg;
 	sp.build_child = 1;
+	if (list_length(custom_plans) == 1)
+		return plan_filter(cs, &sp, clause, fargs, tlist, linitial(custom_plans));
 	/* the scan tuple: the output's Vars, the quals' and the arguments' */
 	vars = pull_var_clause((Node *) list_make2(tlist, quals), PVC_RECURSE_PLACEHOLDERS);
 	foreach(lc, vars)
