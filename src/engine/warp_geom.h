@@ -89,6 +89,16 @@ warp_geom_ring_pip(const double *xy, warp_int32 n, double px, double py)
 		if (py > (ay > by ? ay : by) || py < (ay < by ? ay : by))
 			continue;
 		/*
+		 * A horizontal segment at p's height never counts; p is on it
+		 * (exactly: no rounding) when within its x extent
+		 */
+		if (ay == by)
+		{
+			if (px >= (ax < bx ? ax : bx) && px <= (ax > bx ? ax : bx))
+				return WARP_GEOM_UNSURE;
+			continue;
+		}
+		/*
 		 * (no shortcut for a segment wholly left of p: PostGIS evaluates its
 		 * side too, and a rounded side there would change its count)
 		 */
@@ -256,6 +266,9 @@ warp_geom_polys_dwithin(const WarpGeomPolys *g, warp_int32 comp0, warp_int32 com
 					break;
 				}
 			}
+			/* certainly inside: PostGIS's distance is exactly 0 */
+			if (ring == r1 && r >= 0)
+				return WARP_GEOM_IN;
 		}
 		if (d < best)
 			best = d;

@@ -178,7 +178,7 @@ warp_spatial_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *oute
 	startup = inner_path->total_cost + innerrel->rows * (cpu_tuple_cost + SPATIAL_BUILD_COST);
 	total = startup + outer_path->total_cost +
 		outerrel->rows * (cpu_tuple_cost + SPATIAL_PROBE_COST) +
-		joinrel->rows * cpu_tuple_cost * (1 + list_length(quals));
+		joinrel->rows * cpu_operator_cost * (1 + list_length(quals));
 
 	cp = makeNode(CustomPath);
 	cp->path.pathtype = T_CustomScan;
@@ -197,6 +197,43 @@ warp_spatial_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *oute
 	cp->custom_private = list_make3(sri->clause, makeInteger(build_arg), quals);
 	cp->methods = &warp_spatial_path_methods;
 	add_path(joinrel, &cp->path);
+}
+
+/* an index path of rel whose index conditions come from the clause ri */
+static bool
+index_path_uses(Path *p, RestrictInfo *ri)
+{
+	ListCell   *lc;
+
+	if (IsA(p, BitmapHeapPath))
+		return index_path_uses(((BitmapHeapPath *) p)->bitmapqual, ri);
+	if (IsA(p, BitmapAndPath) || IsA(p, BitmapOrPath))
+	{
+		List	   *quals = IsA(p, BitmapAndPath) ? ((BitmapAndPath *) p)->bitmapquals :
+			((BitmapOrPath *) p)->bitmapquals;
+
+		foreach(lc, quals)
+			if (index_path_uses(lfirst(lc), ri))
+				return true;
+		return false;
+	}
+	if (!IsA(p, IndexPath))
+		return false;
+	foreach(lc, ((IndexPath *) p)->indexclauses)
+		if (((IndexClause *) lfirst(lc))->rinfo == ri)
+			return true;
+	return false;
+}
+
+static bool
+has_index_path(RelOptInfo *rel, RestrictInfo *ri)
+{
+	ListCell   *lc;
+
+	foreach(lc, rel->pathlist)
+		if (index_path_uses(lfirst(lc), ri))
+			return true;
+	return false;
 }
 
 /*
@@ -248,6 +285,17 @@ warp_spatial_rel_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		{
 			not_offloaded("spatial filters run on the CPU in the backend (pg_warp.mode = gpu "
 						  "asks for the GPU, which has no spatial probe yet)");
+			return;
+		}
+		/*
+		 * A selective filter that an index scan answers reads few rows;
+		 * the node reads them all (PostGIS's functions cost 10000
+		 * operators, which makes every plan that calls them fewer times
+		 * look cheap, but reading the table is what counts then).
+		 */
+		if (rel->tuples > 0 && rel->rows < 0.02 * rel->tuples && has_index_path(rel, ri))
+		{
+			not_offloaded("a selective spatial filter is left to an index scan");
 			return;
 		}
 		child = (Path *) create_seqscan_path(root, rel, NULL, 0);
