@@ -115,6 +115,38 @@ item_cells(const WarpGeomSet *s, warp_int32 i, double pad, warp_int32 *c)
 	return true;
 }
 
+/*
+ * One pass over the indexed items' cells: without fill, counts each cell's
+ * items into cell_start[cell + 1] and returns the total (stopping past
+ * INT32_MAX); with fill (each cell's next position), writes cell_items.
+ */
+static warp_int64
+grid_pass(WarpGeomSet *s, double pad, warp_int32 *fill)
+{
+	warp_int64	total = 0;
+	warp_int32	i,
+				cx,
+				cy;
+
+	for (i = 0; i < s->nitems && total <= WARP_INT32_MAX; i++)
+	{
+		warp_int32	c[4];
+
+		if (s->kind[i] == WARP_GSER_OPAQUE || !item_cells(s, i, pad, c))
+			continue;
+		for (cy = c[1]; cy <= c[3]; cy++)
+			for (cx = c[0]; cx <= c[2]; cx++)
+			{
+				if (fill)
+					s->cell_items[fill[cy * s->gnx + cx]++] = i;
+				else
+					s->cell_start[cy * s->gnx + cx + 1]++;
+			}
+		total += (warp_int64) (c[2] - c[0] + 1) * (c[3] - c[1] + 1);
+	}
+	return total;
+}
+
 bool
 warp_geom_set_index(WarpGeomSet *s, const WarpAlloc *alloc, double pad)
 {
@@ -125,10 +157,8 @@ warp_geom_set_index(WarpGeomSet *s, const WarpAlloc *alloc, double pad)
 				side;
 	warp_int32	i,
 				nindexed = 0,
-				ncells,
-				cx,
-				cy;
-	warp_int64	total = 0;
+				ncells;
+	warp_int64	total;
 	warp_int32 *fill;
 
 	s->nalways = 0;
@@ -177,34 +207,15 @@ warp_geom_set_index(WarpGeomSet *s, const WarpAlloc *alloc, double pad)
 	if (!s->cell_start || !fill)
 		return false;
 	memset(s->cell_start, 0, ((size_t) ncells + 1) * sizeof(warp_int32));
-	for (i = 0; i < s->nitems; i++)
-	{
-		warp_int32	c[4];
-
-		if (s->kind[i] == WARP_GSER_OPAQUE || !item_cells(s, i, pad, c))
-			continue;
-		for (cy = c[1]; cy <= c[3]; cy++)
-			for (cx = c[0]; cx <= c[2]; cx++)
-				s->cell_start[cy * s->gnx + cx + 1]++;
-		total += (warp_int64) (c[2] - c[0] + 1) * (c[3] - c[1] + 1);
-		if (total > WARP_INT32_MAX)
-			return false;
-	}
+	total = grid_pass(s, pad, NULL);
+	if (total > WARP_INT32_MAX)
+		return false;
 	for (i = 0; i < ncells; i++)
 		s->cell_start[i + 1] += s->cell_start[i];
 	s->cell_items = alloc_n(alloc, (size_t) total, sizeof(warp_int32));
 	if (!s->cell_items)
 		return false;
 	memcpy(fill, s->cell_start, ((size_t) ncells + 1) * sizeof(warp_int32));
-	for (i = 0; i < s->nitems; i++)
-	{
-		warp_int32	c[4];
-
-		if (s->kind[i] == WARP_GSER_OPAQUE || !item_cells(s, i, pad, c))
-			continue;
-		for (cy = c[1]; cy <= c[3]; cy++)
-			for (cx = c[0]; cx <= c[2]; cx++)
-				s->cell_items[fill[cy * s->gnx + cx]++] = i;
-	}
+	(void) grid_pass(s, pad, fill);
 	return true;
 }

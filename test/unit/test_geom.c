@@ -72,26 +72,31 @@ square_with_hole(Buf *b, bool with_box)
 		put_f64(b, hole[i]);
 }
 
+/* a POINT value with the given flags, x, y (and a 0 for Z when flagged) */
+static void
+point_value(Buf *b, int32_t srid, uint8_t flags, double x, double y)
+{
+	header(b, srid, flags);
+	put_u32(b, WARP_GSER_POINTTYPE);
+	put_u32(b, 1);
+	put_f64(b, x);
+	put_f64(b, y);
+	if (flags & 0x01)
+		put_f64(b, 0);
+}
+
 TEST(test_read_point)
 {
 	Buf			b;
 	WarpGser	g;
 
-	header(&b, 4326, 0);
-	put_u32(&b, WARP_GSER_POINTTYPE);
-	put_u32(&b, 1);
-	put_f64(&b, 1.5);
-	put_f64(&b, -2.25);
+	point_value(&b, 4326, 0, 1.5, -2.25);
 	warp_gser_read(b.b, b.n, &g);
 	CHECK(g.kind == WARP_GSER_POINT);
 	CHECK(g.srid == 4326);
 	CHECK(g.x == 1.5 && g.y == -2.25);
 	/* a negative SRID (21 bits, sign-extended) */
-	header(&b, -3, 0);
-	put_u32(&b, WARP_GSER_POINTTYPE);
-	put_u32(&b, 1);
-	put_f64(&b, 0);
-	put_f64(&b, 0);
+	point_value(&b, -3, 0, 0, 0);
 	warp_gser_read(b.b, b.n, &g);
 	CHECK(g.srid == -3);
 	/* EMPTY, Z, NaN and huge coordinates are PostGIS's */
@@ -100,35 +105,18 @@ TEST(test_read_point)
 	put_u32(&b, 0);
 	warp_gser_read(b.b, b.n, &g);
 	CHECK(g.kind == WARP_GSER_OPAQUE);
-	header(&b, 0, 0x01);
-	put_u32(&b, WARP_GSER_POINTTYPE);
-	put_u32(&b, 1);
-	put_f64(&b, 0);
-	put_f64(&b, 0);
-	put_f64(&b, 0);
+	point_value(&b, 0, 0x01, 0, 0);
 	warp_gser_read(b.b, b.n, &g);
 	CHECK(g.kind == WARP_GSER_OPAQUE);
-	header(&b, 0, 0);
-	put_u32(&b, WARP_GSER_POINTTYPE);
-	put_u32(&b, 1);
-	put_f64(&b, NAN);
-	put_f64(&b, 0);
+	point_value(&b, 0, 0, NAN, 0);
 	warp_gser_read(b.b, b.n, &g);
 	CHECK(g.kind == WARP_GSER_OPAQUE);
-	header(&b, 0, 0);
-	put_u32(&b, WARP_GSER_POINTTYPE);
-	put_u32(&b, 1);
-	put_f64(&b, 1e300);
-	put_f64(&b, 0);
+	point_value(&b, 0, 0, 1e300, 0);
 	warp_gser_read(b.b, b.n, &g);
 	CHECK(g.kind == WARP_GSER_OPAQUE);
 	/* version 1 (no version bit) */
-	header(&b, 0, 0);
+	point_value(&b, 0, 0, 0, 0);
 	b.b[3] = 0;
-	put_u32(&b, WARP_GSER_POINTTYPE);
-	put_u32(&b, 1);
-	put_f64(&b, 0);
-	put_f64(&b, 0);
 	warp_gser_read(b.b, b.n, &g);
 	CHECK(g.kind == WARP_GSER_OPAQUE);
 }
