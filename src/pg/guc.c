@@ -11,6 +11,7 @@
 #include "gpud_client.h"
 #include "pg_warp.h"
 #include "warp.h"
+#include "warp_spatial.h"
 
 bool		pgwarp_enabled = true;
 bool		pgwarp_enable_preagg = true;
@@ -417,10 +418,29 @@ define_execution_gucs(void)
 							 NULL, NULL, NULL);
 }
 
+/* spatial joins over PostGIS geometry (warp_spatial.h) */
+static void
+define_spatial_gucs(void)
+{
+	DefineCustomBoolVariable("pg_warp.enable_spatial",
+							 "Enables pg_warp's spatial join plans (WarpSpatialJoin) "
+							 "for PostGIS predicates.",
+							 "Joins on ST_Contains, ST_Within, ST_Covers, "
+							 "ST_CoveredBy, ST_Intersects, ST_DWithin or && between "
+							 "geometry columns; PostGIS's own function decides the "
+							 "pairs within rounding distance of a boundary.",
+							 &pgwarp_enable_spatial,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+}
+
 void
 pgwarp_define_gucs(void)
 {
 	define_switch_gucs();
+	define_spatial_gucs();
 	define_resource_gucs();
 	define_execution_gucs();
 	if (process_shared_preload_libraries_in_progress)

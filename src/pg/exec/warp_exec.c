@@ -44,6 +44,7 @@
 #include "utils/rel.h"
 
 #include "exec/warp_exec_internal.h"
+#include "warp_spatial.h"
 
 static CustomExecMethods warp_preagg_exec_methods;
 
@@ -323,4 +324,5 @@ pgwarp_exec_init(void)
 	RegisterCustomScanMethods(&warp_preagg_scan_methods);
 	RegisterCustomScanMethods(&warp_join_scan_methods);
 	RegisterCustomScanMethods(&warp_scan_scan_methods);
+	warp_spatial_exec_init();
 }

@@ -52,6 +52,7 @@
 #include "pg_warp.h"
 #include "warp.h"
 #include "plan/warp_plan_internal.h"
+#include "warp_spatial.h"
 
 static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
@@ -675,6 +676,8 @@ warp_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 
 	if (prev_join_pathlist_hook)
 		prev_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
+	if (pgwarp_enabled && pgwarp_enable_spatial)
+		warp_spatial_join_paths(root, joinrel, outerrel, innerrel, jointype, extra);
 	if (!pgwarp_enabled || !pgwarp_enable_join)
 		return;
 	/* aggregation too: WarpPreAgg, if it takes the query, drops these paths */
@@ -724,6 +727,8 @@ warp_rel_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte
 {
 	if (prev_rel_pathlist_hook)
 		prev_rel_pathlist_hook(root, rel, rti, rte);
+	if (pgwarp_enabled && pgwarp_enable_spatial)
+		warp_spatial_rel_paths(root, rel, rte);
 	if (!pgwarp_enabled || !pgwarp_enable_scan || rel->reloptkind != RELOPT_BASEREL ||
 		!bms_equal(rel->relids, root->all_baserels) ||
 		root->parse->commandType != CMD_SELECT || !arrow_fdw_is_arrow_rel(rel) ||
@@ -822,6 +827,7 @@ pgwarp_planner_init(void)
 	warp_join_path_methods.PlanCustomPath = warp_plan_custom_path;
 	warp_scan_path_methods.CustomName = "WarpScan";
 	warp_scan_path_methods.PlanCustomPath = warp_plan_custom_path;
+	warp_spatial_planner_init();
 	prev_upper_paths_hook = create_upper_paths_hook;
 	create_upper_paths_hook = warp_upper_paths;
 	prev_join_pathlist_hook = set_join_pathlist_hook;
