@@ -15,6 +15,7 @@
 #include "pg_warp.h"
 #include "fdw/arrow_pg.h"
 #include "exec/warp_dimcache.h"
+#include "vector/vector.h"
 #include "warp.h"
 
 PG_MODULE_MAGIC;
@@ -29,6 +30,7 @@ _PG_init(void)
 	pgwarp_exec_init();
 	pgwarp_merge_init();
 	pgwarp_arrow_stats_init();
+	pgwarp_ivf_init();
 	if (process_shared_preload_libraries_in_progress)
 	{
 		pgwarp_footer_cache_preload();
