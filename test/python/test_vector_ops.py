@@ -134,42 +134,123 @@ def test_empty_table(conn):
                       % SCHEMA) == []
 
 
-def _arrow_table(conn, scratch, name, x, typ):
+def _arrow_table(conn, scratch, name, x, typ, nulls=(), extra_cols=False):
     n, dims = x.shape
     flat = pa.array(x.reshape(-1).astype(np.float16 if typ == "half" else np.float32))
-    if typ == "list":
-        arr = pa.ListArray.from_arrays(pa.array(np.arange(0, n * dims + 1, dims, dtype=np.int32)),
-                                       flat)
+    mask = pa.array([i in nulls for i in range(n)]) if nulls else None
+    if typ in ("list", "large"):
+        off = np.arange(0, n * dims + 1, dims, dtype=np.int64 if typ == "large" else np.int32)
+        cls = pa.LargeListArray if typ == "large" else pa.ListArray
+        arr = cls.from_arrays(pa.array(off), flat, mask=mask)
     else:
-        arr = pa.FixedSizeListArray.from_arrays(flat, dims)
+        arr = pa.FixedSizeListArray.from_arrays(flat, dims, mask=mask)
     path = os.path.join(scratch, name + ".arrow")
+    cols = {"id": pa.array(np.arange(n, dtype=np.int32)), "v": arr}
+    if extra_cols:
+        cols["lang"] = pa.array(["en" if i % 3 else "fr" for i in range(n)])
+    t = pa.table(cols)
     with pa.OSFile(path, "wb") as f:
-        t = pa.table({"id": pa.array(np.arange(n, dtype=np.int32)), "v": arr})
         with pa.ipc.new_file(f, t.schema) as w:
             w.write_table(t, max_chunksize=700)
     os.chmod(path, 0o644)
-    conn.execute("CREATE FOREIGN TABLE %s.%s (id int, v real[]) SERVER arrow_fdw "
-                 "OPTIONS (file '%s')" % (SCHEMA, name, path))
+    conn.execute("CREATE FOREIGN TABLE %s.%s (id int, v real[]%s) SERVER arrow_fdw "
+                 "OPTIONS (file '%s')" % (SCHEMA, name, ", lang text" if extra_cols else "",
+                                          path))
+    return path
 
 
-@pytest.mark.parametrize("typ", ["fixed", "list", "half"])
+def _explain(conn, sql, params=()):
+    return "\n".join(r[0] for r in conn.execute("EXPLAIN (COSTS OFF) " + sql, params))
+
+
+@pytest.mark.parametrize("typ", ["fixed", "list", "large", "half"])
 def test_arrow_foreign_table_equals_heap(conn, scratch, typ):
     x = clustered(2500, 16, 10, seed=11)
     if typ == "half":
         x = x.astype(np.float16).astype(np.float32)
+    nulls = (3, 1400)
     name = "arrow_" + typ
-    _arrow_table(conn, scratch, name, x, typ)
-    conn.execute("CREATE TABLE %s.%s_h (id int, v real[])" % (SCHEMA, name))
-    load(conn, "%s.%s_h" % (SCHEMA, name), list(x))
+    _arrow_table(conn, scratch, name, x, typ, nulls=nulls, extra_cols=True)
+    conn.execute("CREATE TABLE %s.%s_h (id int, v real[], lang text)" % (SCHEMA, name))
+    vecs = [None if i in nulls else v for i, v in enumerate(x)]
+    load(conn, "%s.%s_h" % (SCHEMA, name), vecs,
+         [("en" if i % 3 else "fr",) for i in range(len(x))])
     q = literal(clustered(1, 16, 10, seed=12)[0])
+    qf = np.array(literal_floats(q), dtype=np.float32)
     for op in OPS:
-        sql = "SELECT id, v %s '%s' FROM %s.%%s ORDER BY v %s '%s' LIMIT 20" % (op, q, SCHEMA, op, q)
-        conn.execute("SET pg_warp.enabled = off")
-        want = conn.execute(sql % (name + "_h")).fetchall()
-        got = _same_topk(conn, sql % name)
-        assert got == want
-        d, order = exact_order(op, x, np.array(literal_floats(q), dtype=np.float32))
-        assert [r[0] for r in got] == list(order[:20])
+        for where, k in (("", 20), (" WHERE lang <> 'fr' AND id > 100", 7), ("", 3000)):
+            sql = ("SELECT id, v %s '%s', lang FROM %s.%%s%s ORDER BY v %s '%s' LIMIT %d"
+                   % (op, q, SCHEMA, where, op, q, k))
+            conn.execute("SET pg_warp.enabled = off")
+            want = conn.execute(sql % (name + "_h")).fetchall()
+            conn.execute("SET pg_warp.enabled = on")
+            assert "WarpVecScan" in _explain(conn, sql % name)
+            got = conn.execute(sql % name).fetchall()
+            if k == 3000:
+                # the NULL distances tie: PostgreSQL's full sort is not
+                # stable, WarpVecScan keeps scan order (checked below)
+                assert got[:-2] == want[:-2] and set(got[-2:]) == set(want[-2:])
+            else:
+                assert got == want, (op, where)
+            if not where and k == 20:
+                d, order = exact_order(op, x, qf)
+                assert [r[0] for r in got] == [i for i in order if i not in nulls][:20]
+            if k == 3000:
+                assert [r[0] for r in got[-2:]] == list(nulls)   # NULLs last, scan order
+    # a parameter, a commuted operator, an OFFSET
+    sql = "SELECT id FROM %s.%%s ORDER BY %%%%s::real[] <=> v LIMIT 5 OFFSET 2" % SCHEMA
+    conn.execute("SET pg_warp.enabled = off")
+    want = conn.execute(sql % (name + "_h"), (q,)).fetchall()
+    conn.execute("SET pg_warp.enabled = on")
+    assert "WarpVecScan" in _explain(conn, sql % name, (q,))
+    assert conn.execute(sql % name, (q,)).fetchall() == want
+
+
+def test_arrow_errors_like_the_operator(conn, scratch):
+    x = clustered(50, 4, 2, seed=1)
+    _arrow_table(conn, scratch, "arrow_err", x, "list")
+    for q, state, text in (("{1,2,3}", "22000", "different vector dimensions 4 and 3"),
+                           ("{1,NULL,3,4}", "22004", "NULL elements"),
+                           ("{}", "22000", "at least 1 dimension")):
+        sql = "SELECT id FROM %s.arrow_err ORDER BY v <-> '%s' LIMIT 3" % (SCHEMA, q)
+        for enabled in ("off", "on"):
+            conn.execute("SET pg_warp.enabled = %s" % enabled)
+            with pytest.raises(psycopg.Error) as e:
+                conn.execute(sql)
+            assert e.value.sqlstate == state and text in str(e.value), str(e.value)
+    conn.execute("SET pg_warp.enabled = on")
+    # a NULL element inside the Arrow data
+    flat = pa.array([1.0, None, 2.0, 3.0], pa.float32())
+    arr = pa.FixedSizeListArray.from_arrays(flat, 2)
+    path = os.path.join(scratch, "nullelem.arrow")
+    t = pa.table({"id": pa.array([1, 2], pa.int32()), "v": arr})
+    with pa.OSFile(path, "wb") as f:
+        with pa.ipc.new_file(f, t.schema) as w:
+            w.write_table(t)
+    os.chmod(path, 0o644)
+    conn.execute("CREATE FOREIGN TABLE %s.nullelem (id int, v real[]) SERVER arrow_fdw "
+                 "OPTIONS (file '%s')" % (SCHEMA, path))
+    for enabled in ("off", "on"):
+        conn.execute("SET pg_warp.enabled = %s" % enabled)
+        with pytest.raises(psycopg.Error) as e:
+            conn.execute("SELECT id FROM %s.nullelem ORDER BY v <-> '{1,1}' LIMIT 1" % SCHEMA)
+        assert e.value.sqlstate == "22004"
+    conn.execute("SET pg_warp.enabled = on")
+    # an empty table never checks the query vector, in either plan
+    conn.execute("CREATE TABLE %s.empty_h (id int, v real[])" % SCHEMA)
+    empty = _arrow_table(conn, scratch, "arrow_empty", x[:0], "fixed")
+    assert _same_topk(conn, "SELECT id FROM %s.arrow_empty ORDER BY v <-> '{1}' LIMIT 3"
+                      % SCHEMA) == []
+
+
+def test_arrow_explain_analyze(conn, scratch):
+    x = clustered(1000, 8, 4, seed=2)
+    _arrow_table(conn, scratch, "arrow_ex", x, "fixed")
+    plan = "\n".join(r[0] for r in conn.execute(
+        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM "
+        "%s.arrow_ex ORDER BY v <#> '%s' LIMIT 4" % (SCHEMA, literal(x[0]))))
+    assert "Vector Top-K: v <#>, k = 4" in plan and "Vectors Scored: 1000" in plan, plan
+    assert "Scored From Arrow Buffers: 1000" in plan and "no vector kernel" in plan, plan
 
 
 def literal_floats(lit):
