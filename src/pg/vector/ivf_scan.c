@@ -208,9 +208,10 @@ run_scan(IndexScanDesc scan, IvfScanState *st)
 	int			nprobe;
 
 	pgwarp_ivf_read_meta(index, &meta);
-	load_query(scan, st, &meta);
 	if (meta.dims == 0)
-		return;					/* nothing indexed yet */
+		return;					/* nothing indexed: the query is never looked at,
+								 * as a scan of an empty table never would */
+	load_query(scan, st, &meta);
 	pgwarp_ivf_read_centroids(index, &meta, &cent);
 	lists = palloc(sizeof(int) * meta.nlists);
 	nprobe = choose_lists(st, &cent, lists);
