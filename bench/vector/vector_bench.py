@@ -31,11 +31,12 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "python"))
 from vector_data import literal  # noqa: E402
 
 
-def mixture(n, dims, clusters, seed):
-    """n vectors of a Gaussian mixture (same centres for data and queries)"""
+def mixture(n, dims, clusters, seed, spread):
+    """n vectors of a Gaussian mixture (same centres for data and queries);
+    per-cluster, per-dimension deviations uniform in spread * [0.05, 0.4]"""
     rng = np.random.default_rng(seed)
     centres = rng.normal(0, 1, (clusters, dims))
-    scales = rng.uniform(0.05, 0.4, (clusters, dims))
+    scales = rng.uniform(0.05, 0.4, (clusters, dims)) * spread
     which = rng.integers(0, clusters, n)
     return (centres[which] + rng.normal(0, 1, (n, dims)) * scales[which]).astype(np.float32)
 
@@ -103,6 +104,8 @@ def main():
     ap.add_argument("--dims", type=int, default=128)
     ap.add_argument("--clusters", type=int, default=1000)
     ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--spread", type=float, default=1.0,
+                    help="cluster width factor: 1 = well separated, 5 = overlapping")
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--lists", type=int, default=0, help="default sqrt(rows)")
     ap.add_argument("--probes", default="1,4,10,20,40")
@@ -111,10 +114,12 @@ def main():
     a = ap.parse_args()
     lists = a.lists or int(round(a.rows ** 0.5))
     probes = [int(p) for p in a.probes.split(",")]
-    allx = mixture(a.rows + a.queries, a.dims, a.clusters, seed=20261207)
+    allx = mixture(a.rows + a.queries, a.dims, a.clusters, seed=20261207, spread=a.spread)
     x, queries = allx[:a.rows], allx[a.rows:]
     res = {"rows": a.rows, "dims": a.dims, "clusters": a.clusters, "queries": a.queries,
+           "spread": a.spread,
            "k": a.k, "lists": lists, "runs": []}
+    res["loadavg_start"] = os.getloadavg()[0]
     conn = psycopg.connect(autocommit=True)
     conn.execute("CREATE EXTENSION IF NOT EXISTS pg_warp")
     res["server"] = conn.execute("SELECT version()").fetchone()[0]
@@ -186,6 +191,7 @@ def main():
 
     conn.execute("DROP TABLE vb_heap")
     conn.execute("DROP FOREIGN TABLE vb_arrow")
+    res["loadavg_end"] = os.getloadavg()[0]
     res["machine"] = "%s, %d CPUs (%s)" % (platform.node() and "devbox", os.cpu_count(),
                                           platform.processor() or platform.machine())
     with open(a.out.replace(".md", ".json"), "w") as f:
@@ -198,18 +204,23 @@ def write_md(a, res):
     L.append("# k-NN benchmark — synthetic clustered vectors, %d x %d" % (res["rows"], res["dims"]))
     L.append("")
     L.append("Machine: %s; %s." % (res["machine"], res["server"].split(" on ")[0]))
-    L.append("Command: `python3 bench/vector/vector_bench.py --rows %d --dims %d --out %s`."
-             % (res["rows"], res["dims"], a.out))
+    L.append("Command: `python3 bench/vector/vector_bench.py --rows %d --dims %d --queries %d "
+             "--spread %g --out %s`." % (res["rows"], res["dims"], res["queries"], res["spread"],
+                                          a.out))
     L.append("Data: SYNTHETIC — %d float32 vectors of %d dimensions from a mixture of %d "
-             "anisotropic Gaussians, %d query vectors drawn from the same mixture; heap table "
+             "anisotropic Gaussians (centres N(0,1), deviations %g x U(0.05, 0.4) per cluster and "
+             "dimension), %d query vectors drawn from the same mixture; heap table "
              "%.0f MB (loaded with COPY in %.0f s); the same vectors in an Arrow file "
              "(FixedSizeList<Float32>, 65,536-row batches) as a foreign table."
-             % (res["rows"], res["dims"], res["clusters"], res["queries"], res["heap_mb"],
+             % (res["rows"], res["dims"], res["clusters"], res["spread"], res["queries"],
+                res["heap_mb"],
                 res["load_s"]))
     L.append("Query: `SELECT id FROM t ORDER BY v <-> $1 LIMIT %d`, one client, one query at a "
              "time, parallel workers off; recall@%d against vanilla PostgreSQL's exact answer "
              "(first row). Everything in this table was measured in the same run; the machine's "
-             "2 cores are shared with other work, so figures vary by ~20%%." % (res["k"], res["k"]))
+             "2 cores are shared with other work (1-minute load average %.0f at the start, %.0f "
+             "at the end), so absolute figures are slower and noisier than on an idle machine."
+             % (res["k"], res["k"], res["loadavg_start"], res["loadavg_end"]))
     L.append("")
     L.append("| method | recall@%d | p50 ms | p99 ms | QPS | build s | index MB |" % res["k"])
     L.append("|---|---|---|---|---|---|---|")

@@ -153,6 +153,38 @@ def test_many_pages_per_list_and_big_vectors(conn):
     conn.execute("RESET pg_warp.ivf_probes")
 
 
+def test_concurrent_inserts_during_scans(conn):
+    """a writer links new head pages while readers scan: within one
+    snapshot the index scan (all lists probed) equals the exact answer"""
+    import threading
+    x = clustered(4000, DIMS, 8, seed=21)
+    make_table(conn, "conc", x[:500], "<->", 4)
+    stop = []
+
+    def writer():
+        with psycopg.connect(pg_dsn(), autocommit=True) as w:
+            for start in range(500, 4000, 100):
+                with w.cursor() as cur:
+                    with cur.copy("COPY %s.conc FROM STDIN" % SCHEMA) as cp:
+                        for i in range(start, start + 100):
+                            cp.write_row([i, literal(x[i])])
+        stop.append(1)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    rounds = 0
+    with psycopg.connect(pg_dsn(), autocommit=True) as r:
+        r.execute("SET pg_warp.ivf_probes = 4")
+        while not stop or rounds < 3:
+            r.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            for q in clustered(2, DIMS, 8, seed=22 + rounds):
+                assert topk(r, "conc", "<->", q, 12, True) == topk(r, "conc", "<->", q, 12, False)
+            r.execute("COMMIT")
+            rounds += 1
+    t.join()
+    assert check(conn, "conc")[3] == 4000
+
+
 def test_crash_restart_replays_index(conn):
     # last in this module: the crash restart ends `conn`
     x = clustered(3000, DIMS, 10, seed=12)
