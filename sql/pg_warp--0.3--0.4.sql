@@ -5,3 +5,69 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION pg_warp UPDATE TO '0.4'" to load this file. \quit
 
+
+-- ==== vectors ====
+-- Distance operators with pgvector's spelling and meaning on real[]
+-- (float4[]) vectors, and warp_ivf, an IVF-Flat index access method.
+
+CREATE FUNCTION l2_distance(real[], real[]) RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_warp_l2_distance'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION negative_inner_product(real[], real[]) RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_warp_negative_inner_product'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION inner_product(real[], real[]) RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_warp_inner_product'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION cosine_distance(real[], real[]) RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_warp_cosine_distance'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION vector_norm(real[]) RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_warp_vector_norm'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION vector_dims(real[]) RETURNS integer
+AS 'MODULE_PATHNAME', 'pg_warp_vector_dims'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR <-> (
+    LEFTARG = real[], RIGHTARG = real[], PROCEDURE = l2_distance,
+    COMMUTATOR = '<->');
+CREATE OPERATOR <#> (
+    LEFTARG = real[], RIGHTARG = real[], PROCEDURE = negative_inner_product,
+    COMMUTATOR = '<#>');
+CREATE OPERATOR <=> (
+    LEFTARG = real[], RIGHTARG = real[], PROCEDURE = cosine_distance,
+    COMMUTATOR = '<=>');
+
+COMMENT ON OPERATOR <->(real[], real[]) IS 'L2 (Euclidean) distance';
+COMMENT ON OPERATOR <#>(real[], real[]) IS 'negative inner product';
+COMMENT ON OPERATOR <=>(real[], real[]) IS 'cosine distance';
+
+CREATE FUNCTION warp_ivf_handler(internal) RETURNS index_am_handler
+AS 'MODULE_PATHNAME', 'pg_warp_ivf_handler'
+LANGUAGE C;
+
+CREATE ACCESS METHOD warp_ivf TYPE INDEX HANDLER warp_ivf_handler;
+COMMENT ON ACCESS METHOD warp_ivf IS 'IVF-Flat approximate nearest-neighbour index over real[]';
+
+CREATE OPERATOR CLASS real_l2_ops FOR TYPE real[] USING warp_ivf AS
+    OPERATOR 1 <-> (real[], real[]) FOR ORDER BY float_ops,
+    FUNCTION 1 l2_distance(real[], real[]);
+CREATE OPERATOR CLASS real_ip_ops FOR TYPE real[] USING warp_ivf AS
+    OPERATOR 1 <#> (real[], real[]) FOR ORDER BY float_ops,
+    FUNCTION 1 negative_inner_product(real[], real[]);
+CREATE OPERATOR CLASS real_cosine_ops FOR TYPE real[] USING warp_ivf AS
+    OPERATOR 1 <=> (real[], real[]) FOR ORDER BY float_ops,
+    FUNCTION 1 cosine_distance(real[], real[]);
+
+CREATE FUNCTION pg_warp_ivf_check(index regclass,
+    OUT lists integer, OUT dims integer, OUT pages bigint, OUT entries bigint)
+AS 'MODULE_PATHNAME', 'pg_warp_ivf_check'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION pg_warp_ivf_check(regclass) IS
+'walks a warp_ivf index and checks its pages; counts its lists, pages and entries';

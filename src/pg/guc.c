@@ -11,6 +11,7 @@
 #include "gpud_client.h"
 #include "pg_warp.h"
 #include "warp.h"
+#include "vector/vector.h"
 #include "warp_spatial.h"
 
 bool		pgwarp_enabled = true;
@@ -436,6 +437,23 @@ define_spatial_gucs(void)
 							 NULL, NULL, NULL);
 }
 
+/* vector search (src/pg/vector) */
+static void
+define_vector_gucs(void)
+{
+	DefineCustomIntVariable("pg_warp.ivf_probes",
+							"Lists a warp_ivf index scan reads.",
+							"More lists: higher recall, slower scans.  At the "
+							"index's number of lists the scan is exact.",
+							&pgwarp_ivf_probes,
+							10,
+							1,
+							32768,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+}
+
 void
 pgwarp_define_gucs(void)
 {
@@ -443,6 +461,7 @@ pgwarp_define_gucs(void)
 	define_spatial_gucs();
 	define_resource_gucs();
 	define_execution_gucs();
+	define_vector_gucs();
 	if (process_shared_preload_libraries_in_progress)
 		define_daemon_gucs();
 	MarkGUCPrefixReserved("pg_warp");

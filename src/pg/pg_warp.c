@@ -15,6 +15,8 @@
 #include "pg_warp.h"
 #include "fdw/arrow_pg.h"
 #include "exec/warp_dimcache.h"
+#include "vector/vector.h"
+#include "vector/vec_scan.h"
 #include "warp.h"
 
 PG_MODULE_MAGIC;
@@ -29,6 +31,9 @@ _PG_init(void)
 	pgwarp_exec_init();
 	pgwarp_merge_init();
 	pgwarp_arrow_stats_init();
+	pgwarp_ivf_init();
+	pgwarp_vec_scan_init();
+	pgwarp_vec_scan_exec_init();
 	if (process_shared_preload_libraries_in_progress)
 	{
 		pgwarp_footer_cache_preload();
