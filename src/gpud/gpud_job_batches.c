@@ -544,6 +544,7 @@ open_part_file(Part *p, PartFile *pf)
 		pf->registered = register_part_batches(p, pf);
 		if (pf->registered > 0)
 			p->res.windows++;
+		p->res.bytes_registered += (int64_t) pf->registered;
 	}
 	return true;
 }

@@ -11,14 +11,10 @@
  */
 #include "postgres.h"
 
-#include <signal.h>
-
-#include "access/htup_details.h"
 #include "funcapi.h"
-#include "storage/fd.h"
 #include "utils/builtins.h"
 
-#include "gpud_wire.h"
+#include "gpud_client.h"
 
 PG_FUNCTION_INFO_V1(pg_warp_gpud_settings);
 
@@ -31,37 +27,20 @@ Datum
 pg_warp_gpud_settings(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsi = (ReturnSetInfo *) fcinfo->resultinfo;
-	FILE	   *f;
-	char		line[512];
-	char		kind[16];
-	char		name[128];
-	int			ngpus,
-				pid,
-				lanes = 0;
-	unsigned long long reg = 0,
-				cache = 0,
-				staging = 0;
+	GpudStatus	st;
 	Datum		values[7];
 	bool		nulls[7] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
-	f = AllocateFile(GPUD_STATUS_NAME, "r");
-	if (f == NULL)
+	if (!pgwarp_gpud_status(&st))
 		PG_RETURN_VOID();
-	if (fgets(line, sizeof(line), f) &&
-		sscanf(line, "%15[^\t]\t%d\t%127[^\t]\t%d\t%llu\t%llu\t%llu\t%d", kind, &ngpus, name,
-			   &pid, &reg, &cache, &staging, &lanes) >= 4 &&
-		pid > 0 && kill(pid, 0) == 0)
-	{
-		values[0] = CStringGetTextDatum(kind);
-		values[1] = Int32GetDatum(ngpus);
-		values[2] = CStringGetTextDatum(name);
-		values[3] = Int32GetDatum(lanes);
-		values[4] = Int64GetDatum((int64) reg);
-		values[5] = Int64GetDatum((int64) cache);
-		values[6] = Int64GetDatum((int64) staging);
-		tuplestore_putvalues(rsi->setResult, rsi->setDesc, values, nulls);
-	}
-	FreeFile(f);
+	values[0] = CStringGetTextDatum(st.kind == GPUD_DEVICE_GPU ? "gpu" : "cpu");
+	values[1] = Int32GetDatum(st.ngpus);
+	values[2] = CStringGetTextDatum(st.name);
+	values[3] = Int32GetDatum(st.lanes_per_gpu);
+	values[4] = Int64GetDatum((int64) st.registered_mb);
+	values[5] = Int64GetDatum((int64) st.cache_mb);
+	values[6] = Int64GetDatum((int64) st.staging_mb);
+	tuplestore_putvalues(rsi->setResult, rsi->setDesc, values, nulls);
 	PG_RETURN_VOID();
 }
