@@ -459,7 +459,7 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 								(st.kind == GPUD_DEVICE_GPU && gpu_can_run(&si)));
 		/* auto: the CPU driver where the GPU would wait on the link */
 		if (on_daemon && st.kind == GPUD_DEVICE_GPU)
-			on_daemon = device_choice(&st, &sc, cpu_threads) || pgwarp_mode == PGWARP_MODE_GPU;
+			on_daemon = device_choice(&st, &sc, cpu_threads, pgwarp_mode == PGWARP_MODE_GPU);
 	}
 
 	if (on_daemon && daemon_kind == GPUD_DEVICE_GPU)

@@ -138,11 +138,12 @@ star_costs(StarInfo *si, StarCost *sc)
 
 /*
  * GPU or CPU driver for a star scan the GPU could run (warp_device_model.h):
- * true for the GPU.  Sets sc->device_choice, the reason EXPLAIN shows.  A
- * daemon that does not report its budgets keeps the GPU.
+ * true for the GPU, always when forced (pg_warp.mode = gpu).  Sets
+ * sc->device_choice, the reason EXPLAIN shows.  A daemon that does not
+ * report its budgets keeps the GPU.
  */
 bool
-device_choice(const GpudStatus *st, StarCost *sc, int cpu_threads)
+device_choice(const GpudStatus *st, StarCost *sc, int cpu_threads, bool forced)
 {
 	WarpDeviceInputs in;
 	WarpDeviceChoice c;
@@ -162,8 +163,8 @@ device_choice(const GpudStatus *st, StarCost *sc, int cpu_threads)
 		sc->device_choice = psprintf("%s: %.1f GB of fact columns exceed the GPU column cache "
 									 "(%.1f GB); over the link about %.0f ms, on %d CPU "
 									 "thread%s about %.0f ms",
-									 c.gpu ? "GPU" : "CPU", in.column_bytes / gb,
-									 in.cache_bytes / gb, c.link_ms, cpu_threads,
-									 cpu_threads > 1 ? "s" : "", c.cpu_ms);
-	return c.gpu;
+									 c.gpu ? "GPU" : forced ? "GPU (pg_warp.mode = gpu)" : "CPU",
+									 in.column_bytes / gb, in.cache_bytes / gb, c.link_ms,
+									 cpu_threads, cpu_threads > 1 ? "s" : "", c.cpu_ms);
+	return c.gpu || forced;
 }

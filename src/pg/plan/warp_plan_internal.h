@@ -114,7 +114,7 @@ typedef struct StarCost
 #pragma GCC visibility push(hidden)
 
 /* GPU (true) or the CPU driver, with the reason in sc (warp_plan_cost.c) */
-extern bool device_choice(const GpudStatus *st, StarCost *sc, int cpu_threads);
+extern bool device_choice(const GpudStatus *st, StarCost *sc, int cpu_threads, bool forced);
 
 /* warp_plan.c: why the last query was not offloaded (EXPLAIN VERBOSE) */
 extern char last_reason[256];
