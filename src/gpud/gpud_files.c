@@ -269,21 +269,30 @@ make_room(uint64_t need)
 	return used + need <= budget;
 }
 
+/* room for one more in the array *v of n spans (*cap allocated) */
+static bool
+room_for_one(Span ***v, int n, int *cap)
+{
+	if (n == *cap)
+	{
+		int			ncap = *cap ? *cap * 2 : 64;
+		Span	  **nv = realloc(*v, sizeof(Span *) * ncap);
+
+		if (nv == NULL)
+			return false;
+		*v = nv;
+		*cap = ncap;
+	}
+	return true;
+}
+
 static bool
 hold(GpudWindow *w, Span *s)
 {
 	if (w->nheld > 0 && w->held[w->nheld - 1] == s)
 		return true;
-	if (w->nheld == w->cap)
-	{
-		int			cap = w->cap ? w->cap * 2 : 64;
-		Span	  **h = realloc(w->held, sizeof(Span *) * cap);
-
-		if (h == NULL)
-			return false;
-		w->held = h;
-		w->cap = cap;
-	}
+	if (!room_for_one(&w->held, w->nheld, &w->cap))
+		return false;
 	w->held[w->nheld++] = s;
 	s->refs++;
 	lru_unlink(s);
@@ -291,28 +300,21 @@ hold(GpudWindow *w, Span *s)
 	return true;
 }
 
-/* register [off, off + len) of m as a new window, at index at */
+/* register [off, off + len) of m as a new window */
 static Span *
-new_span(GpudMap *m, uint64_t off, uint64_t len, int at)
+new_span(GpudMap *m, uint64_t off, uint64_t len)
 {
 	static bool warned;
 	char		why[256];
 	Span	   *s;
+	int			at;
 
 	if (len > budget || !make_room(len))
 		return NULL;
-	/* (make_room may have removed windows of m before at: find it again) */
+	/* where it goes (after make_room, which may remove windows of m) */
 	at = first_after(m, off);
-	if (m->nspans == m->cap)
-	{
-		int			cap = m->cap ? m->cap * 2 : 64;
-		Span	  **v = realloc(m->spans, sizeof(Span *) * cap);
-
-		if (v == NULL)
-			return NULL;
-		m->spans = v;
-		m->cap = cap;
-	}
+	if (!room_for_one(&m->spans, m->nspans, &m->cap))
+		return NULL;
 	if ((s = calloc(1, sizeof(Span))) == NULL)
 		return NULL;
 	if (reg_ops.reg(m->base + off, (size_t) len, why, sizeof(why)) != 0)
@@ -366,7 +368,7 @@ cover_unit(GpudWindow *w, uint64_t off, uint64_t len)
 	}
 	while (j-- > i)
 		destroy_span(m->spans[j]);
-	s = new_span(m, lo, hi - lo, i);
+	s = new_span(m, lo, hi - lo);
 	if (s)
 		hold(w, s);
 }

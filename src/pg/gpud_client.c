@@ -2,8 +2,9 @@
  * gpud_client.c — a backend's side of the conversation with pg_warp_gpud.
  *
  * One connection per query: connect to $PGDATA/pg_warp_gpud.sock (the
- * backend's working directory is $PGDATA), read HELLO, ask for an arena
- * big enough for the job, map the memfd the daemon sends, write the job,
+ * backend's working directory is $PGDATA), ask for an arena big enough
+ * for the job (before reading the daemon's HELLO, so that no reply is
+ * waited for twice), map the memfd the daemon sends, write the job,
  * say GO and wait for DONE.  Waiting is WaitLatchOrSocket, so a query
  * cancel is seen at once: the backend sets the arena's cancel word (the
  * daemon stops within one batch) and raises the usual error.  End of file
@@ -283,16 +284,19 @@ pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tab
 	strlcpy(addr.sun_path, GPUD_SOCKET_NAME, sizeof(addr.sun_path));
 	if (connect(c->sock, (struct sockaddr *) &addr, sizeof(addr)) != 0)
 		FAIL("pg_warp_gpud is not running (%m)");
-	if (!recv_msg(c, &m, NULL) || m.type != GPUD_HELLO)
-		FAIL("pg_warp_gpud closed the connection");
-	lap(&t0, &t1, &times->connect_ms);
 
-	/* how big: a counting pass, plus room for a modest result */
+	/*
+	 * How big: a counting pass, plus room for a modest result.  RUN goes
+	 * before the daemon's HELLO is read (the daemon sends HELLO, then reads
+	 * RUN): the pass and the daemon's start of the connection overlap, and
+	 * one wait for a reply goes.
+	 */
 	memset(&b, 0, sizeof(b));
 	b.pos = WARP_ARENA_JOB_OFF;
 	write_job(&b, prog, ntables, tables, nfiles, files);
 	need = b.pos - WARP_ARENA_JOB_OFF + (1 << 20);
-	if (!send_msg(c, GPUD_RUN, need) || !recv_msg(c, &m, &fd))
+	if (!send_msg(c, GPUD_RUN, need) || !recv_msg(c, &m, NULL) || m.type != GPUD_HELLO ||
+		!recv_msg(c, &m, &fd))
 		FAIL("pg_warp_gpud closed the connection");
 	if (m.type == GPUD_FAIL)
 		FAIL("pg_warp_gpud refused the job: %s", m.text);
@@ -306,6 +310,7 @@ pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tab
 	c->arena = map_fd(fd, c->arena_size);
 	if (c->arena == NULL)
 		FAIL("could not map pg_warp_gpud's arena: %m");
+	lap(&t0, &t1, &times->connect_ms);
 
 	memset(&b, 0, sizeof(b));
 	b.base = c->arena;

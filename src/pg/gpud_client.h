@@ -71,9 +71,10 @@ typedef struct GpudStatus
 
 /*
  * Where a daemon job's time went in the backend (EXPLAIN ANALYZE's
- * "Hand-off"): connecting and the daemon's greeting, writing the job into
- * the arena, waiting from GO to DONE (the daemon's own time is in the
- * result), mapping and checking the result.
+ * "Hand-off"): connecting until the daemon's arena is mapped (its greeting
+ * and the job's size asked for), writing the job into the arena, waiting
+ * from GO to DONE (the daemon's own time is in the result), mapping and
+ * checking the result.
  */
 typedef struct GpudClientTimes
 {
