@@ -14,7 +14,7 @@
  *   GPU column cache (pg_warp.gpu_cache_memory), per GPU
  *	   avail = device memory free at start less max(1 GB, 5 % of the
  *	   device) (the context's and other processes' needs);
- *	   auto: avail less what jobs keep, max(a quarter of avail, 4 GB);
+ *	   auto: avail less what jobs keep, max(a third of avail, 4 GB);
  *	   an explicit value is held to avail less max(an eighth, 2 GB), so
  *	   jobs always have room.
  *   pinned staging memory, per lane (--staging-mb)
@@ -70,7 +70,7 @@ gpud_size_cache(uint64_t avail, long want_mb)
 	uint64_t	keep;
 
 	if (want_mb < 0)
-		keep = gpud_max_u64(avail / 4, 4 * GPUD_GB);
+		keep = gpud_max_u64(avail / 3, 4 * GPUD_GB);
 	else
 		keep = gpud_max_u64(avail / 8, 2 * GPUD_GB);
 	if (keep >= avail)

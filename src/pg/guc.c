@@ -110,7 +110,7 @@ define_daemon_gucs(void)
 							"memory (least recently used ones make room), so later "
 							"queries over them copy nothing over PCIe.  -1: the GPU "
 							"memory free at the daemon's start, less a margin and "
-							"less what jobs keep (a quarter, at least 4 GB); 0: no "
+							"less what jobs keep (a third, at least 4 GB); 0: no "
 							"column cache.  pg_warp_gpud_settings() shows the value "
 							"in effect.",
 							&pgwarp_gpu_cache_memory,
