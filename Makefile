@@ -71,7 +71,7 @@ $(B)/pgwarp: $(TOOL_OBJS) $(B)/libwarparrow.a
 	$(TOOL_CC) -o $@ $(TOOL_OBJS) $(B)/libwarparrow.a $(TOOL_LIBS)
 
 UNIT_GPUD   = $(B)/obj/gpud/gpud_wire.o $(B)/obj/gpud/gpud_colcache.o $(B)/obj/gpud/gpud_prefetch.o \
-              $(B)/obj/gpud/gpud_pinpool.o $(B)/obj/gpud/gpud_decoded.o
+              $(B)/obj/gpud/gpud_pinpool.o $(B)/obj/gpud/gpud_decoded.o $(B)/obj/gpud/gpud_files.o
 
 $(B)/unit/%: test/unit/%.c $(wildcard test/unit/*.h) $(ENGINE_HDRS) $(B)/libwarpengine.a $(B)/libwarparrow.a $(UNIT_GPUD)
 	@mkdir -p $(dir $@)

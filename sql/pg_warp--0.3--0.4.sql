@@ -71,3 +71,15 @@ AS 'MODULE_PATHNAME', 'pg_warp_ivf_check'
 LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION pg_warp_ivf_check(regclass) IS
 'walks a warp_ivf index and checks its pages; counts its lists, pages and entries';
+
+-- ==== daemon budgets ====
+-- The running pg_warp_gpud's device and the memory budgets in effect (the
+-- settings may be -1: sized from the machine at the daemon's start).
+CREATE FUNCTION pg_warp_gpud_settings(OUT device text, OUT gpus integer, OUT name text,
+                                      OUT lanes_per_gpu integer,
+                                      OUT max_registered_memory_mb bigint,
+                                      OUT gpu_cache_memory_mb bigint,
+                                      OUT staging_memory_mb bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_warp_gpud_settings'
+LANGUAGE C STRICT;

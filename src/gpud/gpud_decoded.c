@@ -52,14 +52,28 @@ values_need(const ArrowField *f, int64_t len)
 	return len * w;
 }
 
+/*
+ * The key of buffer ref of a batch: a compressed buffer's byte range for
+ * what it decompresses to; a plain buffer's offset and the bytes of it the
+ * driver copies (need), as it keys a registered window's buffer.
+ */
 static GpudColKey
-buffer_key(const GpudDecodedSource *s, const ArrowBufferRef *ref)
+buffer_key(const GpudDecodedSource *s, const ArrowBatchMeta *meta, const ArrowBufferRef *ref,
+		   int64_t need)
 {
 	GpudColKey	k = s->id;
 
 	k.off = (uint64_t) ref->offset;
-	k.len = (uint64_t) ref->length;
-	k.kind = GPUD_COL_DECODED;
+	if (meta->codec != ARROW_CODEC_NONE)
+	{
+		k.len = (uint64_t) ref->length;
+		k.kind = GPUD_COL_DECODED;
+	}
+	else
+	{
+		k.len = need <= ref->length ? (uint64_t) need : 0;
+		k.kind = GPUD_COL_RAW;
+	}
 	return k;
 }
 
@@ -114,8 +128,8 @@ from_cache(GpudDecodedSource *s, GpudDecoded *d, const ArrowField *f,
 		   ArrowArray *out)
 {
 	int			bi = f->buffer_index;
-	GpudColKey	kv = buffer_key(s, &meta->buffers[bi + 1]);
-	GpudColKey	kb = buffer_key(s, &meta->buffers[bi]);
+	GpudColKey	kv = buffer_key(s, meta, &meta->buffers[bi + 1], need);
+	GpudColKey	kb = buffer_key(s, meta, &meta->buffers[bi], bitmap_bytes(node->length));
 	GpudColEntry *ev;
 	GpudColEntry *eb = NULL;
 	const uint8_t *gv = NULL;
@@ -172,7 +186,7 @@ gpud_decoded_load(void *ctx, ArrowFile *file, int batch, const ArrowBatchMeta *m
 
 	/* a plain fixed-width column of a compressed batch, well formed as far
 	 * as its node and buffer numbers go (else arrow_load_column says why) */
-	if (s->cache != NULL && meta->codec != ARROW_CODEC_NONE &&
+	if (s->cache != NULL && (meta->codec != ARROW_CODEC_NONE || s->raw) &&
 		field >= 0 && field < file->schema.n_fields)
 	{
 		f = &file->schema.fields[field];
@@ -197,14 +211,18 @@ gpud_decoded_load(void *ctx, ArrowFile *file, int batch, const ArrowBatchMeta *m
 	if (arrow_load_column(file, batch, meta, field, arena, out, err) != 0)
 		return -1;
 
-	/* what it decompressed, for the driver to keep for the next query */
+	/* what it decompressed or read, for the driver to keep for the next
+	 * query (plain: the bytes the driver copies, as a window's) */
 	if (need > 0 && d != NULL && make_room(d))
 	{
-		GpudColKey	kv = buffer_key(s, &meta->buffers[f->buffer_index + 1]);
-		GpudColKey	kb = buffer_key(s, &meta->buffers[f->buffer_index]);
+		GpudColKey	kv = buffer_key(s, meta, &meta->buffers[f->buffer_index + 1], need);
+		GpudColKey	kb = buffer_key(s, meta, &meta->buffers[f->buffer_index],
+									bitmap_bytes(out->length));
+		bool		plain = meta->codec == ARROW_CODEC_NONE;
 
 		if (out->values != NULL && out->values_len >= need && kv.len > 0)
-			add_buf(d, out->values, (uint64_t) out->values_len, &kv, NULL);
+			add_buf(d, out->values, plain ? (uint64_t) need : (uint64_t) out->values_len,
+					&kv, NULL);
 		if (out->validity != NULL && out->null_count > 0 && kb.len > 0)
 			add_buf(d, out->validity, (uint64_t) bitmap_bytes(out->length), &kb, NULL);
 	}

@@ -63,6 +63,13 @@ typedef struct GpudDecodedSource
 {
 	GpudColCache *cache;		/* the GPU's column cache */
 	GpudColKey	id;				/* the file's identity (off, len, kind unused) */
+	/*
+	 * Also uncompressed batches (read with pread into staging memory):
+	 * their buffers are keyed GPUD_COL_RAW by file offset and copy length,
+	 * exactly as the driver keys a buffer it reads through the file's
+	 * registered window, so either read path fills entries the other finds.
+	 */
+	bool		raw;
 	/* counters, updated atomically: columns served from the cache, and
 	 * the decompressed bytes they stand for */
 	uint64_t	columns_served;

@@ -191,6 +191,7 @@ add_part_counts(GpudResult *res, const Part *p)
 	res->columns_cached += p->res.columns_cached;
 	res->bytes_read += p->res.bytes_read;
 	res->windows += p->res.windows;
+	res->bytes_registered += p->res.bytes_registered;
 	res->read_ms += p->res.read_ms;
 }
 
@@ -495,6 +496,7 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 				k;
 	int			rc;
 	double		t0 = gpud_now_ms();
+	double		setup_ms = 0;
 	GpudJobOutcome outcome = GPUD_JOB_DONE;
 
 	r = calloc(1, sizeof(Run));
@@ -543,6 +545,7 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 		return GPUD_JOB_BAD;
 	}
 
+	setup_ms = gpud_now_ms() - t0;
 	r->use_gpu = dev->kind == GPUD_DEVICE_GPU && dev->ngpus > 0;
 	rc = 1;
 	if (r->use_gpu)
@@ -616,6 +619,7 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 		r->res.ran_on = r->use_gpu ? GPUD_DEVICE_GPU : GPUD_DEVICE_CPU;
 		r->res.nparts = r->use_gpu ? r->nparts : 1;
 		r->res.total_ms = gpud_now_ms() - t0;
+		r->res.setup_ms = setup_ms;
 		*result = build_result(r, result_len);
 		if (*result == NULL)
 		{

@@ -5,9 +5,14 @@
  *	  pg_warp_gpud (see gpud_job.c for how a job runs).
  *
  * A part (gpud_job_internal.h) reads the listed batches of every file it
- * takes, in order: through the file's registered window on the GPU, by
- * pread into the lane's pinned staging memory otherwise, or, for a file
- * with compressed bodies, loaded ahead by helper threads (gpud_prefetch.h).
+ * takes, in order: on the GPU, a batch whose column buffers lie in the
+ * file's registered windows (gpud_files.h: the part registers the buffers
+ * of its batches when it opens the file, as far as the budget goes) is
+ * read in place; any other batch is read by pread into the lane's pinned
+ * staging memory, its plain columns through the column cache
+ * (gpud_decoded.h: buffers the cache holds are not read at all, the others
+ * fill it); a file with compressed bodies is loaded ahead by helper
+ * threads (gpud_prefetch.h).
  * Each batch goes to run_loaded, the part's driver.  Between batches the
  * part looks at the cancel word, the socket and the other parts.
  *
@@ -307,9 +312,10 @@ typedef struct PartFile
 	CountingSource cs;
 	struct stat st;
 	int			fd;
-	GpudWindow *win;
+	GpudWindow *win;			/* the mapping and registered windows */
 	const uint8_t *wbase;
 	uint64_t	readable;
+	uint64_t	registered;		/* bytes of the windows the part holds */
 	ArrowArena	prev;			/* the batch the GPU may still read */
 	WarpGpuFile gfile;
 	bool		have_prev;
@@ -324,6 +330,123 @@ typedef struct PartFile
 	GpudLoadHook hook;
 	bool		use_decoded;
 } PartFile;
+
+/*
+ * Append to *r the byte ranges of the buffers of the program's fields in
+ * batch meta (of pf's file), when it is not compressed (compressed
+ * buffers are decompressed, never read in place).  false when out of
+ * memory.
+ */
+static bool
+batch_ranges(const PartFile *pf, int ncols, const ArrowBatchMeta *meta,
+			 GpudRange **r, int *n, int *cap)
+{
+	int			c,
+				k;
+
+	if (meta->codec != ARROW_CODEC_NONE)
+		return true;
+	for (c = 0; c < ncols; c++)
+	{
+		const ArrowField *fld;
+
+		if (pf->fields[c] < 0 || pf->fields[c] >= pf->file.schema.n_fields)
+			continue;			/* the serial read reports it */
+		fld = &pf->file.schema.fields[pf->fields[c]];
+		for (k = fld->buffer_index;
+			 k >= 0 && k < fld->buffer_index + fld->n_buffers_total && k < meta->n_buffers; k++)
+		{
+			if (meta->buffers[k].length <= 0)
+				continue;
+			if (*n == *cap)
+			{
+				int			ncap = *cap ? *cap * 2 : 256;
+				GpudRange  *nr = realloc(*r, sizeof(GpudRange) * ncap);
+
+				if (nr == NULL)
+					return false;
+				*r = nr;
+				*cap = ncap;
+			}
+			(*r)[*n].off = (uint64_t) meta->buffers[k].offset;
+			(*r)[*n].len = (uint64_t) meta->buffers[k].length;
+			(*n)++;
+		}
+	}
+	return true;
+}
+
+/*
+ * Register the column buffers of the batches part p reads of file pf
+ * (coalesced into units, within the budget: gpud_files.h), so that they
+ * are read in place and DMA'd at link speed.  Returns the bytes of the
+ * windows the part holds.  A batch whose metadata cannot be read stops
+ * the collection; the serial read reports its error.
+ */
+static uint64_t
+register_part_batches(Part *p, PartFile *pf)
+{
+	Run		   *r = p->run;
+	GpudRange  *ranges = NULL;
+	int			n = 0,
+				cap = 0,
+				i;
+	uint64_t	bytes = 0;
+
+	for (i = 0; i < pf->f->nbatches; i++)
+	{
+		int			b = pf->batches[i];
+		ArrowArena	scratch;
+		ArrowBatchMeta meta;
+		ArrowError	e;
+		bool		ok;
+
+		if (!part_takes(p, pf->fi, i))
+			continue;
+		if (b < 0 || b >= pf->file.n_batches)
+			break;
+		arrow_arena_init(&scratch, &r->heap_alloc);
+		ok = arrow_read_batch_meta(&pf->file, b, &scratch, &meta, &e) == 0 &&
+			batch_ranges(pf, r->prog.ncols, &meta, &ranges, &n, &cap);
+		arrow_arena_free_all(&scratch);
+		if (!ok)
+			break;
+	}
+	if (n > 0)
+		bytes = gpud_window_cover(pf->win, ranges, n);
+	free(ranges);
+	return bytes;
+}
+
+/*
+ * Is batch b of pf read in place: does a window the part holds contain
+ * every buffer of the program's fields?  (Never for a compressed batch.)
+ */
+static bool
+batch_in_windows(Part *p, PartFile *pf, int b)
+{
+	Run		   *r = p->run;
+	GpudRange  *ranges = NULL;
+	int			n = 0,
+				cap = 0,
+				i;
+	ArrowArena	scratch;
+	ArrowBatchMeta meta;
+	ArrowError	e;
+	bool		in;
+
+	if (pf->win == NULL || pf->registered == 0)
+		return false;
+	arrow_arena_init(&scratch, &r->heap_alloc);
+	in = arrow_read_batch_meta(&pf->file, b, &scratch, &meta, &e) == 0 &&
+		meta.codec == ARROW_CODEC_NONE &&
+		batch_ranges(pf, r->prog.ncols, &meta, &ranges, &n, &cap);
+	for (i = 0; in && i < n; i++)
+		in = gpud_window_covers(pf->win, ranges[i].off, ranges[i].len);
+	arrow_arena_free_all(&scratch);
+	free(ranges);
+	return in;
+}
 
 /*
  * Open file pf for part p: check it is the file the backend planned with,
@@ -374,7 +497,7 @@ open_part_file(Part *p, PartFile *pf)
 	if (f->limit >= 0 && (uint64_t) f->limit < pf->readable)
 		pf->readable = (uint64_t) f->limit;
 	if (on_gpu)
-		pf->win = gpud_window_acquire(pf->fd, &pf->st, pf->readable, &pf->wbase);
+		pf->win = gpud_window_open(pf->fd, &pf->st, pf->readable, &pf->wbase);
 	/* the column cache knows this file by its identity */
 	memset(&pf->gfile, 0, sizeof(pf->gfile));
 	pf->gfile.id.dev = (uint64_t) pf->st.st_dev;
@@ -382,31 +505,31 @@ open_part_file(Part *p, PartFile *pf)
 	pf->gfile.id.size = (uint64_t) pf->st.st_size;
 	pf->gfile.id.mtime_sec = (int64_t) pf->st.st_mtim.tv_sec;
 	pf->gfile.id.mtime_nsec = (int64_t) pf->st.st_mtim.tv_nsec;
-	/* compressed batches: the GPU's cache may hold columns decompressed */
+	/* batches read by pread or decompressed: the GPU's cache may hold
+	 * their plain columns */
 	pf->use_decoded = on_gpu && r->job->use_cache && p->lane->cache != NULL;
 	pf->dsrc.cache = pf->use_decoded ? p->lane->cache : NULL;
 	pf->dsrc.id = pf->gfile.id;
+	pf->dsrc.raw = true;
+	if (arrow_source_fd(&pf->src, pf->fd, path, f->limit, err) != 0)
+	{
+		p->res.has_arrow_error = 1;
+		gpud_window_release(pf->win);
+		close(pf->fd);
+		return false;
+	}
+	pf->cs.inner_read = pf->src.read;
+	pf->cs.inner_ctx = pf->src.ctx;
+	pf->cs.bytes = &p->res.bytes_read;
+	pf->cs.ms = &p->res.read_ms;
+	pf->src.read = counting_read;
+	pf->src.ctx = &pf->cs;
 	if (pf->win)
 	{
-		arrow_source_mem(&pf->src, pf->wbase, pf->readable, path);
-		p->res.windows++;
+		/* metadata and windowed buffers come from the mapping */
+		pf->src.map = pf->wbase;
 		pf->gfile.base = pf->wbase;
 		pf->gfile.len = pf->readable;
-	}
-	else
-	{
-		if (arrow_source_fd(&pf->src, pf->fd, path, f->limit, err) != 0)
-		{
-			p->res.has_arrow_error = 1;
-			close(pf->fd);
-			return false;
-		}
-		pf->cs.inner_read = pf->src.read;
-		pf->cs.inner_ctx = pf->src.ctx;
-		pf->cs.bytes = &p->res.bytes_read;
-		pf->cs.ms = &p->res.read_ms;
-		pf->src.read = counting_read;
-		pf->src.ctx = &pf->cs;
 	}
 	opts.recover_tail = f->recover_tail != 0;
 	if (arrow_open(&pf->file, &pf->src, &opts, err) != 0)
@@ -415,6 +538,13 @@ open_part_file(Part *p, PartFile *pf)
 		gpud_window_release(pf->win);
 		close(pf->fd);
 		return false;
+	}
+	if (pf->win)
+	{
+		pf->registered = register_part_batches(p, pf);
+		if (pf->registered > 0)
+			p->res.windows++;
+		p->res.bytes_registered += (int64_t) pf->registered;
 	}
 	return true;
 }
@@ -488,9 +618,9 @@ run_ahead_batch(Part *p, PartFile *pf, bool turn, int *rc)
 }
 
 /*
- * Read batch b (from the window, or into staging memory) and run it.  *rc
- * as run_loaded's; false when reading it failed (the error in p->res, the
- * turn left).
+ * Read batch b (in place from the file's windows, or into staging memory)
+ * and run it.  *rc as run_loaded's; false when reading it failed (the
+ * error in p->res, the turn left).
  */
 static bool
 run_read_batch(Part *p, PartFile *pf, int b, ArrowArray *cols, bool turn, int *rc)
@@ -500,6 +630,13 @@ run_read_batch(Part *p, PartFile *pf, int b, ArrowArray *cols, bool turn, int *r
 	ArrowError *err = &p->res.arrow_error;
 	ArrowArena	arena;
 	ArrowBatchMeta meta;
+	WarpGpuFile gfile = pf->gfile;
+	void	   *dstate = NULL;	/* pread through the column cache */
+	/* (batches loaded ahead share the file's source with their threads:
+	 * a file with them keeps reading from its mapping, as before) */
+	bool		in_place = on_gpu && pf->win != NULL &&
+		(pf->pre != NULL || batch_in_windows(p, pf, b));
+	bool		via_cache = on_gpu && !in_place && pf->use_decoded;
 	int			c;
 	bool		failed = false;
 
@@ -507,7 +644,9 @@ run_read_batch(Part *p, PartFile *pf, int b, ArrowArray *cols, bool turn, int *r
 	if (turn)
 		gpud_turn_enter(&p->lane->turns);
 	p->staging.used = 0;
-	arrow_arena_init(&arena, pf->win ? &r->heap_alloc : &p->batch_alloc);
+	if (pf->pre == NULL)
+		pf->file.src.map = in_place ? pf->wbase : NULL;
+	arrow_arena_init(&arena, in_place ? &r->heap_alloc : &p->batch_alloc);
 	if (arrow_read_batch_meta(&pf->file, b, &arena, &meta, err) != 0)
 		failed = true;
 	for (c = 0; !failed && c < r->prog.ncols; c++)
@@ -518,13 +657,19 @@ run_read_batch(Part *p, PartFile *pf, int b, ArrowArray *cols, bool turn, int *r
 						"Arrow file \"%s\" has no field %d", pf->path, pf->fields[c]);
 			failed = true;
 		}
-		else if (arrow_load_column(&pf->file, b, &meta, pf->fields[c], &arena, &cols[c],
+		else if (via_cache ?
+				 gpud_decoded_load(&pf->dsrc, &pf->file, b, &meta, pf->fields[c], &arena,
+								   &cols[c], &dstate, err) != 0 :
+				 arrow_load_column(&pf->file, b, &meta, pf->fields[c], &arena, &cols[c],
 								   err) != 0)
 			failed = true;
 	}
+	if (pf->pre == NULL)
+		pf->file.src.map = pf->wbase;
 	if (failed)
 	{
 		p->res.has_arrow_error = 1;
+		gpud_decoded_done(&pf->dsrc, dstate);
 		arrow_arena_free_all(&arena);
 		if (turn)
 			gpud_turn_leave(&p->lane->turns);
@@ -532,15 +677,29 @@ run_read_batch(Part *p, PartFile *pf, int b, ArrowArray *cols, bool turn, int *r
 	}
 	if (on_gpu)
 	{
-		*rc = run_loaded(p, cols, meta.length, pf->win && r->job->use_cache ? &pf->gfile : NULL);
-		if (*rc == 0 && pf->win == NULL &&
+		if (!in_place)
+		{
+			gfile.base = NULL;
+			gfile.len = 0;
+			gfile.decoded = dstate;
+		}
+		*rc = run_loaded(p, cols, meta.length,
+						 r->job->use_cache && (in_place || dstate) ? &gfile : NULL);
+		if (*rc == 0 && !in_place &&
 			warp_gpu_wait(p->drv, p->fallback, sizeof(p->fallback)) != 0)
 			*rc = -1;			/* staging memory is free again only now */
+		if (!in_place)
+		{
+			/* (a failed run: the device reads nothing of it any more
+			 * once the driver is waited for or destroyed, and the job
+			 * falls back; the entries' own references stay with it) */
+			gpud_decoded_done(&pf->dsrc, dstate);
+		}
 		/* the batch before this one is done with its memory */
 		if (pf->have_prev)
 			arrow_arena_free_all(&pf->prev);
 		pf->have_prev = false;
-		if (pf->win)
+		if (in_place)
 		{
 			pf->prev = arena;
 			pf->have_prev = true;

@@ -17,9 +17,12 @@
  * pg_warp_gpud.status, which the planner reads.  CUDA_VISIBLE_DEVICES in
  * the postmaster's environment limits the GPUs it sees.
  *
- *   pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N] [--max-registered-mb=N]
+ *   pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N|-1] [--max-registered-mb=N|-1]
  *				  [--cache-mb=N|-1] [--lanes-per-gpu=N] [--min-batches-per-lane=N]
  *				  [--split-gpus=N]
+ *
+ * -1 (the default) sizes a budget from the machine: physical memory and
+ * the device memory free at start (gpud_sizing.h has the formulas).
  *
  * Each GPU is driven through --lanes-per-gpu lanes (default 2): a GPU's
  * share of a job with at least --min-batches-per-lane batches per lane
@@ -48,11 +51,17 @@
 #include "gpud_files.h"
 #include "gpud_job.h"
 #include "gpud_prefetch.h"
+#include "gpud_sizing.h"
 #include "gpud_wire.h"
 #include "warp_gpu.h"
 
 static GpudDevice device;
 static GpudColCache column_caches[GPUD_MAX_GPUS];
+
+/* the budgets in effect (gpud_sizing.h), for the status file */
+static uint64_t eff_registered;
+static uint64_t eff_cache;		/* per GPU */
+static uint64_t eff_staging;	/* per lane */
 
 static void
 logmsg(const char *fmt,...) __attribute__((format(printf, 1, 2)));
@@ -240,8 +249,14 @@ write_status(void)
 		logmsg("could not write %s: %s", GPUD_STATUS_NAME, strerror(errno));
 		return;
 	}
-	fprintf(f, "%s\t%d\t%s\t%d\n", device.kind == GPUD_DEVICE_GPU ? "gpu" : "cpu",
-			device.ngpus, device.name, (int) getpid());
+	/* kind, GPUs, name, pid, then the budgets in effect in MB: registered
+	 * windows, column cache per GPU, pinned staging per lane, lanes */
+	fprintf(f, "%s\t%d\t%s\t%d\t%llu\t%llu\t%llu\t%d\n",
+			device.kind == GPUD_DEVICE_GPU ? "gpu" : "cpu",
+			device.ngpus, device.name, (int) getpid(),
+			(unsigned long long) (eff_registered >> 20), (unsigned long long) (eff_cache >> 20),
+			(unsigned long long) (eff_staging >> 20),
+			device.kind == GPUD_DEVICE_GPU ? device.lanes_per_gpu : 0);
 	fclose(f);
 	if (rename(GPUD_STATUS_NAME ".tmp", GPUD_STATUS_NAME) != 0)
 		logmsg("could not rename %s: %s", GPUD_STATUS_NAME, strerror(errno));
@@ -272,6 +287,7 @@ setup_gpus(long staging_mb, long registered_mb, long cache_mb, int lanes, int sp
 {
 	char		why[256] = "";
 	int			n = warp_gpu_device_count(why, sizeof(why));
+	uint64_t	phys = (uint64_t) sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
 	int			d;
 
 	if (n <= 0)
@@ -287,7 +303,6 @@ setup_gpus(long staging_mb, long registered_mb, long cache_mb, int lanes, int sp
 	{
 		warp_uint64 fr = 0,
 					tot = 0,
-					margin,
 					cache,
 					avail;
 		int			s;
@@ -306,15 +321,12 @@ setup_gpus(long staging_mb, long registered_mb, long cache_mb, int lanes, int sp
 
 		/*
 		 * Device memory for jobs: what is free now, less a margin for the
-		 * context's own needs and other processes'.  The column cache: -1
-		 * a quarter of the device, at most half of what is free.  Both are
-		 * divided among the GPUs a split device is driven as.
+		 * context's own needs and other processes'; the column cache takes
+		 * its share of that (gpud_sizing.h).  Both are divided among the
+		 * GPUs a split device is driven as.
 		 */
-		margin = tot / 20 > ((warp_uint64) 1 << 30) ? tot / 20 : (warp_uint64) 1 << 30;
-		avail = fr > margin ? fr - margin : 0;
-		cache = cache_mb < 0 ? tot / 4 : (warp_uint64) cache_mb << 20;
-		if (cache > avail / 2)
-			cache = avail / 2;
+		avail = gpud_size_device_avail(fr, tot);
+		cache = gpud_size_cache(avail, cache_mb);
 		avail /= split;
 		cache /= split;
 		if (cache > 0)
@@ -339,7 +351,7 @@ setup_gpus(long staging_mb, long registered_mb, long cache_mb, int lanes, int sp
 				lane->gpu = device.ngpus;
 				lane->cache = cc;
 				gpud_turns_init(&lane->turns);
-				lane->staging_size = (size_t) staging_mb << 20;
+				lane->staging_size = (size_t) gpud_size_staging(phys, staging_mb);
 				lane->staging = lane->staging_size ? warp_gpu_host_alloc(lane->staging_size) : NULL;
 				if (lane->staging == NULL)
 					lane->staging_size = 0;
@@ -347,7 +359,11 @@ setup_gpus(long staging_mb, long registered_mb, long cache_mb, int lanes, int sp
 				gpud_budget_init(&lane->budget, (avail - gcache) / lanes);
 			}
 			if (device.ngpus == 0)
+			{
 				warp_gpu_device_name(d, device.name, sizeof(device.name));
+				eff_cache = gcache;
+				eff_staging = device.lanes[0].staging_size;
+			}
 			logmsg("GPU %d (CUDA device %d, %d of %d): %llu MB for jobs in %d lane%s, "
 				   "%llu MB column cache, of %llu MB; host memory pinned per lane: "
 				   "%llu MB staging, %llu MB for decompressed batches",
@@ -366,15 +382,15 @@ setup_gpus(long staging_mb, long registered_mb, long cache_mb, int lanes, int sp
 		return;
 	}
 	device.kind = GPUD_DEVICE_GPU;
-	/* pinned page cache cannot be evicted: at most half of memory */
+	/* pinned page cache cannot be evicted (gpud_sizing.h) */
 	{
-		uint64_t	phys = (uint64_t) sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
-		uint64_t	b = (uint64_t) (registered_mb > 0 ? registered_mb : 0) << 20;
+		GpudRegisterOps ops = {warp_gpu_host_register, warp_gpu_host_unregister};
 
-		if (b > phys / 2)
-			b = phys / 2;
-		gpud_windows_init(b);
-		logmsg("registered file windows: up to %llu MB", (unsigned long long) (b >> 20));
+		eff_registered = gpud_size_registered(phys, registered_mb);
+		gpud_windows_init(eff_registered, &ops);
+		logmsg("registered file windows: up to %llu MB of %llu MB of memory%s",
+			   (unsigned long long) (eff_registered >> 20), (unsigned long long) (phys >> 20),
+			   registered_mb < 0 ? " (automatic: a quarter)" : "");
 	}
 }
 
@@ -382,8 +398,8 @@ int
 main(int argc, char **argv)
 {
 	const char *want = "auto";
-	long		staging_mb = 512;
-	long		registered_mb = 16384;
+	long		staging_mb = -1;
+	long		registered_mb = -1;
 	long		cache_mb = -1;
 	int			lanes = 2;
 	int			min_batches = 4;
@@ -410,8 +426,8 @@ main(int argc, char **argv)
 			split = atoi(argv[i] + 13);
 		else
 		{
-			fprintf(stderr, "usage: pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N] "
-					"[--max-registered-mb=N] [--cache-mb=N|-1] [--lanes-per-gpu=N] "
+			fprintf(stderr, "usage: pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N|-1] "
+					"[--max-registered-mb=N|-1] [--cache-mb=N|-1] [--lanes-per-gpu=N] "
 					"[--min-batches-per-lane=N] [--split-gpus=N]\n");
 			return 2;
 		}

@@ -211,6 +211,10 @@ typedef struct GpudResult
 	double		h2d_ms;
 	double		kernel_ms;		/* GPU kernels (see warp_gpu_transfer_stats) */
 	double		total_ms;
+	double		setup_ms;		/* of total_ms: the job decoded, its join
+								 * tables built, before any driver */
+	int64_t		bytes_registered;	/* of the registered windows the job's
+									 * parts held */
 	double		phase_ms[6];	/* GpudPhase: where total_ms went (the
 								 * slowest lane's, for the lanes' phases) */
 	int64_t		ngroups;

@@ -2,8 +2,9 @@
  * gpud_client.c — a backend's side of the conversation with pg_warp_gpud.
  *
  * One connection per query: connect to $PGDATA/pg_warp_gpud.sock (the
- * backend's working directory is $PGDATA), read HELLO, ask for an arena
- * big enough for the job, map the memfd the daemon sends, write the job,
+ * backend's working directory is $PGDATA), ask for an arena big enough
+ * for the job (before reading the daemon's HELLO, so that no reply is
+ * waited for twice), map the memfd the daemon sends, write the job,
  * say GO and wait for DONE.  Waiting is WaitLatchOrSocket, so a query
  * cancel is seen at once: the backend sets the arena's cancel word (the
  * daemon stops within one batch) and raises the usual error.  End of file
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/fd.h"
 #include "storage/latch.h"
 #include "utils/memutils.h"
@@ -65,28 +67,46 @@ conn_release(void *arg)
 }
 
 bool
-pgwarp_gpud_serving(int *kind)
+pgwarp_gpud_status(GpudStatus *st)
 {
 	FILE	   *f;
-	char		line[256];
+	char		line[512];
 	char		kindbuf[16];
-	int			ngpus,
-				pid;
-	char		dev[128];
+	unsigned long long reg = 0,
+				cache = 0,
+				staging = 0;
 	bool		ok = false;
 
+	memset(st, 0, sizeof(*st));
 	f = AllocateFile(GPUD_STATUS_NAME, "r");
 	if (f == NULL)
 		return false;
+	/* kind, GPUs, name, pid, then (newer daemons) the budgets in MB */
 	if (fgets(line, sizeof(line), f) &&
-		sscanf(line, "%15[^\t]\t%d\t%127[^\t]\t%d", kindbuf, &ngpus, dev, &pid) == 4 &&
-		pid > 0 && kill(pid, 0) == 0)
+		sscanf(line, "%15[^\t]\t%d\t%127[^\t]\t%d\t%llu\t%llu\t%llu\t%d", kindbuf,
+			   &st->ngpus, st->name, &st->pid, &reg, &cache, &staging,
+			   &st->lanes_per_gpu) >= 4 &&
+		st->pid > 0 && kill(st->pid, 0) == 0)
 	{
 		ok = true;
-		*kind = strcmp(kindbuf, "gpu") == 0 ? GPUD_DEVICE_GPU : GPUD_DEVICE_CPU;
+		st->kind = strcmp(kindbuf, "gpu") == 0 ? GPUD_DEVICE_GPU : GPUD_DEVICE_CPU;
+		st->registered_mb = reg;
+		st->cache_mb = cache;
+		st->staging_mb = staging;
 	}
 	FreeFile(f);
 	return ok;
+}
+
+bool
+pgwarp_gpud_serving(int *kind)
+{
+	GpudStatus	st;
+
+	if (!pgwarp_gpud_status(&st))
+		return false;
+	*kind = st.kind;
+	return true;
 }
 
 /* ------------------------------------------------------------ messages */
@@ -221,9 +241,19 @@ write_job(GpudBuf *b, const WarpProgram *prog, int ntables, const GpudClientTabl
 	pfree(gf);
 }
 
+/* *ms += the time since *t0, which becomes now */
+static void
+lap(instr_time *t0, instr_time *t1, double *ms)
+{
+	INSTR_TIME_SET_CURRENT(*t1);
+	*ms += INSTR_TIME_GET_MILLISEC(*t1) - INSTR_TIME_GET_MILLISEC(*t0);
+	*t0 = *t1;
+}
+
 GpudResult *
 pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tables,
-				int nfiles, const GpudClientFile *files, char *why, size_t whylen)
+				int nfiles, const GpudClientFile *files, GpudClientTimes *times,
+				char *why, size_t whylen)
 {
 	GpudConn   *c = MemoryContextAllocZero(CurrentMemoryContext, sizeof(GpudConn));
 	struct sockaddr_un addr;
@@ -234,6 +264,8 @@ pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tab
 	GpudResult *res;
 	uint8	   *rbase;
 	uint64		rsize;
+	instr_time	t0,
+				t1;
 
 	c->sock = -1;
 	c->cb.func = conn_release;
@@ -242,6 +274,8 @@ pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tab
 
 #define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); conn_release(c); return NULL; } while (0)
 
+	memset(times, 0, sizeof(*times));
+	INSTR_TIME_SET_CURRENT(t0);
 	c->sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->sock < 0)
 		FAIL("could not create a socket: %m");
@@ -250,15 +284,19 @@ pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tab
 	strlcpy(addr.sun_path, GPUD_SOCKET_NAME, sizeof(addr.sun_path));
 	if (connect(c->sock, (struct sockaddr *) &addr, sizeof(addr)) != 0)
 		FAIL("pg_warp_gpud is not running (%m)");
-	if (!recv_msg(c, &m, NULL) || m.type != GPUD_HELLO)
-		FAIL("pg_warp_gpud closed the connection");
 
-	/* how big: a counting pass, plus room for a modest result */
+	/*
+	 * How big: a counting pass, plus room for a modest result.  RUN goes
+	 * before the daemon's HELLO is read (the daemon sends HELLO, then reads
+	 * RUN): the pass and the daemon's start of the connection overlap, and
+	 * one wait for a reply goes.
+	 */
 	memset(&b, 0, sizeof(b));
 	b.pos = WARP_ARENA_JOB_OFF;
 	write_job(&b, prog, ntables, tables, nfiles, files);
 	need = b.pos - WARP_ARENA_JOB_OFF + (1 << 20);
-	if (!send_msg(c, GPUD_RUN, need) || !recv_msg(c, &m, &fd))
+	if (!send_msg(c, GPUD_RUN, need) || !recv_msg(c, &m, NULL) || m.type != GPUD_HELLO ||
+		!recv_msg(c, &m, &fd))
 		FAIL("pg_warp_gpud closed the connection");
 	if (m.type == GPUD_FAIL)
 		FAIL("pg_warp_gpud refused the job: %s", m.text);
@@ -272,11 +310,13 @@ pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tab
 	c->arena = map_fd(fd, c->arena_size);
 	if (c->arena == NULL)
 		FAIL("could not map pg_warp_gpud's arena: %m");
+	lap(&t0, &t1, &times->connect_ms);
 
 	memset(&b, 0, sizeof(b));
 	b.base = c->arena;
 	b.pos = WARP_ARENA_JOB_OFF;
 	write_job(&b, prog, ntables, tables, nfiles, files);
+	lap(&t0, &t1, &times->job_ms);
 
 	if (!send_msg(c, GPUD_GO, 0) || !recv_msg(c, &m, &fd))
 		FAIL("pg_warp_gpud died while running the query");
@@ -288,6 +328,7 @@ pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tab
 	}
 	if (m.type != GPUD_DONE)
 		FAIL("pg_warp_gpud sent an unexpected message");
+	lap(&t0, &t1, &times->wait_ms);
 	rbase = c->arena;
 	rsize = c->arena_size;
 	if (fd >= 0)
@@ -319,6 +360,7 @@ pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tab
 	/* done with the socket; the mappings stay until the context goes */
 	close(c->sock);
 	c->sock = -1;
+	lap(&t0, &t1, &times->result_ms);
 	return res;
 #undef FAIL
 }

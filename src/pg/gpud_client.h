@@ -56,6 +56,37 @@ typedef struct GpudClientTable
  */
 extern bool pgwarp_gpud_serving(int *kind);
 
+/* what the daemon's status file says: its device and budgets in effect */
+typedef struct GpudStatus
+{
+	int			kind;			/* GpudDeviceKind */
+	int			ngpus;
+	int			pid;
+	int			lanes_per_gpu;	/* 0 when not written (CPU) */
+	uint64		registered_mb;	/* registered-window budget */
+	uint64		cache_mb;		/* column cache, per GPU */
+	uint64		staging_mb;		/* pinned staging, per lane */
+	char		name[128];
+} GpudStatus;
+
+/*
+ * Where a daemon job's time went in the backend (EXPLAIN ANALYZE's
+ * "Hand-off"): connecting until the daemon's arena is mapped (its greeting
+ * and the job's size asked for), writing the job into the arena, waiting
+ * from GO to DONE (the daemon's own time is in the result), mapping and
+ * checking the result.
+ */
+typedef struct GpudClientTimes
+{
+	double		connect_ms;
+	double		job_ms;
+	double		wait_ms;
+	double		result_ms;
+} GpudClientTimes;
+
+/* the running daemon's status; false when none is serving */
+extern bool pgwarp_gpud_status(GpudStatus *st);
+
 /*
  * Run a program on the daemon.  Returns the result (valid until
  * CurrentMemoryContext is reset), or NULL with *why set when the daemon
@@ -66,7 +97,7 @@ extern bool pgwarp_gpud_serving(int *kind);
 extern GpudResult *pgwarp_gpud_run(const WarpProgram *prog,
 								   int ntables, const GpudClientTable *tables,
 								   int nfiles, const GpudClientFile *files,
-								   char *why, size_t whylen);
+								   GpudClientTimes *times, char *why, size_t whylen);
 
 /* gpud_supervisor.c */
 extern void pgwarp_gpud_register_supervisor(void);

@@ -33,10 +33,10 @@ bool		pgwarp_merge_groups = true;
 int			pgwarp_mode = PGWARP_MODE_AUTO;
 int			pgwarp_gpud_device = PGWARP_GPUD_AUTO;
 int			pgwarp_gpud_fault = GPUD_FAULT_NONE;
-int			pgwarp_max_registered_memory = 16384;	/* MB */
+int			pgwarp_max_registered_memory = -1;	/* MB, -1 = a quarter of RAM */
 int			pgwarp_gpu_memory_per_query = 16384;	/* MB */
 bool		pgwarp_gpu_cache = true;
-int			pgwarp_gpu_cache_memory = -1;	/* MB, -1 = a quarter of the GPU's */
+int			pgwarp_gpu_cache_memory = -1;	/* MB, -1 = sized from the GPU */
 int			pgwarp_gpu_lanes = 2;
 int			pgwarp_gpud_split_gpus = 1;
 
@@ -90,13 +90,16 @@ define_daemon_gucs(void)
 	DefineCustomIntVariable("pg_warp.max_registered_memory",
 							"Most Arrow file data pg_warp_gpud keeps registered "
 							"(pinned) for DMA.",
-							"Registered file windows are copied to the GPU "
-							"straight from the page cache; pinned pages cannot be "
-							"evicted, so the daemon also keeps this under half of "
-							"physical memory.  0 reads files with pread instead.",
+							"The column buffers GPU queries read are registered "
+							"and copied to the GPU straight from the page cache; "
+							"pinned pages cannot be evicted, so the daemon also "
+							"keeps this under half of physical memory.  -1: a "
+							"quarter of physical memory; 0: read files with pread "
+							"instead.  pg_warp_gpud_settings() shows the value in "
+							"effect.",
 							&pgwarp_max_registered_memory,
-							16384,
-							0,
+							-1,
+							-1,
 							INT_MAX,
 							PGC_POSTMASTER,
 							GUC_UNIT_MB,
@@ -107,8 +110,11 @@ define_daemon_gucs(void)
 							"queries.",
 							"Column buffers a GPU query reads stay resident in device "
 							"memory (least recently used ones make room), so later "
-							"queries over them copy nothing over PCIe.  -1: a quarter "
-							"of the GPU's memory; 0: no column cache.",
+							"queries over them copy nothing over PCIe.  -1: the GPU "
+							"memory free at the daemon's start, less a margin and "
+							"less what jobs keep (a third, at least 4 GB); 0: no "
+							"column cache.  pg_warp_gpud_settings() shows the value "
+							"in effect.",
 							&pgwarp_gpu_cache_memory,
 							-1,
 							-1,

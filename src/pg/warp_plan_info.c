@@ -205,6 +205,7 @@ enum WarpPlanInfoSlot
 	PI_DISTINCT_AGG,
 	PI_ROWS,
 	PI_ORDER,
+	PI_DEVICE_CHOICE,
 	PI_NSLOTS
 };
 
@@ -229,6 +230,7 @@ form_warp_plan_info(const WarpPlanInfo *info)
 	priv = lappend(priv, makeInteger(info->distinct_agg));
 	priv = lappend(priv, makeBoolean(info->rows));
 	priv = lappend(priv, info->order);
+	priv = lappend(priv, makeString(pstrdup(info->device_choice ? info->device_choice : "")));
 	Assert(list_length(priv) == PI_NSLOTS);
 	return priv;
 }
@@ -253,4 +255,7 @@ deform_warp_plan_info(List *priv, WarpPlanInfo *info)
 	info->distinct_agg = intVal(list_nth(priv, PI_DISTINCT_AGG));
 	info->rows = boolVal(list_nth(priv, PI_ROWS));
 	info->order = list_nth(priv, PI_ORDER);
+	info->device_choice = strVal(list_nth(priv, PI_DEVICE_CHOICE));
+	if (info->device_choice[0] == '\0')
+		info->device_choice = NULL;
 }

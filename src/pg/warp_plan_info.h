@@ -93,6 +93,7 @@ typedef struct WarpPlanInfo
 	int			distinct_agg;	/* and its aggregate; -1: none */
 	bool		rows;			/* row mode (WarpJoin, WarpScan) */
 	List	   *order;			/* a formed WarpPlanOrder, or NIL */
+	char	   *device_choice;	/* why the GPU or the CPU (EXPLAIN), or NULL */
 } WarpPlanInfo;
 
 extern List *form_warp_plan_info(const WarpPlanInfo *info);

@@ -140,8 +140,9 @@ def gpud_status(conn):
     row = conn.execute("SELECT pg_read_file('pg_warp_gpud.status', 0, 256, true)").fetchone()
     if not row or not row[0]:
         return None
+    # kind, GPUs, name, pid, then the budgets in effect (newer daemons)
     parts = row[0].strip().split("\t")
-    if len(parts) != 4:
+    if len(parts) < 4:
         return None
     pid = int(parts[3])
     try:

@@ -266,6 +266,111 @@ def test_supervisor_passes_the_daemon_settings(star):
         assert got.get(opt) == val, (opt, args)
 
 
+def test_settings_report_the_budgets_in_effect(star):
+    """pg_warp_gpud_settings() gives the daemon's device and the budgets it
+    uses: for automatic settings (-1) sized from the machine
+    (gpud_sizing.h), an explicit registration budget held to half of
+    physical memory; a CPU daemon has none."""
+    st = gpud_status(star)
+    rows = star.execute("SELECT device, gpus, name, lanes_per_gpu, max_registered_memory_mb, "
+                        "gpu_cache_memory_mb, staging_memory_mb "
+                        "FROM pg_warp_gpud_settings()").fetchall()
+    assert len(rows) == 1, rows
+    dev, gpus, name, lanes, reg, cache, staging = rows[0]
+    assert (dev, name) == (st[0], st[1])
+    if dev == "cpu":
+        assert (gpus, lanes, reg, cache, staging) == (0, 0, 0, 0, 0)
+        return
+    with open("/proc/meminfo") as f:
+        phys_mb = int(f.readline().split()[1]) // 1024
+    setting = int(star.execute("SELECT setting FROM pg_settings "
+                               "WHERE name = 'pg_warp.max_registered_memory'").fetchone()[0])
+    if setting < 0:
+        assert abs(reg - phys_mb // 4) <= 1, (reg, phys_mb)
+    else:
+        assert reg == min(setting, phys_mb // 2)
+    assert gpus >= 1 and lanes == int(star.execute("SHOW pg_warp.gpu_lanes").fetchone()[0])
+    cache_setting = int(star.execute("SELECT setting FROM pg_settings "
+                                     "WHERE name = 'pg_warp.gpu_cache_memory'").fetchone()[0])
+    if cache_setting == 0:
+        assert cache == 0
+    elif cache_setting > 0:
+        assert 0 < cache <= cache_setting
+    assert 64 <= staging <= 512
+
+
+def test_explain_analyze_breaks_down_the_hand_off(star):
+    """EXPLAIN ANALYZE of a daemon query says where the fixed cost went:
+    connecting, writing the job, waiting (which holds the daemon's own time,
+    of it its set-up), taking the result."""
+    import re
+    _, text = on_daemon(star, analyze=True)
+    m = re.search(r"Hand-off: connect ([\d.]+), job ([\d.]+), wait ([\d.]+) "
+                  r"\(daemon ([\d.]+), of it set-up ([\d.]+)\), result ([\d.]+) ms", text)
+    assert m, text
+    connect, job, wait, daemon, setup, result = (float(x) for x in m.groups())
+    assert min(connect, job, wait, daemon, setup, result) >= 0
+    assert setup <= daemon + 1e-3
+    # the backend waits at least as long as the daemon works (other clock)
+    assert wait + 0.05 >= daemon, (wait, daemon)
+    scan = float(re.search(r"Scan Time: ([\d.]+) ms", text).group(1))
+    assert connect + job + wait + result <= scan + 0.05, text
+
+
+CHOICE_QUERY = ("SELECT d.name, count(*), sum(f.v) FROM {s}.fact f JOIN {s}.dim d ON f.k = d.k "
+                "GROUP BY 1")
+
+
+def fake_gpu_status(conn, cache_mb, registered_mb):
+    """make the planner believe the running daemon drives a GPU with these
+    budgets (the status file it reads, rewritten); returns the original"""
+    datadir = conn.execute("SHOW data_directory").fetchone()[0]
+    path = os.path.join(datadir, "pg_warp_gpud.status")
+    orig = conn.execute("SELECT pg_read_file('pg_warp_gpud.status')").fetchone()[0]
+    pid = orig.split("\t")[3].strip()
+    line = "gpu\t1\tFake GPU\t%s\t%d\t%d\t512\t2" % (pid, registered_mb, cache_mb)
+    conn.execute("COPY (SELECT %s) TO %s WITH (FORMAT csv)" % (
+        psycopg.sql.quote(line), psycopg.sql.quote(path)))
+    return path, orig
+
+
+def test_planner_says_when_the_cpu_driver_wins(star):
+    """pg_warp.mode = auto with a GPU daemon: fact columns that fit the
+    GPU column cache go to the GPU; columns that exceed it, when pread over
+    the link is slower than the CPU driver's threads, stay on the CPU
+    driver; EXPLAIN says which and why, and mode gpu keeps the GPU."""
+    import psycopg.sql  # noqa: F401
+    sql = "EXPLAIN " + CHOICE_QUERY.format(s=SCHEMA)
+    path, orig = fake_gpu_status(star, cache_mb=4096, registered_mb=1024)
+    try:
+        text = "\n".join(r[0] for r in star.execute(sql).fetchall())
+        assert "Engine: GPU (pg_warp_gpud)" in text, text
+        assert "Device Choice: GPU: 0.0 GB of fact columns fit the GPU column cache (4.3 GB)" \
+            in text, text
+        # no cache, nothing registered, 64 threads: the link loses
+        fake_gpu_status(star, cache_mb=0, registered_mb=0)
+        star.execute("SET pg_warp.cpu_threads = 64")
+        text = "\n".join(r[0] for r in star.execute(sql).fetchall())
+        assert "Engine: CPU" in text, text
+        assert "Device Choice: CPU: 0.0 GB of fact columns exceed the GPU column cache " \
+            "(0.0 GB); over the link about 1 ms, on 64 CPU threads about 0 ms" in text, text
+        star.execute("SET pg_warp.mode = gpu")
+        text = "\n".join(r[0] for r in star.execute(sql).fetchall())
+        assert "Engine: GPU (pg_warp_gpud)" in text, text
+        assert "Device Choice: GPU (pg_warp.mode = gpu): " in text, text
+        # one thread: the GPU, link or not
+        star.execute("SET pg_warp.mode = auto")
+        star.execute("SET pg_warp.cpu_threads = 1")
+        text = "\n".join(r[0] for r in star.execute(sql).fetchall())
+        assert "Engine: GPU (pg_warp_gpud)" in text, text
+    finally:
+        star.execute("COPY (SELECT %s) TO %s WITH (FORMAT csv)" % (
+            psycopg.sql.quote(orig.rstrip("\n")), psycopg.sql.quote(path)))
+        star.execute("RESET pg_warp.cpu_threads")
+        star.execute("RESET pg_warp.mode")
+    assert gpud_status(star) is not None
+
+
 # compressed fact files: the daemon loads a part's batches ahead on helper
 # threads (gpud_prefetch.c); answers and errors must be a serial read's
 

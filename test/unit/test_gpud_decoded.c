@@ -9,7 +9,9 @@
  * buffer missing or an entry too small is loaded as usual and the entries
  * it found are let go; every reference is dropped when the batch is done;
  * uncompressed files and a job without a cache are left alone; through
- * the prefetcher, batches taken or never taken release their entries.
+ * the prefetcher, batches taken or never taken release their entries;
+ * plain batches read with pread (raw) share the keys a registered
+ * window's buffers get.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -454,6 +456,111 @@ TEST(no_cache_or_uncompressed_left_alone)
 	close_file(&o);
 }
 
+/*
+ * Plain (uncompressed) batches read with pread, with raw set: buffers are
+ * keyed GPUD_COL_RAW by file offset and the bytes the driver copies, the
+ * key the driver gives a buffer read through a registered window; so an
+ * entry made from a window's bytes serves the pread path with nothing
+ * read, and what the pread path records fills entries with the file's
+ * bytes.
+ */
+TEST(plain_batches_share_the_window_keys)
+{
+	Opened		o;
+	GpudColCache cache;
+	GpudDecodedSource s;
+	ArrowArena	arena;
+	ArrowBatchMeta meta;
+	ArrowArray	cols[NCOLS];
+	void	   *state;
+	GpudDecoded *d;
+	Plain		p;
+	int			c,
+				i;
+
+	CHECK(gpud_colcache_init(&cache, 64 << 20));
+	CHECK(open_file(&o, plain_path));
+	if (unit_current_failed)
+		return;
+	s = source(&cache);
+	s.raw = true;
+	CHECK(hook_load(&o, &s, 1, &arena, &meta, cols, &state));
+	d = state;
+	CHECK(d != NULL && d->n == 4 && s.columns_served == 0);
+	for (i = 0; d && i < d->n; i++)
+	{
+		const GpudDecodedBuf *b = &d->bufs[i];
+		bool		found = false;
+
+		CHECK(!b->ghost && b->held == NULL && b->key.kind == GPUD_COL_RAW);
+		CHECK(b->key.dev == 9 && b->key.ino == 42 && b->key.len == b->len);
+		/* at a buffer's file offset, the copy's length */
+		for (c = 0; c < NCOLS; c++)
+		{
+			const ArrowField *f = &o.file.schema.fields[c];
+
+			if (b->key.off == (uint64_t) meta.buffers[f->buffer_index + 1].offset &&
+				b->len == (uint64_t) values_bytes(c) && b->host == cols[c].values)
+				found = true;
+			if (meta.buffers[f->buffer_index].length > 0 &&
+				b->key.off == (uint64_t) meta.buffers[f->buffer_index].offset &&
+				b->len == (ROWS + 7) / 8 && b->host == cols[c].validity)
+				found = true;
+		}
+		CHECK(found);
+	}
+	CHECK(fill_cache(&cache, d) == 4);
+	gpud_decoded_done(&s, state);
+	arrow_arena_free_all(&arena);
+
+	/* batch 1 again: served whole, nothing read */
+	CHECK(hook_load(&o, &s, 1, &arena, &meta, cols, &state));
+	CHECK(plain_load(&o, 1, &p));
+	d = state;
+	CHECK(s.columns_served == NCOLS);
+	for (c = 0; c < NCOLS; c++)
+		CHECK(served_equal(d, cols[c].values, p.cols[c].values, values_bytes(c)));
+	CHECK(served_equal(d, cols[1].validity, p.cols[1].validity, (ROWS + 7) / 8));
+	gpud_decoded_done(&s, state);
+	arrow_arena_free_all(&arena);
+
+	/* batch 2's x as the driver caches it from a window: key (file,
+	 * buffer offset, copy length), filled with the file's bytes there */
+	{
+		GpudColKey	k = s.id;
+		GpudColEntry *e;
+		bool		fill;
+
+		arrow_arena_free_all(&p.arena);
+		CHECK(plain_load(&o, 2, &p));
+		k.off = (uint64_t) p.meta.buffers[o.file.schema.fields[0].buffer_index + 1].offset;
+		k.len = (uint64_t) values_bytes(0);
+		k.kind = GPUD_COL_RAW;
+		e = gpud_colcache_get_sized(&cache, &k, k.len, &ops, &fill);
+		CHECK(e != NULL && fill);
+		if (e)
+		{
+			CHECK(pread(o.fd, e->ptr, k.len, (off_t) k.off) == (ssize_t) k.len);
+			gpud_colcache_filled(&cache, e, &ready_token);
+			gpud_colcache_release(&cache, e);
+		}
+		CHECK(hook_load(&o, &s, 2, &arena, &meta, cols, &state));
+		CHECK(s.columns_served == NCOLS + 1);
+		CHECK(served_equal(state, cols[0].values, p.cols[0].values, values_bytes(0)));
+		CHECK(!is_ghost(state, cols[2].values));
+		gpud_decoded_done(&s, state);
+		arrow_arena_free_all(&arena);
+	}
+	{
+		GpudColEntry *e;
+
+		for (e = cache.lru.next; e != &cache.lru; e = e->next)
+			CHECK(e->refs == 0);
+	}
+	arrow_arena_free_all(&p.arena);
+	close_file(&o);
+}
+
 /* through the prefetcher: served batches arrive in order, and every
  * reference goes whether a batch was taken and released or never taken */
 TEST(prefetcher_with_the_hook_releases_everything)
@@ -514,6 +621,7 @@ main(void)
 	RUN(missing_or_short_entries_load_as_usual);
 	RUN(no_cache_or_uncompressed_left_alone);
 	RUN(prefetcher_with_the_hook_releases_everything);
+	RUN(plain_batches_share_the_window_keys);
 	unlink(zstd_path);
 	unlink(plain_path);
 	rmdir(dir);

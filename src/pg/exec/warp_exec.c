@@ -93,6 +93,7 @@ warp_scan_state_from_plan(WarpScanState *ws, CustomScan *cs)
 	ws->fact_oid = info.fact_oid;
 	ws->on_daemon = info.where != 0;
 	ws->daemon_gpu = info.where == 1 + GPUD_DEVICE_GPU;
+	ws->device_choice = info.device_choice;
 	ws->heap = info.heap;
 	ws->distinct_key = info.distinct_key;
 	ws->distinct_agg = info.distinct_agg;

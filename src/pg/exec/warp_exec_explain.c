@@ -119,7 +119,22 @@ explain_daemon(WarpScanState *ws, ExplainState *es)
 		ExplainPropertyFloat("Kernel Time", "ms", ws->gres->kernel_ms, 3, es);
 	}
 	if (ws->gres)
+	{
+		const GpudClientTimes *h = &ws->handoff;
+
 		ExplainPropertyFloat("Daemon Time", "ms", ws->gres->total_ms, 3, es);
+		/* the fixed cost around it: what the backend spent handing the job
+		 * over and taking the result back, and the daemon's set-up */
+		ExplainPropertyText("Hand-off",
+							psprintf("connect %.3f, job %.3f, wait %.3f (daemon %.3f, of it "
+									 "set-up %.3f), result %.3f ms",
+									 h->connect_ms, h->job_ms, h->wait_ms,
+									 ws->gres->total_ms, ws->gres->setup_ms, h->result_ms),
+							es);
+	}
+	if (ws->gres && ws->gres->bytes_registered > 0)
+		ExplainPropertyInteger("Bytes In Registered Windows", NULL,
+							   ws->gres->bytes_registered, es);
 	if (ws->gres && ws->gres->batches_ahead > 0)
 		ExplainPropertyInteger("Batches Loaded Ahead", NULL, ws->gres->batches_ahead, es);
 	if (ws->gres && ws->gres->columns_cached > 0)
@@ -201,6 +216,9 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Engine", "pg_warp_gpud", es);
 	else
 		ExplainPropertyText("Engine", ws->daemon_gpu ? "GPU (pg_warp_gpud)" : "CPU (pg_warp_gpud)", es);
+	/* why the GPU or the CPU driver, when a GPU was there to choose */
+	if (ws->device_choice && !pgwarp_explain_stable)
+		ExplainPropertyText("Device Choice", ws->device_choice, es);
 	/* (WarpScan's node line names its table) */
 	if (((CustomScan *) node->ss.ps.plan)->scan.scanrelid == 0)
 		ExplainPropertyText("Fact Table", RelationGetRelationName(ws->fact_rel), es);

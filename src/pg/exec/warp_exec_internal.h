@@ -133,7 +133,9 @@ typedef struct WarpScanState
 	int			emit_cpu;		/* driver of the group emitted last */
 	bool		on_daemon;		/* planned for pg_warp_gpud */
 	bool		daemon_gpu;		/* ... which drove a GPU at plan time */
+	const char *device_choice;	/* why the GPU or the CPU (plan time), or NULL */
 	GpudResult *gres;			/* the daemon's groups, when it ran */
+	GpudClientTimes handoff;	/* where the backend's wait for it went */
 	WarpGroupMerge *merged;		/* the threads' or lanes' groups merged */
 	int64		unmerged_groups;	/* ... from this many partial groups */
 	const char *merge_skipped;	/* why they were not, or NULL */

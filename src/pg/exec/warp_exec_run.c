@@ -422,7 +422,7 @@ run_on_daemon(WarpScanState *ws)
 			f->fields[c] = sf->field_of_attr[ws->col_attno[c] - 1];
 	}
 	res = pgwarp_gpud_run(&ws->prog, ws->ndims, tables, ss->nfiles, files,
-						  ws->fallback, sizeof(ws->fallback));
+						  &ws->handoff, ws->fallback, sizeof(ws->fallback));
 	MemoryContextSwitchTo(old);
 	if (res == NULL)
 		return false;

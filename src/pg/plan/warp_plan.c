@@ -443,6 +443,7 @@ star_private(PlannerInfo *root, StarInfo *si, StarCost *sc, List *joins, Relids 
 	info.distinct_agg = si->distinct_agg;
 	info.rows = rows;
 	info.order = NIL;
+	info.device_choice = sc->device_choice;
 	return form_warp_plan_info(&info);
 }
 
@@ -552,12 +553,13 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	 * auto: only a GPU), or on the CPU driver in the backend.  Daemon plans
 	 * are not parallel: the daemon does the reading.
 	 */
+	star_costs(&si, &sc);
 	if (pgwarp_mode != PGWARP_MODE_CPU && !si.heap)
 	{
-		int			kind;
-		bool		serving = pgwarp_gpud_serving(&kind);
+		GpudStatus	st;
+		bool		serving = pgwarp_gpud_status(&st);
 
-		daemon_kind = kind;
+		daemon_kind = st.kind;
 
 		if (pgwarp_mode == PGWARP_MODE_GPU && !serving)
 		{
@@ -565,10 +567,12 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			return;
 		}
 		on_daemon = serving && (pgwarp_mode == PGWARP_MODE_GPU ||
-								(kind == GPUD_DEVICE_GPU && gpu_can_run(&si)));
+								(st.kind == GPUD_DEVICE_GPU && gpu_can_run(&si)));
+		/* auto: the CPU driver where the GPU would wait on the link */
+		if (on_daemon && st.kind == GPUD_DEVICE_GPU)
+			on_daemon = device_choice(&st, &sc, cpu_threads, pgwarp_mode == PGWARP_MODE_GPU);
 	}
 
-	star_costs(&si, &sc);
 	if (on_daemon && daemon_kind == GPUD_DEVICE_GPU)
 		cost = WARP_STARTUP_COST + sc.fact_cost / WARP_GPU_FACTOR + sc.dims_cost;
 	else

@@ -14,6 +14,7 @@
 
 #include "pg_warp.h"
 #include "warp.h"
+#include "plan/warp_device_model.h"
 #include "plan/warp_plan_internal.h"
 
 /* whether the engine computes every qual of the base relation d */
@@ -133,4 +134,37 @@ star_costs(StarInfo *si, StarCost *sc)
 			sc->par_dim_paths = lappend(sc->par_dim_paths, sp);
 		}
 	}
+}
+
+/*
+ * GPU or CPU driver for a star scan the GPU could run (warp_device_model.h):
+ * true for the GPU, always when forced (pg_warp.mode = gpu).  Sets
+ * sc->device_choice, the reason EXPLAIN shows.  A daemon that does not
+ * report its budgets keeps the GPU.
+ */
+bool
+device_choice(const GpudStatus *st, StarCost *sc, int cpu_threads, bool forced)
+{
+	WarpDeviceInputs in;
+	WarpDeviceChoice c;
+	const double gb = 1e9;
+
+	if (st->lanes_per_gpu <= 0)
+		return true;
+	in.column_bytes = sc->fact_bytes;
+	in.cache_bytes = (double) st->cache_mb * (1 << 20) * Max(st->ngpus, 1);
+	in.registered_bytes = (double) st->registered_mb * (1 << 20);
+	in.cpu_threads = cpu_threads;
+	c = warp_device_choose(&in);
+	if (c.fits_cache)
+		sc->device_choice = psprintf("GPU: %.1f GB of fact columns fit the GPU column cache (%.1f GB)",
+									 in.column_bytes / gb, in.cache_bytes / gb);
+	else
+		sc->device_choice = psprintf("%s: %.1f GB of fact columns exceed the GPU column cache "
+									 "(%.1f GB); over the link about %.0f ms, on %d CPU "
+									 "thread%s about %.0f ms",
+									 c.gpu ? "GPU" : forced ? "GPU (pg_warp.mode = gpu)" : "CPU",
+									 in.column_bytes / gb, in.cache_bytes / gb, c.link_ms,
+									 cpu_threads, cpu_threads > 1 ? "s" : "", c.cpu_ms);
+	return c.gpu || forced;
 }

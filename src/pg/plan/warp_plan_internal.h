@@ -21,6 +21,7 @@
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
 
+#include "gpud_client.h"
 #include "warp_plan_info.h"
 
 /* cost constants, in seq_page_cost units (see docs/ARCHITECTURE.md) */
@@ -102,6 +103,7 @@ typedef struct StarCost
 	bool		dims_safe;
 	List	   *par_dim_paths;
 	Cost		par_dims_cost;
+	char	   *device_choice;	/* why the GPU or the CPU, for EXPLAIN */
 } StarCost;
 
 /*
@@ -110,6 +112,9 @@ typedef struct StarCost
  * to a same-named symbol of the server or another library.
  */
 #pragma GCC visibility push(hidden)
+
+/* GPU (true) or the CPU driver, with the reason in sc (warp_plan_cost.c) */
+extern bool device_choice(const GpudStatus *st, StarCost *sc, int cpu_threads, bool forced);
 
 /* warp_plan.c: why the last query was not offloaded (EXPLAIN VERBOSE) */
 extern char last_reason[256];
