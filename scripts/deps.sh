@@ -5,7 +5,7 @@ set -euo pipefail
 
 APT_PKGS=(build-essential postgresql-15 postgresql-server-dev-15 postgresql-client-15
           libpq-dev liblz4-dev libzstd-dev libsnappy-dev libbrotli-dev zlib1g-dev
-          postgresql-15-postgis-3 clang time python3 python3-pip)
+          postgresql-15-postgis-3 clang time python3 python3-pip python3-venv)
 PIP_PKGS=(pyarrow pytest "psycopg[binary]" matplotlib numpy shapely duckdb)
 
 sudo_cmd=()
@@ -50,3 +50,13 @@ if [ -z "$(bash "$ROOT/scripts/cuda_home.sh")" ]; then
 		{ echo "deps: the nvcc installed from PyPI into .cuda/ does not run" >&2; exit 1; }
 fi
 echo "deps: CUDA toolkit: $(bash "$ROOT/scripts/cuda_home.sh")"
+
+# DuckDB with its tpch extension (dbgen and the 22 query texts) for the TPC-H
+# kit and its tests, in build/tpch-venv: the extension's PyPI package is built
+# for one DuckDB version, so both are pinned there (bench/tpch/setup_venv.sh)
+if ! "$ROOT/build/tpch-venv/bin/python" "$ROOT/bench/tpch/tpch_gen.py" /nonexistent --check \
+		>/dev/null 2>&1; then
+	echo "deps: DuckDB with the tpch extension into build/tpch-venv"
+	sh "$ROOT/bench/tpch/setup_venv.sh" >/dev/null ||
+		{ echo "deps: could not set up build/tpch-venv (bench/tpch/setup_venv.sh)" >&2; exit 1; }
+fi
