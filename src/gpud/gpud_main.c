@@ -48,6 +48,7 @@
 #include "gpud_files.h"
 #include "gpud_job.h"
 #include "gpud_prefetch.h"
+#include "gpud_tcache.h"
 #include "gpud_wire.h"
 #include "warp_gpu.h"
 
@@ -154,11 +155,13 @@ serve(void *arg)
 	void	   *result = NULL;
 	uint64_t	rlen = 0;
 	char		why[256];
+	bool		is_cache;
 
 	if (send_msg(sock, GPUD_HELLO, device.kind, device.ngpus, device.name, -1) != 0)
 		goto done;
-	if (recv_msg(sock, &m) != 0 || m.type != GPUD_RUN)
+	if (recv_msg(sock, &m) != 0 || (m.type != GPUD_RUN && m.type != GPUD_CACHE))
 		goto done;
+	is_cache = m.type == GPUD_CACHE;
 	if (m.arg0 == 0 || m.arg0 > MAX_JOB_BYTES)
 	{
 		send_msg(sock, GPUD_FAIL, 0, 0, "job size out of range", -1);
@@ -177,7 +180,9 @@ serve(void *arg)
 	afd = -1;
 	if (recv_msg(sock, &m) != 0 || m.type != GPUD_GO)
 		goto done;
-	switch (gpud_run_job(&device, arena, size, sock, &result, &rlen, why, sizeof(why)))
+	switch (is_cache ?
+			gpud_tcache_request(arena, size, &result, &rlen, why, sizeof(why)) :
+			gpud_run_job(&device, arena, size, sock, &result, &rlen, why, sizeof(why)))
 	{
 		case GPUD_JOB_CANCELLED:
 			goto done;

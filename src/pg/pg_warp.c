@@ -15,6 +15,7 @@
 #include "pg_warp.h"
 #include "fdw/arrow_pg.h"
 #include "exec/warp_dimcache.h"
+#include "tcache/tcache.h"
 #include "warp.h"
 
 PG_MODULE_MAGIC;
@@ -33,6 +34,7 @@ _PG_init(void)
 	{
 		pgwarp_footer_cache_preload();
 		pgwarp_heap_changes_preload();
+		pgwarp_tcache_preload();
 		pgwarp_dimcache_preload();
 		pgwarp_gpud_register_supervisor();
 	}
