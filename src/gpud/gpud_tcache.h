@@ -63,7 +63,8 @@ typedef struct Replica
 				dcap;
 	uint32_t   *dhash;			/* entry + 1 by xid, open addressing */
 	uint32_t	dhcap;
-	uint32_t	dict_epoch;		/* renumbered: a classification is stale */
+	uint64_t	dict_epoch;		/* renumbered: a classification is stale;
+								 * unique across replicas and daemons */
 	/* changes that arrived while loading, applied at LOAD_END */
 	uint8_t    *pend;
 	uint64_t	pend_len,
@@ -84,7 +85,7 @@ extern GpudJobOutcome gpud_tcache_request(uint8_t *arena, uint64_t arena_size,
  * The replica of key, read-locked, or NULL (*why set) when there is no
  * ready replica of exactly that identity and dictionary epoch.
  */
-extern Replica *gpud_tcache_acquire(const GpudCacheKey *key, uint32_t dict_epoch,
+extern Replica *gpud_tcache_acquire(const GpudCacheKey *key, uint64_t dict_epoch,
 									char *why, size_t whylen);
 extern void gpud_tcache_release(Replica *r);
 
@@ -93,7 +94,7 @@ extern void gpud_tcache_release(Replica *r);
  * snapshot (classes' WARP_XID_ALL_* bits) are folded into entries 0 and 1,
  * and versions no snapshot can see are dropped.
  */
-extern void gpud_tcache_compact(const GpudCacheKey *key, uint32_t dict_epoch,
+extern void gpud_tcache_compact(const GpudCacheKey *key, uint64_t dict_epoch,
 								const uint8_t *classes, uint32_t nclasses);
 
 struct Part;

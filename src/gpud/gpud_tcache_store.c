@@ -44,7 +44,21 @@
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static Replica *replicas[MAX_REPLICAS];
 static uint64_t total_bytes;	/* under registry_lock */
-static uint64_t next_token = 1;
+static uint64_t next_id;		/* under registry_lock */
+
+/*
+ * A number no replica of this or an earlier daemon had: load tokens and
+ * dictionary epochs, which a backend may present to a restarted daemon
+ * (a classification of another replica's dictionary would misread it).
+ * The daemon's start time in nanoseconds, counted on.
+ */
+static uint64_t
+unique_id(void)
+{
+	if (next_id == 0)
+		next_id = (uint64_t) (gpud_now_ms() * 1e6);
+	return ++next_id;
+}
 
 /* ------------------------------------------------------------ memory */
 
@@ -479,9 +493,13 @@ drop_replica(const GpudCacheKey *key)
 		return;
 	pthread_rwlock_wrlock(&r->lock);	/* wait for queries on it */
 	free_rows(r);
+	/*
+	 * The struct itself stays (a few hundred bytes): another thread may
+	 * have looked it up and be waiting for its lock; it finds no identity.
+	 */
+	memset(&r->key, 0, sizeof(r->key));
+	r->state = GPUD_CACHE_ABSENT;
 	pthread_rwlock_unlock(&r->lock);
-	pthread_rwlock_destroy(&r->lock);
-	free(r);
 }
 
 /*
@@ -531,7 +549,8 @@ load_begin(const GpudCacheReq *req, const uint8_t *kinds, char *why, size_t whyl
 		r->kinds[c] = kinds[c];
 	r->load_touched_ms = gpud_now_ms();
 	pthread_mutex_lock(&registry_lock);
-	r->load_token = next_token++;
+	r->load_token = unique_id();
+	r->dict_epoch = unique_id();
 	i = find_slot(&req->key);
 	if (i < 0)
 		for (i = 0; i < MAX_REPLICAS && replicas[i]; i++)
@@ -823,7 +842,7 @@ gpud_tcache_request(uint8_t *arena, uint64_t arena_size, void **result,
 /* ------------------------------------------------------------ queries */
 
 Replica *
-gpud_tcache_acquire(const GpudCacheKey *key, uint32_t dict_epoch, char *why, size_t whylen)
+gpud_tcache_acquire(const GpudCacheKey *key, uint64_t dict_epoch, char *why, size_t whylen)
 {
 	Replica    *r = NULL;
 	int			i;
@@ -897,7 +916,7 @@ drop_gone(Replica *r)
 }
 
 void
-gpud_tcache_compact(const GpudCacheKey *key, uint32_t dict_epoch,
+gpud_tcache_compact(const GpudCacheKey *key, uint64_t dict_epoch,
 					const uint8_t *classes, uint32_t nclasses)
 {
 	Replica    *r;
@@ -952,7 +971,9 @@ gpud_tcache_compact(const GpudCacheKey *key, uint32_t dict_epoch,
 		}
 	}
 	free(map);
-	r->dict_epoch++;
+	pthread_mutex_lock(&registry_lock);
+	r->dict_epoch = unique_id();
+	pthread_mutex_unlock(&registry_lock);
 	if (!dict_rehash(r, r->dhcap))
 		break_replica(r, "out of memory compacting");
 	else if (r->ngone > 1024 && r->ngone * 4 > r->n)

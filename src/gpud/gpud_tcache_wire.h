@@ -123,8 +123,9 @@ typedef struct GpudCacheResp
 	uint32_t	magic;
 	int32_t		state;			/* GpudCacheState of the key's replica */
 	uint64_t	load_token;		/* LOAD_BEGIN */
-	uint32_t	dict_epoch;		/* XIDS */
+	uint64_t	dict_epoch;		/* XIDS */
 	uint32_t	nxids;			/* XIDS: dictionary entries */
+	uint32_t	pad2;
 	uint64_t	off_xids;		/* uint32[nxids], from the response's start */
 	int32_t		nstats;
 	int32_t		pad;

@@ -174,8 +174,9 @@ typedef struct GpudJob
 	int32_t		cached;
 	uint32_t	cache_curcid;	/* the snapshot's command id */
 	GpudCacheKey cache_key;
-	uint32_t	cache_dict_epoch;	/* of the dictionary classified */
+	uint64_t	cache_dict_epoch;	/* of the dictionary classified */
 	uint32_t	cache_nclasses;
+	uint32_t	cache_pad;
 	uint64_t	off_cache_classes;	/* uint8[nclasses]: warp_visibility.h */
 	uint64_t	off_cache_cols; /* int32[ncols]: replica column of each */
 } GpudJob;

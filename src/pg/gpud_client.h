@@ -57,7 +57,7 @@ typedef struct GpudClientCached
 {
 	GpudCacheKey key;
 	uint32		curcid;
-	uint32		dict_epoch;
+	uint64		dict_epoch;
 	uint32		nclasses;
 	const uint8 *classes;
 	const int32 *cols;

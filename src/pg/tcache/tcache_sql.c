@@ -190,6 +190,13 @@ pg_warp_gpu_cache_stats(PG_FUNCTION_ARGS)
 
 		if (st->key.db != MyDatabaseId)
 			continue;
+		if (get_rel_name(st->key.rel) == NULL)
+		{
+			/* the table was dropped: so goes its replica */
+			tcache_fill_request(&req, GPUD_CACHE_DROP, NULL, NULL, &st->key);
+			(void) pgwarp_gpud_cache_request(&req, NULL, NULL, 0, &rlen, why, sizeof(why));
+			continue;
+		}
 		st->why[sizeof(st->why) - 1] = '\0';
 		values[0] = ObjectIdGetDatum(st->key.rel);
 		values[1] = Int64GetDatum(st->rows);
