@@ -73,7 +73,7 @@ def main():
     c.execute("DROP SCHEMA IF EXISTS tcache_bench CASCADE")
     c.execute("CREATE SCHEMA tcache_bench")
     c.execute("CREATE TABLE tcache_bench.sales (k int, g int2, v int8, x float8)")
-    c.execute("INSERT INTO tcache_bench.sales SELECT i, i %% 16, (i * 7919) %% 1000, i * 0.5 "
+    c.execute("INSERT INTO tcache_bench.sales SELECT i, i %% 16, (i::int8 * 7919) %% 1000, i * 0.5 "
               "FROM generate_series(1, %d) i" % a.rows)
     c.execute("CREATE INDEX ON tcache_bench.sales (k)")
     c.execute("VACUUM ANALYZE tcache_bench.sales")
