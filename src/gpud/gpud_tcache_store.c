@@ -457,26 +457,9 @@ same_key(const GpudCacheKey *a, const GpudCacheKey *b)
 		a->layout == b->layout && a->epoch == b->epoch;
 }
 
-/* the replica of (db, rel), write-locked, or NULL */
+/* the replica registered for (db, rel), taken out of the registry if remove */
 static Replica *
-lookup_write(const GpudCacheKey *key)
-{
-	Replica    *r = NULL;
-	int			i;
-
-	pthread_mutex_lock(&registry_lock);
-	i = find_slot(key);
-	if (i >= 0)
-		r = replicas[i];
-	pthread_mutex_unlock(&registry_lock);
-	/* replicas are freed only by DROP, under their write lock (below) */
-	if (r)
-		pthread_rwlock_wrlock(&r->lock);
-	return r;
-}
-
-static void
-drop_replica(const GpudCacheKey *key)
+registered(const GpudCacheKey *key, bool remove)
 {
 	Replica    *r = NULL;
 	int			i;
@@ -486,9 +469,33 @@ drop_replica(const GpudCacheKey *key)
 	if (i >= 0)
 	{
 		r = replicas[i];
-		replicas[i] = NULL;
+		if (remove)
+			replicas[i] = NULL;
 	}
 	pthread_mutex_unlock(&registry_lock);
+	return r;
+}
+
+/*
+ * The replica of (db, rel), write-locked, or NULL.  (A dropped replica's
+ * struct is never freed, so one looked up just before its drop is still a
+ * lock to take; its identity is then cleared.)
+ */
+static Replica *
+lookup_write(const GpudCacheKey *key)
+{
+	Replica    *r = registered(key, false);
+
+	if (r)
+		pthread_rwlock_wrlock(&r->lock);
+	return r;
+}
+
+static void
+drop_replica(const GpudCacheKey *key)
+{
+	Replica    *r = registered(key, true);
+
 	if (r == NULL)
 		return;
 	pthread_rwlock_wrlock(&r->lock);	/* wait for queries on it */
@@ -844,14 +851,8 @@ gpud_tcache_request(uint8_t *arena, uint64_t arena_size, void **result,
 Replica *
 gpud_tcache_acquire(const GpudCacheKey *key, uint64_t dict_epoch, char *why, size_t whylen)
 {
-	Replica    *r = NULL;
-	int			i;
+	Replica    *r = registered(key, false);
 
-	pthread_mutex_lock(&registry_lock);
-	i = find_slot(key);
-	if (i >= 0)
-		r = replicas[i];
-	pthread_mutex_unlock(&registry_lock);
 	if (r == NULL)
 	{
 		snprintf(why, whylen, "not loaded");

@@ -231,16 +231,12 @@ write_job(GpudBuf *b, const WarpProgram *prog, int ntables, const GpudClientTabl
 	pfree(gf);
 }
 
-/*
- * Connect, say type (GPUD_RUN or GPUD_CACHE) for need bytes and map the
- * arena the daemon sends.  False with *why when it cannot.
- */
+/* Connect and read HELLO; false with *why. */
 static bool
-conn_start(GpudConn *c, uint32 type, uint64 need, char *why, size_t whylen)
+conn_connect(GpudConn *c, char *why, size_t whylen)
 {
 	struct sockaddr_un addr;
 	GpudMsg		m;
-	int			fd;
 
 #define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); conn_release(c); return false; } while (0)
 	c->sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -253,22 +249,52 @@ conn_start(GpudConn *c, uint32 type, uint64 need, char *why, size_t whylen)
 		FAIL("pg_warp_gpud is not running (%m)");
 	if (!recv_msg(c, &m, NULL) || m.type != GPUD_HELLO)
 		FAIL("pg_warp_gpud closed the connection");
+	return true;
+#undef FAIL
+}
+
+/*
+ * Say type (GPUD_RUN or GPUD_CACHE) for need bytes and map the arena the
+ * daemon sends, or keep the one mapped when it says to reuse it (a cache
+ * request on a kept connection).  False with *why when it cannot.
+ */
+static bool
+conn_arena(GpudConn *c, uint32 type, uint64 need, char *why, size_t whylen)
+{
+	GpudMsg		m;
+	int			fd;
+
+#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); conn_release(c); return false; } while (0)
 	if (!send_msg(c, type, need) || !recv_msg(c, &m, &fd))
 		FAIL("pg_warp_gpud closed the connection");
 	if (m.type == GPUD_FAIL)
+	{
+		m.text[sizeof(m.text) - 1] = '\0';
 		FAIL("pg_warp_gpud refused the job: %s", m.text);
+	}
+	if (m.type == GPUD_ARENA && fd < 0 && c->arena && m.arg0 == c->arena_size &&
+		m.arg0 >= WARP_ARENA_JOB_OFF + need)
+		return true;			/* the same arena again */
 	if (m.type != GPUD_ARENA || fd < 0 || m.arg0 < WARP_ARENA_JOB_OFF + need)
 	{
 		if (fd >= 0)
 			close(fd);
 		FAIL("pg_warp_gpud sent no arena");
 	}
+	if (c->arena)
+		munmap(c->arena, c->arena_size);
 	c->arena_size = m.arg0;
 	c->arena = map_fd(fd, c->arena_size);
 	if (c->arena == NULL)
 		FAIL("could not map pg_warp_gpud's arena: %m");
 	return true;
 #undef FAIL
+}
+
+static bool
+conn_start(GpudConn *c, uint32 type, uint64 need, char *why, size_t whylen)
+{
+	return conn_connect(c, why, whylen) && conn_arena(c, type, need, why, whylen);
 }
 
 /*
@@ -381,11 +407,20 @@ pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tab
 
 /* ------------------------------------------------- GPU table cache */
 
-GpudCacheResp *
-pgwarp_gpud_cache_request(GpudCacheReq *req, const uint8 *kinds, const void *data,
-						  uint64 len, uint64 *resp_len, char *why, size_t whylen)
+/*
+ * The connection cache requests go over, kept for the backend's life: a
+ * writing transaction ships its row changes at every commit, and a
+ * connection and an arena per commit would cost more than the request.
+ * busy: a request started and not finished (an error or cancel left it),
+ * so what the daemon sends next would be that request's: start afresh.
+ */
+static GpudConn cache_conn = {.sock = -1};
+static bool cache_conn_busy;
+
+static GpudCacheResp *
+cache_request_once(GpudConn *c, GpudCacheReq *req, const uint8 *kinds, const void *data,
+				   uint64 len, uint64 *resp_len, char *why, size_t whylen)
 {
-	GpudConn   *c = conn_new();
 	GpudMsg		m;
 	GpudBuf		b;
 	uint64		off,
@@ -394,8 +429,6 @@ pgwarp_gpud_cache_request(GpudCacheReq *req, const uint8 *kinds, const void *dat
 	uint64		rsize;
 	GpudCacheResp *resp;
 
-	req->magic = GPUD_MAGIC;
-	req->version = GPUD_VERSION;
 	memset(&b, 0, sizeof(b));
 	b.pos = WARP_ARENA_JOB_OFF;
 	gpud_buf_put(&b, NULL, sizeof(GpudCacheReq));
@@ -403,7 +436,9 @@ pgwarp_gpud_cache_request(GpudCacheReq *req, const uint8 *kinds, const void *dat
 		gpud_buf_put(&b, NULL, req->ncols);
 	gpud_buf_put(&b, NULL, len);
 	need = b.pos - WARP_ARENA_JOB_OFF + 64 * 1024;
-	if (!conn_start(c, GPUD_CACHE, need, why, whylen))
+	if (c->sock < 0 && !conn_connect(c, why, whylen))
+		return NULL;
+	if (!conn_arena(c, GPUD_CACHE, need, why, whylen))
 		return NULL;
 	memset(&b, 0, sizeof(b));
 	b.base = c->arena;
@@ -425,9 +460,37 @@ pgwarp_gpud_cache_request(GpudCacheReq *req, const uint8 *kinds, const void *dat
 		conn_release(c);
 		return NULL;
 	}
-	/* a copy, checked by the caller against resp_len; the connection goes */
+	/* a copy, checked by the caller against resp_len */
 	resp = (GpudCacheResp *) memcpy(palloc(m.arg1), resp, m.arg1);
 	*resp_len = m.arg1;
-	conn_release(c);
+	if (c->rarena)
+	{
+		munmap(c->rarena, c->rarena_size);
+		c->rarena = NULL;
+	}
+	return resp;
+}
+
+GpudCacheResp *
+pgwarp_gpud_cache_request(GpudCacheReq *req, const uint8 *kinds, const void *data,
+						  uint64 len, uint64 *resp_len, char *why, size_t whylen)
+{
+	GpudCacheResp *resp;
+	bool		kept;
+
+	req->magic = GPUD_MAGIC;
+	req->version = GPUD_VERSION;
+	if (cache_conn_busy)
+		conn_release(&cache_conn);
+	kept = cache_conn.sock >= 0;
+	cache_conn_busy = true;
+	resp = cache_request_once(&cache_conn, req, kinds, data, len, resp_len, why, whylen);
+	if (resp == NULL && kept)
+	{
+		/* the kept connection went stale (daemon restarted): a new one */
+		conn_release(&cache_conn);
+		resp = cache_request_once(&cache_conn, req, kinds, data, len, resp_len, why, whylen);
+	}
+	cache_conn_busy = false;
 	return resp;
 }

@@ -264,6 +264,11 @@ def test_serializable_and_switch_fall_back(tbl):
             assert got == want
             assert cache_line(plan) is None
         a.execute("RESET pg_warp.gpu_table_cache")
+        a.execute("SET pg_warp.mode = cpu")
+        for got, want, plan in answers(a, tbl):
+            assert got == want
+            assert cache_line(plan) in (None, "not used (pg_warp.mode = cpu)")
+        a.execute("RESET pg_warp.mode")
 
 
 def test_only_the_owner_attaches(tbl, db):

@@ -264,6 +264,8 @@ extern void warp_exec_take_daemon_result(WarpScanState *ws, GpudResult *res);
 /* warp_exec_tcache.c: a heap fact table's GPU table cache in the daemon;
  * false (ws->tcache_why) when it cannot answer */
 extern bool warp_exec_run_tcache(WarpScanState *ws);
+/* a plan over an attached table made without the cache: why, for EXPLAIN */
+extern void warp_exec_tcache_not_planned(WarpScanState *ws);
 
 /* warp_exec_heap.c: the CPU driver over a heap fact table */
 extern void warp_exec_run_cpu_heap(WarpScanState *ws);

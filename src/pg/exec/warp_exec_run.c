@@ -499,6 +499,9 @@ warp_exec_run_engine(WarpScanState *ws)
 	ws->gres = NULL;
 	ws->merged = NULL;
 	ws->fallback[0] = '\0';
+	ws->tcache = 0;
+	if (ws->heap && !ws->on_daemon)
+		warp_exec_tcache_not_planned(ws);
 	if (ws->on_daemon && (ws->heap ? warp_exec_run_tcache(ws) : run_on_daemon(ws)))
 		;						/* ran there */
 	else

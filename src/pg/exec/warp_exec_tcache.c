@@ -11,6 +11,7 @@
 #include "utils/memutils.h"
 
 #include "exec/warp_exec_internal.h"
+#include "pg_warp.h"
 #include "tcache/tcache.h"
 
 bool
@@ -61,4 +62,16 @@ warp_exec_run_tcache(WarpScanState *ws)
 	ws->tcache_why[0] = '\0';
 	warp_exec_take_daemon_result(ws, res);
 	return true;
+}
+
+void
+warp_exec_tcache_not_planned(WarpScanState *ws)
+{
+	if (!pgwarp_gpu_table_cache || !tcache_preloaded() || !tcache_attached(ws->fact_rel))
+		return;
+	ws->tcache = 2;
+	snprintf(ws->tcache_why, sizeof(ws->tcache_why), "%s",
+			 pgwarp_mode == PGWARP_MODE_CPU ? "pg_warp.mode = cpu" :
+			 pgwarp_gpud_device == PGWARP_GPUD_OFF ? "pg_warp.gpud_device = off" :
+			 "pg_warp_gpud was not serving when the query was planned");
 }
