@@ -87,7 +87,7 @@ def main():
     c.execute("SET pg_warp.enabled = on")
     c.execute("SET pg_warp.gpu_table_cache = off")
     res["pg_warp, heap read by the table AM"] = timed(c, QUERY, a.runs)
-    c.execute("RESET pg_warp.gpu_table_cache")
+    c.execute("SET pg_warp.gpu_table_cache = on")
     t0 = time.perf_counter()
     c.execute("SELECT pg_warp_gpu_cache_attach('tcache_bench.sales')")
     attach_ms = (time.perf_counter() - t0) * 1000

@@ -34,6 +34,7 @@ def connect():
     c = psycopg.connect(pg_dsn(), autocommit=True)
     c.execute("SET pg_warp.heap_min_rows = 0")
     c.execute("SET max_parallel_workers_per_gather = 0")
+    c.execute("SET pg_warp.gpu_table_cache = on")
     return c
 
 
@@ -263,7 +264,7 @@ def test_serializable_and_switch_fall_back(tbl):
         for got, want, plan in answers(a, tbl):
             assert got == want
             assert cache_line(plan) is None
-        a.execute("RESET pg_warp.gpu_table_cache")
+        a.execute("SET pg_warp.gpu_table_cache = on")
         a.execute("SET pg_warp.mode = cpu")
         for got, want, plan in answers(a, tbl):
             assert got == want
