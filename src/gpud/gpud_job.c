@@ -52,6 +52,7 @@
 #include "gpud_clock.h"
 #include "gpud_files.h"
 #include "gpud_job_internal.h"
+#include "gpud_tcache.h"
 #include "gpud_pinpool.h"
 #include "gpud_turns.h"
 
@@ -546,7 +547,8 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 	}
 
 	setup_ms = gpud_now_ms() - t0;
-	r->use_gpu = dev->kind == GPUD_DEVICE_GPU && dev->ngpus > 0;
+	/* a cached heap table's replica is in host memory: the CPU driver */
+	r->use_gpu = dev->kind == GPUD_DEVICE_GPU && dev->ngpus > 0 && !r->job->cached;
 	rc = 1;
 	if (r->use_gpu)
 	{
@@ -608,12 +610,19 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 		r->cpu = warp_cpu_create(&r->prog, r->tables, &r->alloc);
 		if (r->cpu == NULL)
 			p->res.status = WARP_ERR_OUT_OF_MEMORY;
-		rc = p->res.status == WARP_OK ? run_batches(p) : 0;
+		if (p->res.status != WARP_OK)
+			rc = 0;
+		else if (r->job->cached)
+			rc = gpud_tcache_run(p, why, whylen);
+		else
+			rc = run_batches(p);
 		take_part_error(&r->res, p);
 		add_part_counts(&r->res, p);
 	}
 	if (rc == -2)
 		outcome = GPUD_JOB_CANCELLED;
+	else if (rc == -3)
+		outcome = GPUD_JOB_BAD;	/* no such replica: why */
 	else
 	{
 		r->res.ran_on = r->use_gpu ? GPUD_DEVICE_GPU : GPUD_DEVICE_CPU;

@@ -52,6 +52,7 @@
 #include "gpud_job.h"
 #include "gpud_prefetch.h"
 #include "gpud_sizing.h"
+#include "gpud_tcache.h"
 #include "gpud_wire.h"
 #include "warp_gpu.h"
 
@@ -152,6 +153,11 @@ make_arena(uint64_t size, int *fd_out)
 
 #define MAX_JOB_BYTES	((uint64_t) 64 << 30)
 
+/*
+ * One connection: a job (RUN), or GPU table cache requests (CACHE), which
+ * may follow one another on the same connection and reuse its arena when
+ * they fit (a backend ships its row changes at every commit).
+ */
 static void *
 serve(void *arg)
 {
@@ -163,63 +169,92 @@ serve(void *arg)
 	void	   *result = NULL;
 	uint64_t	rlen = 0;
 	char		why[256];
+	bool		is_cache = false;
+	bool		first = true;
 
 	if (send_msg(sock, GPUD_HELLO, device.kind, device.ngpus, device.name, -1) != 0)
 		goto done;
-	if (recv_msg(sock, &m) != 0 || m.type != GPUD_RUN)
-		goto done;
-	if (m.arg0 == 0 || m.arg0 > MAX_JOB_BYTES)
+	for (;; first = false)
 	{
-		send_msg(sock, GPUD_FAIL, 0, 0, "job size out of range", -1);
-		goto done;
-	}
-	size = WARP_ARENA_JOB_OFF + m.arg0;
-	arena = make_arena(size, &afd);
-	if (arena == NULL)
-	{
-		send_msg(sock, GPUD_FAIL, 0, 0, "could not create the shared arena", -1);
-		goto done;
-	}
-	if (send_msg(sock, GPUD_ARENA, size, 0, NULL, afd) != 0)
-		goto done;
-	close(afd);
-	afd = -1;
-	if (recv_msg(sock, &m) != 0 || m.type != GPUD_GO)
-		goto done;
-	switch (gpud_run_job(&device, arena, size, sock, &result, &rlen, why, sizeof(why)))
-	{
-		case GPUD_JOB_CANCELLED:
-			goto done;
-		case GPUD_JOB_BAD:
-			send_msg(sock, GPUD_FAIL, 0, 0, why, -1);
-			goto done;
-		case GPUD_JOB_DONE:
-			break;
-	}
-	/* the result goes after the job if it fits, else into a new arena */
-	{
-		uint64_t	job_end = ((GpudJob *) (arena + WARP_ARENA_JOB_OFF))->total + WARP_ARENA_JOB_OFF;
-		uint64_t	roff = (job_end + 63) & ~(uint64_t) 63;
+		uint64_t	need;
 
-		if (roff <= size && rlen <= size - roff)
+		if (recv_msg(sock, &m) != 0 || (m.type != GPUD_CACHE && (m.type != GPUD_RUN || !first)))
+			goto done;
+		is_cache = m.type == GPUD_CACHE;
+		if (m.arg0 == 0 || m.arg0 > MAX_JOB_BYTES)
 		{
-			memcpy(arena + roff, result, rlen);
-			send_msg(sock, GPUD_DONE, roff, rlen, NULL, -1);
+			send_msg(sock, GPUD_FAIL, 0, 0, "job size out of range", -1);
+			goto done;
+		}
+		need = WARP_ARENA_JOB_OFF + m.arg0;
+		if (arena != NULL && need <= size)
+		{
+			/* the same arena again: no descriptor passed */
+			((GpudArenaHeader *) arena)->cancel = 0;
+			if (send_msg(sock, GPUD_ARENA, size, 0, NULL, -1) != 0)
+				goto done;
 		}
 		else
 		{
-			uint64_t	nsize = 64 + rlen;
-			uint8_t    *na = make_arena(nsize, &afd);
-
-			if (na == NULL)
+			if (arena)
+				munmap(arena, size);
+			size = need;
+			arena = make_arena(size, &afd);
+			if (arena == NULL)
 			{
-				send_msg(sock, GPUD_FAIL, 0, 0, "could not create the result arena", -1);
+				send_msg(sock, GPUD_FAIL, 0, 0, "could not create the shared arena", -1);
 				goto done;
 			}
-			memcpy(na + 64, result, rlen);
-			munmap(na, nsize);
-			send_msg(sock, GPUD_DONE, 64, rlen, NULL, afd);
+			if (send_msg(sock, GPUD_ARENA, size, 0, NULL, afd) != 0)
+				goto done;
+			close(afd);
+			afd = -1;
 		}
+		if (recv_msg(sock, &m) != 0 || m.type != GPUD_GO)
+			goto done;
+		switch (is_cache ?
+				gpud_tcache_request(arena, size, &result, &rlen, why, sizeof(why)) :
+				gpud_run_job(&device, arena, size, sock, &result, &rlen, why, sizeof(why)))
+		{
+			case GPUD_JOB_CANCELLED:
+				goto done;
+			case GPUD_JOB_BAD:
+				send_msg(sock, GPUD_FAIL, 0, 0, why, -1);
+				goto done;
+			case GPUD_JOB_DONE:
+				break;
+		}
+		/* the result goes after the job if it fits, else into a new arena */
+		{
+			uint64_t	job_end = ((GpudJob *) (arena + WARP_ARENA_JOB_OFF))->total + WARP_ARENA_JOB_OFF;
+			uint64_t	roff = (job_end + 63) & ~(uint64_t) 63;
+
+			if (roff <= size && rlen <= size - roff)
+			{
+				memcpy(arena + roff, result, rlen);
+				send_msg(sock, GPUD_DONE, roff, rlen, NULL, -1);
+			}
+			else
+			{
+				uint64_t	nsize = 64 + rlen;
+				uint8_t    *na = make_arena(nsize, &afd);
+
+				if (na == NULL)
+				{
+					send_msg(sock, GPUD_FAIL, 0, 0, "could not create the result arena", -1);
+					goto done;
+				}
+				memcpy(na + 64, result, rlen);
+				munmap(na, nsize);
+				send_msg(sock, GPUD_DONE, 64, rlen, NULL, afd);
+				close(afd);
+				afd = -1;
+			}
+		}
+		free(result);
+		result = NULL;
+		if (!is_cache)
+			break;
 	}
 
 done:

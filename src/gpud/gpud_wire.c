@@ -141,6 +141,16 @@ gpud_job_open(uint8_t *arena, uint64_t arena_size, uint64_t job_off,
 			array_at(arena, arena_size, f->off_fields, prog->ncols, sizeof(int32_t)) == NULL)
 			return "file batch list outside the arena";
 	}
+	if (job->cached)
+	{
+		if (job->nfiles != 0 ||
+			array_at(arena, arena_size, job->off_cache_classes, job->cache_nclasses, 1) == NULL ||
+			array_at(arena, arena_size, job->off_cache_cols, prog->ncols, sizeof(int32_t)) == NULL)
+			return "GPU table cache classes outside the arena";
+		for (i = 0; i < prog->ncols; i++)
+			if (!prog->cols[i].native || prog->cols[i].text)
+				return "a cached table's columns are engine values";
+	}
 	*job_out = job;
 	return NULL;
 }

@@ -34,9 +34,10 @@
 #include "arrow.h"
 #include "warp_cpu.h"
 #include "warp_program.h"
+#include "gpud_tcache_wire.h"
 
 #define GPUD_MAGIC			0x44555047	/* "GPUD" */
-#define GPUD_VERSION		8
+#define GPUD_VERSION		9
 #define GPUD_SOCKET_NAME	"pg_warp_gpud.sock"	/* under $PGDATA */
 #define GPUD_STATUS_NAME	"pg_warp_gpud.status"
 
@@ -47,7 +48,9 @@ typedef enum GpudMsgType
 	GPUD_ARENA,
 	GPUD_GO,
 	GPUD_DONE,
-	GPUD_FAIL					/* the daemon could not run the job: text */
+	GPUD_FAIL,					/* the daemon could not run the job: text */
+	GPUD_CACHE					/* instead of RUN: a GPU table cache request
+								 * (gpud_tcache_wire.h), arg0 = its bytes */
 } GpudMsgType;
 
 typedef enum GpudDeviceKind
@@ -166,6 +169,16 @@ typedef struct GpudJob
 				off_tz_off,		/* prog.tz.off[prog.tz.n] */
 				off_tables,		/* GpudTable[prog.njoins] */
 				off_files;		/* GpudFile[nfiles] */
+	/* nfiles = 0 and cached = 1: the rows are the GPU table cache's
+	 * replica of a heap table (gpud_tcache_wire.h) */
+	int32_t		cached;
+	uint32_t	cache_curcid;	/* the snapshot's command id */
+	GpudCacheKey cache_key;
+	uint64_t	cache_dict_epoch;	/* of the dictionary classified */
+	uint32_t	cache_nclasses;
+	uint32_t	cache_pad;
+	uint64_t	off_cache_classes;	/* uint8[nclasses]: warp_visibility.h */
+	uint64_t	off_cache_cols; /* int32[ncols]: replica column of each */
 } GpudJob;
 
 /* parts of a GPU job's time (GpudResult.phase_ms) */

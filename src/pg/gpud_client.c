@@ -191,7 +191,7 @@ map_fd(int fd, uint64 size)
 /* Lay the job out; with b->base NULL only counts. */
 static void
 write_job(GpudBuf *b, const WarpProgram *prog, int ntables, const GpudClientTable *tables,
-		  int nfiles, const GpudClientFile *files)
+		  int nfiles, const GpudClientFile *files, const GpudClientCached *cached)
 {
 	GpudJob		job;
 	GpudTable  *gt = palloc0(sizeof(GpudTable) * Max(ntables, 1));
@@ -234,6 +234,16 @@ write_job(GpudBuf *b, const WarpProgram *prog, int ntables, const GpudClientTabl
 		gf[i].mtime_nsec = f->st.st_mtim.tv_nsec;
 	}
 	job.off_files = gpud_buf_put(b, gf, sizeof(GpudFile) * nfiles);
+	if (cached)
+	{
+		job.cached = 1;
+		job.cache_key = cached->key;
+		job.cache_curcid = cached->curcid;
+		job.cache_dict_epoch = cached->dict_epoch;
+		job.cache_nclasses = cached->nclasses;
+		job.off_cache_classes = gpud_buf_put(b, cached->classes, cached->nclasses);
+		job.off_cache_cols = gpud_buf_put(b, cached->cols, sizeof(int32) * prog->ncols);
+	}
 	job.total = b->pos - WARP_ARENA_JOB_OFF;
 	if (b->base)
 		memcpy(b->base + job_off, &job, sizeof(job));
@@ -250,32 +260,14 @@ lap(instr_time *t0, instr_time *t1, double *ms)
 	*t0 = *t1;
 }
 
-GpudResult *
-pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tables,
-				int nfiles, const GpudClientFile *files, GpudClientTimes *times,
-				char *why, size_t whylen)
+/* Connect and read HELLO; false with *why. */
+static bool
+conn_connect(GpudConn *c, char *why, size_t whylen)
 {
-	GpudConn   *c = MemoryContextAllocZero(CurrentMemoryContext, sizeof(GpudConn));
 	struct sockaddr_un addr;
 	GpudMsg		m;
-	GpudBuf		b;
-	int			fd;
-	uint64		need;
-	GpudResult *res;
-	uint8	   *rbase;
-	uint64		rsize;
-	instr_time	t0,
-				t1;
 
-	c->sock = -1;
-	c->cb.func = conn_release;
-	c->cb.arg = c;
-	MemoryContextRegisterResetCallback(CurrentMemoryContext, &c->cb);
-
-#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); conn_release(c); return NULL; } while (0)
-
-	memset(times, 0, sizeof(*times));
-	INSTR_TIME_SET_CURRENT(t0);
+#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); conn_release(c); return false; } while (0)
 	c->sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->sock < 0)
 		FAIL("could not create a socket: %m");
@@ -284,62 +276,140 @@ pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tab
 	strlcpy(addr.sun_path, GPUD_SOCKET_NAME, sizeof(addr.sun_path));
 	if (connect(c->sock, (struct sockaddr *) &addr, sizeof(addr)) != 0)
 		FAIL("pg_warp_gpud is not running (%m)");
+	if (!recv_msg(c, &m, NULL) || m.type != GPUD_HELLO)
+		FAIL("pg_warp_gpud closed the connection");
+	return true;
+#undef FAIL
+}
 
-	/*
-	 * How big: a counting pass, plus room for a modest result.  RUN goes
-	 * before the daemon's HELLO is read (the daemon sends HELLO, then reads
-	 * RUN): the pass and the daemon's start of the connection overlap, and
-	 * one wait for a reply goes.
-	 */
-	memset(&b, 0, sizeof(b));
-	b.pos = WARP_ARENA_JOB_OFF;
-	write_job(&b, prog, ntables, tables, nfiles, files);
-	need = b.pos - WARP_ARENA_JOB_OFF + (1 << 20);
-	if (!send_msg(c, GPUD_RUN, need) || !recv_msg(c, &m, NULL) || m.type != GPUD_HELLO ||
-		!recv_msg(c, &m, &fd))
+/*
+ * Say type (GPUD_RUN or GPUD_CACHE) for need bytes and map the arena the
+ * daemon sends, or keep the one mapped when it says to reuse it (a cache
+ * request on a kept connection).  False with *why when it cannot.
+ */
+static bool
+conn_arena(GpudConn *c, uint32 type, uint64 need, char *why, size_t whylen)
+{
+	GpudMsg		m;
+	int			fd;
+
+#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); conn_release(c); return false; } while (0)
+	if (!send_msg(c, type, need) || !recv_msg(c, &m, &fd))
 		FAIL("pg_warp_gpud closed the connection");
 	if (m.type == GPUD_FAIL)
+	{
+		m.text[sizeof(m.text) - 1] = '\0';
 		FAIL("pg_warp_gpud refused the job: %s", m.text);
+	}
+	if (m.type == GPUD_ARENA && fd < 0 && c->arena && m.arg0 == c->arena_size &&
+		m.arg0 >= WARP_ARENA_JOB_OFF + need)
+		return true;			/* the same arena again */
 	if (m.type != GPUD_ARENA || fd < 0 || m.arg0 < WARP_ARENA_JOB_OFF + need)
 	{
 		if (fd >= 0)
 			close(fd);
 		FAIL("pg_warp_gpud sent no arena");
 	}
+	if (c->arena)
+		munmap(c->arena, c->arena_size);
 	c->arena_size = m.arg0;
 	c->arena = map_fd(fd, c->arena_size);
 	if (c->arena == NULL)
 		FAIL("could not map pg_warp_gpud's arena: %m");
+	return true;
+#undef FAIL
+}
+
+static bool
+conn_start(GpudConn *c, uint32 type, uint64 need, char *why, size_t whylen)
+{
+	return conn_connect(c, why, whylen) && conn_arena(c, type, need, why, whylen);
+}
+
+/*
+ * Say GO and wait for DONE: the result's mapping and its offset and
+ * length (*m), or false with *why.
+ */
+static bool
+conn_finish(GpudConn *c, uint8 **rbase, uint64 *rsize, GpudMsg *m, char *why, size_t whylen)
+{
+	int			fd;
+
+#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); conn_release(c); return false; } while (0)
+	if (!send_msg(c, GPUD_GO, 0) || !recv_msg(c, m, &fd))
+		FAIL("pg_warp_gpud died while running the query");
+	if (m->type == GPUD_FAIL)
+	{
+		if (fd >= 0)
+			close(fd);
+		m->text[sizeof(m->text) - 1] = '\0';
+		FAIL("pg_warp_gpud could not run the query: %s", m->text);
+	}
+	if (m->type != GPUD_DONE)
+		FAIL("pg_warp_gpud sent an unexpected message");
+	*rbase = c->arena;
+	*rsize = c->arena_size;
+	if (fd >= 0)
+	{
+		c->rarena_size = m->arg0 + m->arg1;
+		c->rarena = map_fd(fd, c->rarena_size);
+		if (c->rarena == NULL)
+			FAIL("could not map pg_warp_gpud's result: %m");
+		*rbase = c->rarena;
+		*rsize = c->rarena_size;
+	}
+	return true;
+#undef FAIL
+}
+
+static GpudConn *
+conn_new(void)
+{
+	GpudConn   *c = MemoryContextAllocZero(CurrentMemoryContext, sizeof(GpudConn));
+
+	c->sock = -1;
+	c->cb.func = conn_release;
+	c->cb.arg = c;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &c->cb);
+	return c;
+}
+
+GpudResult *
+pgwarp_gpud_run_job(const WarpProgram *prog, int ntables, const GpudClientTable *tables,
+					int nfiles, const GpudClientFile *files, const GpudClientCached *cached,
+					GpudClientTimes *times, char *why, size_t whylen)
+{
+	GpudConn   *c = conn_new();
+	GpudMsg		m;
+	GpudBuf		b;
+	uint64		need;
+	GpudResult *res;
+	uint8	   *rbase;
+	uint64		rsize;
+	instr_time	t0,
+				t1;
+
+#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); conn_release(c); return NULL; } while (0)
+
+	memset(times, 0, sizeof(*times));
+	INSTR_TIME_SET_CURRENT(t0);
+	/* how big: a counting pass, plus room for a modest result */
+	memset(&b, 0, sizeof(b));
+	b.pos = WARP_ARENA_JOB_OFF;
+	write_job(&b, prog, ntables, tables, nfiles, files, cached);
+	need = b.pos - WARP_ARENA_JOB_OFF + (1 << 20);
+	if (!conn_start(c, GPUD_RUN, need, why, whylen))
+		return NULL;
 	lap(&t0, &t1, &times->connect_ms);
 
 	memset(&b, 0, sizeof(b));
 	b.base = c->arena;
 	b.pos = WARP_ARENA_JOB_OFF;
-	write_job(&b, prog, ntables, tables, nfiles, files);
+	write_job(&b, prog, ntables, tables, nfiles, files, cached);
 	lap(&t0, &t1, &times->job_ms);
-
-	if (!send_msg(c, GPUD_GO, 0) || !recv_msg(c, &m, &fd))
-		FAIL("pg_warp_gpud died while running the query");
-	if (m.type == GPUD_FAIL)
-	{
-		if (fd >= 0)
-			close(fd);
-		FAIL("pg_warp_gpud could not run the query: %s", m.text);
-	}
-	if (m.type != GPUD_DONE)
-		FAIL("pg_warp_gpud sent an unexpected message");
+	if (!conn_finish(c, &rbase, &rsize, &m, why, whylen))
+		return NULL;
 	lap(&t0, &t1, &times->wait_ms);
-	rbase = c->arena;
-	rsize = c->arena_size;
-	if (fd >= 0)
-	{
-		c->rarena_size = m.arg0 + m.arg1;
-		c->rarena = map_fd(fd, c->rarena_size);
-		if (c->rarena == NULL)
-			FAIL("could not map pg_warp_gpud's result: %m");
-		rbase = c->rarena;
-		rsize = c->rarena_size;
-	}
 	/* check the result's layout before trusting any of it */
 	res = gpud_at(rbase, rsize, m.arg0, sizeof(GpudResult));
 	if (res == NULL || m.arg1 < sizeof(GpudResult) || m.arg1 > rsize - m.arg0 ||
@@ -363,4 +433,102 @@ pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tab
 	lap(&t0, &t1, &times->result_ms);
 	return res;
 #undef FAIL
+}
+
+GpudResult *
+pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tables,
+				int nfiles, const GpudClientFile *files, GpudClientTimes *times,
+				char *why, size_t whylen)
+{
+	return pgwarp_gpud_run_job(prog, ntables, tables, nfiles, files, NULL, times, why, whylen);
+}
+
+/* ------------------------------------------------- GPU table cache */
+
+/*
+ * The connection cache requests go over, kept for the backend's life: a
+ * writing transaction ships its row changes at every commit, and a
+ * connection and an arena per commit would cost more than the request.
+ * busy: a request started and not finished (an error or cancel left it),
+ * so what the daemon sends next would be that request's: start afresh.
+ */
+static GpudConn cache_conn = {.sock = -1};
+static bool cache_conn_busy;
+
+static GpudCacheResp *
+cache_request_once(GpudConn *c, GpudCacheReq *req, const uint8 *kinds, const void *data,
+				   uint64 len, uint64 *resp_len, char *why, size_t whylen)
+{
+	GpudMsg		m;
+	GpudBuf		b;
+	uint64		off,
+				need;
+	uint8	   *rbase;
+	uint64		rsize;
+	GpudCacheResp *resp;
+
+	memset(&b, 0, sizeof(b));
+	b.pos = WARP_ARENA_JOB_OFF;
+	gpud_buf_put(&b, NULL, sizeof(GpudCacheReq));
+	if (kinds)
+		gpud_buf_put(&b, NULL, req->ncols);
+	gpud_buf_put(&b, NULL, len);
+	need = b.pos - WARP_ARENA_JOB_OFF + 64 * 1024;
+	if (c->sock < 0 && !conn_connect(c, why, whylen))
+		return NULL;
+	if (!conn_arena(c, GPUD_CACHE, need, why, whylen))
+		return NULL;
+	memset(&b, 0, sizeof(b));
+	b.base = c->arena;
+	b.pos = WARP_ARENA_JOB_OFF;
+	off = gpud_buf_put(&b, NULL, sizeof(GpudCacheReq));
+	if (kinds)
+		req->off_kinds = gpud_buf_put(&b, kinds, req->ncols);
+	req->off_data = gpud_buf_put(&b, data, len);
+	req->len_data = len;
+	req->total = b.pos - WARP_ARENA_JOB_OFF;
+	memcpy(c->arena + off, req, sizeof(GpudCacheReq));
+	if (!conn_finish(c, &rbase, &rsize, &m, why, whylen))
+		return NULL;
+	resp = gpud_at(rbase, rsize, m.arg0, sizeof(GpudCacheResp));
+	if (resp == NULL || m.arg1 < sizeof(GpudCacheResp) || m.arg1 > rsize - m.arg0 ||
+		resp->magic != GPUD_MAGIC)
+	{
+		snprintf(why, whylen, "pg_warp_gpud sent a malformed answer");
+		conn_release(c);
+		return NULL;
+	}
+	/* a copy, checked by the caller against resp_len */
+	resp = (GpudCacheResp *) memcpy(palloc(m.arg1), resp, m.arg1);
+	*resp_len = m.arg1;
+	if (c->rarena)
+	{
+		munmap(c->rarena, c->rarena_size);
+		c->rarena = NULL;
+	}
+	return resp;
+}
+
+GpudCacheResp *
+pgwarp_gpud_cache_request(GpudCacheReq *req, const uint8 *kinds, const void *data,
+						  uint64 len, uint64 *resp_len, char *why, size_t whylen)
+{
+	GpudCacheResp *resp;
+	bool		kept;
+
+	req->magic = GPUD_MAGIC;
+	req->version = GPUD_VERSION;
+	if (cache_conn_busy)
+		conn_release(&cache_conn);
+	kept = cache_conn.sock >= 0;
+	cache_conn_busy = true;
+	resp = cache_request_once(&cache_conn, req, kinds, data, len, resp_len, why, whylen);
+	if (resp == NULL && kept)
+	{
+		/* the kept connection went stale (daemon restarted): a new one */
+		conn_release(&cache_conn);
+		resp = cache_request_once(&cache_conn, req, kinds, data, len, resp_len, why, whylen);
+	}
+	cache_conn_busy = false;
+	return resp;
 }

@@ -50,6 +50,19 @@ typedef struct GpudClientTable
 	const int32 *payload;
 } GpudClientTable;
 
+/* The rows are a GPU table cache replica (src/pg/tcache): its identity,
+ * the snapshot's classes of its transaction dictionary, the replica column
+ * of each program column. */
+typedef struct GpudClientCached
+{
+	GpudCacheKey key;
+	uint32		curcid;
+	uint64		dict_epoch;
+	uint32		nclasses;
+	const uint8 *classes;
+	const int32 *cols;
+} GpudClientCached;
+
 /*
  * Whether a daemon is serving now, and on what (GpudDeviceKind).  Reads
  * the daemon's status file; cheap.
@@ -98,6 +111,22 @@ extern GpudResult *pgwarp_gpud_run(const WarpProgram *prog,
 								   int ntables, const GpudClientTable *tables,
 								   int nfiles, const GpudClientFile *files,
 								   GpudClientTimes *times, char *why, size_t whylen);
+
+/* the same with the rows of a cached heap table (cached not NULL) */
+extern GpudResult *pgwarp_gpud_run_job(const WarpProgram *prog,
+									   int ntables, const GpudClientTable *tables,
+									   int nfiles, const GpudClientFile *files,
+									   const GpudClientCached *cached,
+									   GpudClientTimes *times, char *why, size_t whylen);
+
+/*
+ * A GPU table cache request: req's op, key and counts (the rest filled
+ * here), the column kinds (LOAD_BEGIN) and len bytes of records.  The
+ * answer (palloc'd, *resp_len bytes), or NULL with *why.
+ */
+extern GpudCacheResp *pgwarp_gpud_cache_request(GpudCacheReq *req, const uint8 *kinds,
+												const void *data, uint64 len,
+												uint64 *resp_len, char *why, size_t whylen);
 
 /* gpud_supervisor.c */
 extern void pgwarp_gpud_register_supervisor(void);

@@ -10,6 +10,7 @@
 
 #include "gpud_client.h"
 #include "pg_warp.h"
+#include "tcache/tcache.h"
 #include "warp.h"
 #include "vector/vector.h"
 #include "warp_spatial.h"
@@ -460,9 +461,52 @@ define_vector_gucs(void)
 							NULL, NULL, NULL);
 }
 
+/* the GPU table cache (src/pg/tcache) */
+bool		pgwarp_gpu_table_cache = false;
+int			pgwarp_gpu_table_cache_memory = 4096;	/* MB */
+int			pgwarp_gpu_table_cache_log = 256;	/* MB */
+
+static void
+define_table_cache_gucs(void)
+{
+	DefineCustomBoolVariable("pg_warp.gpu_table_cache",
+							 "Lets queries over heap tables attached to the GPU "
+							 "table cache read its replica in pg_warp_gpud.",
+							 "Off (the default while the cache is experimental): "
+							 "such tables are read through PostgreSQL's table "
+							 "access method; their changes are still captured.",
+							 &pgwarp_gpu_table_cache,
+							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_warp.gpu_table_cache_memory",
+							"Memory all GPU table cache replicas may hold in "
+							"pg_warp_gpud (device memory on a GPU).",
+							"Attaching a table that does not fit fails naming it; "
+							"a replica that outgrows it is dropped and queries read "
+							"the heap until it is loaded again.",
+							&pgwarp_gpu_table_cache_memory,
+							4096, 1, INT_MAX / 2,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_warp.gpu_table_cache_log",
+							"Row changes pg_warp_gpud holds for a GPU table cache "
+							"replica while it loads.",
+							"Beyond it the load is abandoned and the next query "
+							"loads the replica again.",
+							&pgwarp_gpu_table_cache_log,
+							256, 1, INT_MAX / 2,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+}
+
 void
 pgwarp_define_gucs(void)
 {
+	define_table_cache_gucs();
 	define_switch_gucs();
 	define_spatial_gucs();
 	define_resource_gucs();

@@ -17,6 +17,7 @@
 #include "exec/warp_dimcache.h"
 #include "vector/vector.h"
 #include "vector/vec_scan.h"
+#include "tcache/tcache.h"
 #include "warp.h"
 
 PG_MODULE_MAGIC;
@@ -38,6 +39,7 @@ _PG_init(void)
 	{
 		pgwarp_footer_cache_preload();
 		pgwarp_heap_changes_preload();
+		pgwarp_tcache_preload();
 		pgwarp_dimcache_preload();
 		pgwarp_gpud_register_supervisor();
 	}

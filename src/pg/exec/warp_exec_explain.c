@@ -168,6 +168,10 @@ explain_analyze(WarpScanState *ws, ExplainState *es)
 	 * a combination would overflow, so left out of stable output */
 	if ((!pgwarp_explain_stable || ws->pool == NULL) && !ws->emit_rows)
 		ExplainPropertyInteger("Groups", NULL, ws->have_totals ? ws->total_groups : ws->groups, es);
+	if (ws->tcache == 1)
+		ExplainPropertyText("GPU Table Cache", ws->tcache_loaded ? "used (loaded by this query)" : "used", es);
+	else if (ws->tcache == 2)
+		ExplainPropertyText("GPU Table Cache", psprintf("not used (%s)", ws->tcache_why), es);
 	if (!pgwarp_explain_stable)
 	{
 		ExplainPropertyText("Ran On", ws->ran_on, es);
@@ -258,7 +262,9 @@ warp_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Partial Aggregates", NULL, ws->naggs, es);
 	if (ws->heap)
 	{
-		ExplainPropertyText("Fact Storage", "heap (PostgreSQL's table access method)", es);
+		ExplainPropertyText("Fact Storage", ws->on_daemon ?
+							"heap, attached to the GPU table cache" :
+							"heap (PostgreSQL's table access method)", es);
 	}
 	else
 		arrow_scan_explain(&ws->scan, RelationGetDescr(ws->fact_rel), es);

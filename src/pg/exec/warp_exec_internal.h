@@ -143,6 +143,10 @@ typedef struct WarpScanState
 	int			distinct_agg;	/* ... and count(x)'s aggregate, or -1 */
 	char		ran_on[96];		/* EXPLAIN ANALYZE: where it ran */
 	char		fallback[256];	/* why not where planned, or "" */
+	int			tcache;			/* heap fact table: 0 not tried, 1 its GPU
+								 * table cache answered, 2 it did not */
+	bool		tcache_loaded;	/* ... loaded by this query */
+	char		tcache_why[256];	/* 2: why */
 	int			dims_cached;	/* dimensions taken from the cache */
 	int			dims_read_by_engine;	/* built from warp_dim_arrow.c */
 	StringInfoData dims_not_cached; /* "name (why), ..." for EXPLAIN */
@@ -254,6 +258,16 @@ extern void warp_exec_run_engine(WarpScanState *ws);
 extern void warp_exec_rows_start(WarpScanState *ws);
 extern bool warp_exec_rows_next_batch(WarpScanState *ws);
 extern void warp_exec_rows_raise_pending(WarpScanState *ws);
+
+/* the dimensions for pg_warp_gpud; its result taken (errors raised) */
+extern GpudClientTable *warp_exec_daemon_tables(WarpScanState *ws);
+extern void warp_exec_take_daemon_result(WarpScanState *ws, GpudResult *res);
+
+/* warp_exec_tcache.c: a heap fact table's GPU table cache in the daemon;
+ * false (ws->tcache_why) when it cannot answer */
+extern bool warp_exec_run_tcache(WarpScanState *ws);
+/* a plan over an attached table made without the cache: why, for EXPLAIN */
+extern void warp_exec_tcache_not_planned(WarpScanState *ws);
 
 /* warp_exec_heap.c: the CPU driver over a heap fact table */
 extern void warp_exec_run_cpu_heap(WarpScanState *ws);

@@ -375,16 +375,11 @@ run_cpu(WarpScanState *ws)
  * dimensions as keys and payload ids.  False (fallback set) when the daemon
  * could not run it; errors the query itself raises are raised here.
  */
-static bool
-run_on_daemon(WarpScanState *ws)
+/* the dimensions as the daemon takes them: keys and payload ids */
+GpudClientTable *
+warp_exec_daemon_tables(WarpScanState *ws)
 {
-	ArrowScanState *ss = &ws->scan;
-	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
-	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
 	GpudClientTable *tables = palloc0(sizeof(GpudClientTable) * Max(ws->ndims, 1));
-	GpudClientFile *files = palloc0(sizeof(GpudClientFile) * Max(ss->nfiles, 1));
-	int64		skipped = 0;
-	GpudResult *res;
 	int			i;
 
 	for (i = 0; i < ws->ndims; i++)
@@ -394,6 +389,44 @@ run_on_daemon(WarpScanState *ws)
 		tables[i].keys = ws->dims[i].probe_keys ? ws->dims[i].probe_keys : ws->dims[i].keys;
 		tables[i].payload = ws->dims[i].pids;
 	}
+	return tables;
+}
+
+/* the daemon's groups and counts taken, the query's error raised */
+void
+warp_exec_take_daemon_result(WarpScanState *ws, GpudResult *res)
+{
+	if (res->status != WARP_OK)
+		warp_exec_report_status((WarpStatus) res->status);
+	res->device[sizeof(res->device) - 1] = '\0';
+	res->fallback[sizeof(res->fallback) - 1] = '\0';
+	ws->gres = res;
+	ws->counters = res->counters;
+	ws->groups = res->ngroups;
+	if (res->ran_on == GPUD_DEVICE_GPU)
+		snprintf(ws->ran_on, sizeof(ws->ran_on), "GPU (%s)", res->device);
+	else
+		snprintf(ws->ran_on, sizeof(ws->ran_on), "CPU in pg_warp_gpud");
+	strlcpy(ws->fallback, res->fallback, sizeof(ws->fallback));
+}
+
+/*
+ * The job on pg_warp_gpud: every batch the statistics do not rule out, the
+ * dimensions as keys and payload ids.  False (fallback set) when the daemon
+ * could not run it; errors the query itself raises are raised here.
+ */
+static bool
+run_on_daemon(WarpScanState *ws)
+{
+	ArrowScanState *ss = &ws->scan;
+	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
+	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
+	GpudClientTable *tables = warp_exec_daemon_tables(ws);
+	GpudClientFile *files = palloc0(sizeof(GpudClientFile) * Max(ss->nfiles, 1));
+	int64		skipped = 0;
+	GpudResult *res;
+	int			i;
+
 	for (i = 0; i < ss->nfiles; i++)
 	{
 		ScanFile   *sf = &ss->files[i];
@@ -435,9 +468,7 @@ run_on_daemon(WarpScanState *ws)
 		res->arrow_error.msg[sizeof(res->arrow_error.msg) - 1] = '\0';
 		pgwarp_report_arrow_error(ERROR, &res->arrow_error);
 	}
-	if (res->status != WARP_OK)
-		warp_exec_report_status((WarpStatus) res->status);
-	if (res->load_status != WARP_LOAD_OK)
+	if (res->status == WARP_OK && res->load_status != WARP_LOAD_OK)
 	{
 		if (res->bad_col < 0 || res->bad_col >= ws->prog.ncols ||
 			res->bad_file < 0 || res->bad_file >= ss->nfiles)
@@ -445,16 +476,7 @@ run_on_daemon(WarpScanState *ws)
 		report_load_error(ws, (WarpLoadStatus) res->load_status, res->bad_col, res->bad_row,
 						  ss->files[res->bad_file].path);
 	}
-	res->device[sizeof(res->device) - 1] = '\0';
-	res->fallback[sizeof(res->fallback) - 1] = '\0';
-	ws->gres = res;
-	ws->counters = res->counters;
-	ws->groups = res->ngroups;
-	if (res->ran_on == GPUD_DEVICE_GPU)
-		snprintf(ws->ran_on, sizeof(ws->ran_on), "GPU (%s)", res->device);
-	else
-		snprintf(ws->ran_on, sizeof(ws->ran_on), "CPU in pg_warp_gpud");
-	strlcpy(ws->fallback, res->fallback, sizeof(ws->fallback));
+	warp_exec_take_daemon_result(ws, res);
 	return true;
 }
 
@@ -477,7 +499,10 @@ warp_exec_run_engine(WarpScanState *ws)
 	ws->gres = NULL;
 	ws->merged = NULL;
 	ws->fallback[0] = '\0';
-	if (ws->on_daemon && run_on_daemon(ws))
+	ws->tcache = 0;
+	if (ws->heap && !ws->on_daemon)
+		warp_exec_tcache_not_planned(ws);
+	if (ws->on_daemon && (ws->heap ? warp_exec_run_tcache(ws) : run_on_daemon(ws)))
 		;						/* ran there */
 	else
 	{

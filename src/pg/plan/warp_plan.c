@@ -53,6 +53,7 @@
 #include "warp.h"
 #include "plan/warp_plan_internal.h"
 #include "warp_spatial.h"
+#include "tcache/tcache.h"
 
 static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
@@ -516,6 +517,7 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	double		engine_rows;
 	Cost		cost;
 	bool		on_daemon = false;
+	bool		tcache = false;
 	int			daemon_kind = GPUD_DEVICE_CPU;
 	/* the CPU driver's threads in this backend (1: parallel plans instead) */
 	int			cpu_threads = pgwarp_cpu_thread_count();
@@ -554,7 +556,18 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 	 * are not parallel: the daemon does the reading.
 	 */
 	star_costs(&si, &sc);
-	if (pgwarp_mode != PGWARP_MODE_CPU && !si.heap)
+	if (pgwarp_mode != PGWARP_MODE_CPU && si.heap &&
+		tcache_plan_usable(planner_rt_fetch(si.fact->relid, root)->relid))
+	{
+		/* a heap table attached to the GPU table cache: its replica in the
+		 * daemon, whatever the daemon drives (tcache.h) */
+		int			kind;
+
+		on_daemon = pgwarp_gpud_serving(&kind);
+		daemon_kind = kind;
+		tcache = on_daemon;
+	}
+	else if (pgwarp_mode != PGWARP_MODE_CPU && !si.heap)
 	{
 		GpudStatus	st;
 		bool		serving = pgwarp_gpud_status(&st);
@@ -573,7 +586,7 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 			on_daemon = device_choice(&st, &sc, cpu_threads, pgwarp_mode == PGWARP_MODE_GPU);
 	}
 
-	if (on_daemon && daemon_kind == GPUD_DEVICE_GPU)
+	if ((on_daemon && daemon_kind == GPUD_DEVICE_GPU) || tcache)
 		cost = WARP_STARTUP_COST + sc.fact_cost / WARP_GPU_FACTOR + sc.dims_cost;
 	else
 		cost = WARP_STARTUP_COST + sc.fact_cost / (on_daemon || si.heap ? 1 : cpu_threads) +

@@ -26,6 +26,7 @@
 #include "warp.h"
 #include "warp_join.h"
 #include "plan/warp_plan_internal.h"
+#include "tcache/tcache.h"
 
 /*
  * A pseudoconstant qual of the star (no column of any table: WHERE $1 > 0,
@@ -174,7 +175,8 @@ star_fact(PlannerInfo *root, RelOptInfo *input_rel, StarInfo *si)
 			 * only part of the rows), not sampled, not a catalog */
 			if (rel->rtekind == RTE_RELATION && rte->relkind == RELKIND_RELATION &&
 				!rte->inh && rte->tablesample == NULL && rte->relid >= FirstNormalObjectId &&
-				rel->tuples >= (double) pgwarp_heap_min_rows &&
+				(rel->tuples >= (double) pgwarp_heap_min_rows ||
+				 tcache_plan_usable(rte->relid)) &&
 				(si->fact == NULL || rel->tuples > si->fact->tuples))
 				si->fact = rel;
 		}
