@@ -493,6 +493,30 @@ arrow_scan_use_shared(ArrowScanState *ss, ArrowSharedScan *sh)
 		ss->files[i].bytes_counter = &sh->bytes_read;
 }
 
+/*
+ * "File Format: Parquet" (or "Arrow IPC", or both) for the files opened so
+ * far; a Parquet file's row groups are its batches (read, skipped).
+ */
+static void
+explain_formats(ArrowScanState *ss, ExplainState *es)
+{
+	bool		arrow = false,
+				parquet = false;
+	int			i;
+
+	for (i = 0; i < ss->nfiles; i++)
+	{
+		if (ss->files[i].file.format == ARROW_FORMAT_PARQUET)
+			parquet = true;
+		else if (ss->files[i].file.format != 0)
+			arrow = true;
+	}
+	if (parquet || arrow)
+		ExplainPropertyText("File Format",
+							parquet && arrow ? "Arrow IPC, Parquet (row groups as batches)" :
+							parquet ? "Parquet (row groups as batches)" : "Arrow IPC", es);
+}
+
 void
 arrow_scan_explain(ArrowScanState *ss, TupleDesc td, ExplainState *es)
 {
@@ -514,6 +538,7 @@ arrow_scan_explain(ArrowScanState *ss, TupleDesc td, ExplainState *es)
 			appendStringInfo(&cols, "%s%s", cols.len ? ", " : "",
 							 quote_identifier(NameStr(TupleDescAttr(td, a)->attname)));
 	ExplainPropertyText("Columns Read", cols.len ? cols.data : "(none)", es);
+	explain_formats(ss, es);
 	if (ss->skip && arrow_skip_quals_count(ss->skip) > 0)
 		ExplainPropertyText("Batch Skipping", arrow_skip_quals_describe(ss->skip, td), es);
 	if (es->analyze)
