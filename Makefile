@@ -80,7 +80,7 @@ UNIT_GPUD   = $(B)/obj/gpud/gpud_wire.o $(B)/obj/gpud/gpud_colcache.o $(B)/obj/g
 $(B)/unit/%: test/unit/%.c $(wildcard test/unit/*.h) $(ENGINE_HDRS) $(B)/libwarpengine.a $(B)/libwarparrow.a $(UNIT_GPUD)
 	@mkdir -p $(dir $@)
 	$(TOOL_CC) $(TOOL_CFLAGS) -Itest/unit -o $@ $< $(UNIT_GPUD) $(B)/libwarpengine.a \
-	    $(B)/libwarparrow.a $(TOOL_LIBS)
+	    $(B)/libwarparrow.a $(TOOL_LIBS) -lbrotlienc
 
 BENCH_SRCS  = $(sort $(wildcard bench/*.c))
 BENCH_BINS  = $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))

@@ -519,6 +519,9 @@ convert_value(SchemaCx *cx, ArrowField *out, Lvl slot, int def, int depth)
 	if ((e = next_elem(cx)) == NULL || check_depth(cx, depth, in) < 0)
 		return -1;
 	cx->next++;
+	if (e->num_children > cx->ft->n_elems - cx->next)
+		return schema_fail(cx, ARROW_ERR_CORRUPT, "group of %d children, %d elements left",
+						   e->num_children, cx->ft->n_elems - cx->next);
 	out->name = e->name;
 	saved = push_path(cx, e->name);
 	if (e->num_children == 0)

@@ -92,6 +92,8 @@ decode_plain(PqDecodeCtx *cx, const uint8_t *p, size_t len, int64_t n, PqValues 
 								  n, w, len);
 		return append_fixed(cx, out, p, n);
 	}
+	if ((uint64_t) n > len / 4)
+		return pq_decode_fail(cx, "%" PRId64 " PLAIN byte arrays need more than %zu bytes", n, len);
 	if (pq_grow(&out->offs, cx->scratch, n * 8, cx->err) < 0)
 		return -1;
 	for (int64_t i = 0; i < n; i++)
@@ -284,9 +286,9 @@ decode_delta_int(PqDecodeCtx *cx, const uint8_t *p, size_t len, int64_t n, PqVal
 
 	if (cx->leaf->type != PQ_INT32 && cx->leaf->type != PQ_INT64)
 		return pq_decode_fail(cx, "DELTA_BINARY_PACKED for a non-integer column");
-	if (decode_dbp(cx, p, len, INT64_MAX / 16, &v, &cnt, &used) < 0)
+	if (decode_dbp(cx, p, len, n, &v, &cnt, &used) < 0)
 		return -1;
-	if (cnt < n)
+	if (cnt != n)
 		return pq_decode_fail(cx, "DELTA_BINARY_PACKED has %" PRId64 " values, the page %" PRId64,
 							  cnt, n);
 	if (pq_grow(&out->fixed, cx->scratch, n * out->width, cx->err) < 0)

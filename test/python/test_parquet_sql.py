@@ -206,3 +206,14 @@ def test_daemon_runs_parquet(tables):
         db.execute("RESET pg_warp.mode")
     assert "pg_warp_gpud" in plan, plan
     assert got == expect
+
+
+def test_insert_refused(tables, module_scratch):
+    """A writable table over a Parquet file must not replace it with Arrow."""
+    db, files = tables
+    before = open(files["zstd"], "rb").read()
+    with pytest.raises(psycopg.Error) as e:
+        db.execute("CREATE FOREIGN TABLE %s.w (%s) SERVER arrow_fdw OPTIONS (file '%s', "
+                   "writable 'true')" % (SCHEMA, COLS, files["zstd"]))
+    assert e.value.sqlstate == "0A000", e.value
+    assert open(files["zstd"], "rb").read() == before
