@@ -346,6 +346,22 @@ build_leaf(AsmCx *cx, const PqLeaf *leaf, const PqLeafData *L, const uint8_t *va
 			memcpy(dst, L->vals.fixed.p, (size_t) n * w);
 		return 0;
 	}
+	if (leaf->conv == PQ_CONV_COPY4 || leaf->conv == PQ_CONV_COPY8)
+	{
+		/* scatter past the nulls (left zero) */
+		for (int64_t i = 0; i < n; i++)
+			if (valid[i])
+			{
+				if (k >= L->vals.n)
+					return asm_fail(cx, "fewer values than non-null levels");
+				if (w == 4)
+					memcpy(dst + i * 4, L->vals.fixed.p + k * 4, 4);
+				else
+					memcpy(dst + i * 8, L->vals.fixed.p + k * 8, 8);
+				k++;
+			}
+		return k == L->vals.n ? 0 : asm_fail(cx, "more values than non-null levels");
+	}
 	for (int64_t i = 0; i < n; i++)
 	{
 		if (valid != NULL && !valid[i])

@@ -69,9 +69,9 @@ pq_unpack_bits(const uint8_t *p, int bw, int64_t n, uint64_t *out)
 	}
 }
 
-/* unpack bw-bit values (bw <= 32) of a bit-packed run, fast path */
+/* unpack bw-bit values (bw <= 32) of a bit-packed run of avail bytes */
 static void
-unpack32(const uint8_t *p, int bw, int64_t n, uint8_t *out8, uint32_t *out32)
+unpack32(const uint8_t *p, int64_t avail, int bw, int64_t n, uint8_t *out8, uint32_t *out32)
 {
 	uint32_t	mask = bw == 32 ? 0xffffffffu : ((1u << bw) - 1);
 	int64_t		bit = 0;
@@ -84,8 +84,11 @@ unpack32(const uint8_t *p, int bw, int64_t n, uint8_t *out8, uint32_t *out32)
 		uint64_t	w = 0;
 		uint32_t	v;
 
-		for (int k = 0; k < nbytes; k++)
-			w |= (uint64_t) p[byte + k] << (8 * k);
+		if (byte + 8 <= avail)
+			memcpy(&w, p + byte, 8);	/* little-endian hosts only (x86-64, arm64) */
+		else
+			for (int k = 0; k < nbytes; k++)
+				w |= (uint64_t) p[byte + k] << (8 * k);
 		v = (uint32_t) (w >> shift) & mask;
 		if (out8)
 			out8[i] = (uint8_t) v;
@@ -128,7 +131,8 @@ pq_rle_decode(const uint8_t *p, size_t len, int bw, int64_t n, uint8_t *out8,
 				return pq_corrupt(err, name, at, "bit-packed run of %" PRIu64 " bytes past the end",
 								  bytes);
 			take = (int64_t) vals < n - got ? (int64_t) vals : n - got;
-			unpack32(s, bw, take, out8 ? out8 + got : NULL, out32 ? out32 + got : NULL);
+			unpack32(s, (int64_t) bytes, bw, take, out8 ? out8 + got : NULL,
+					 out32 ? out32 + got : NULL);
 			got += take;
 			s += bytes;
 		}
