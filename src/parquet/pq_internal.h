@@ -109,6 +109,13 @@ int			pq_thrift_binary(PqThrift *t, int type, const uint8_t **p, uint32_t *len);
 int			pq_thrift_list(PqThrift *t, int type, int *elem_type, int32_t *n);
 /* the type of a list element of type elem_type read as a field */
 int			pq_thrift_skip(PqThrift *t, int type);
+/*
+ * Walk the fields of the struct at the cursor (type: the field type read
+ * for it): fn(t, id, type, arg) returns 0 when it read the field, 1 to have
+ * it skipped, -1 on error.  fn NULL skips the whole struct.
+ */
+typedef int (*PqFieldFn) (PqThrift *t, int16_t id, int type, void *arg);
+int			pq_thrift_struct(PqThrift *t, int type, PqFieldFn fn, void *arg);
 /* enter / leave a nested struct (depth-limited) */
 int			pq_thrift_enter(PqThrift *t, int type);
 void		pq_thrift_leave(PqThrift *t);

@@ -211,22 +211,24 @@ pq_thrift_leave(PqThrift *t)
 	t->depth--;
 }
 
-static int
-skip_struct(PqThrift *t)
+int
+pq_thrift_struct(PqThrift *t, int type, PqFieldFn fn, void *arg)
 {
 	int16_t		last = 0,
 				id;
-	int			type;
+	int			ft,
+				rc;
 
-	if (pq_thrift_enter(t, PQ_T_STRUCT) < 0)
+	if (pq_thrift_enter(t, type) < 0)
 		return -1;
 	for (;;)
 	{
-		if (pq_thrift_field(t, &last, &type, &id) < 0)
+		if (pq_thrift_field(t, &last, &ft, &id) < 0)
 			return -1;
-		if (type == PQ_T_STOP)
+		if (ft == PQ_T_STOP)
 			break;
-		if (pq_thrift_skip(t, type) < 0)
+		rc = fn ? fn(t, id, ft, arg) : 1;
+		if (rc < 0 || (rc > 0 && pq_thrift_skip(t, ft) < 0))
 			return -1;
 	}
 	pq_thrift_leave(t);
@@ -310,7 +312,7 @@ pq_thrift_skip(PqThrift *t, int type)
 				return 0;
 			}
 		case PQ_T_STRUCT:
-			return skip_struct(t);
+			return pq_thrift_struct(t, type, NULL, NULL);
 		default:
 			return pq_thrift_fail(t, "unknown field type %d", type);
 	}
