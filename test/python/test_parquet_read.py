@@ -17,7 +17,7 @@ import pytest
 from pwhelpers import assert_rows_match, cat_rows, parse_cat
 
 CODECS = ["none", "snappy", "gzip", "zstd", "lz4", "brotli"]
-N = 3000
+N = 2000
 
 
 def typed_table(n=N, seed=7):
@@ -208,3 +208,16 @@ def test_bad_files(pgwarp, scratch):
             assert path in msg, (name, msg)
         if name in ("truncated", "no_tail_magic", "footer_len", "tiny"):
             assert res.rc == 1 and "offset" in res.err, (name, res.err)
+
+
+def test_rewrite_to_arrow(pgwarp, scratch):
+    """`pgwarp rewrite` takes Parquet input: the Arrow file it writes holds
+    the values pyarrow reads from the Parquet file."""
+    src = write(os.path.join(scratch, "rw.parquet"), typed_table(2000), compression="zstd",
+                row_group_size=300)
+    out = os.path.join(scratch, "rw.arrow")
+    res = pgwarp("rewrite", src, out, "--batch-rows", "700")
+    assert res.rc == 0, res.describe()
+    res = pgwarp("cat", out)
+    assert res.rc == 0, res.describe()
+    assert_rows_match(cat_rows(pq.read_table(src).to_batches()), parse_cat(res.out), out)

@@ -494,8 +494,9 @@ arrow_scan_use_shared(ArrowScanState *ss, ArrowSharedScan *sh)
 }
 
 /*
- * "File Format: Parquet" (or "Arrow IPC", or both) for the files opened so
- * far; a Parquet file's row groups are its batches (read, skipped).
+ * "File Format: Parquet" (or "Arrow IPC, Parquet") when a file opened so
+ * far is a Parquet file, whose row groups are its batches (read, skipped);
+ * nothing for Arrow files alone.
  */
 static void
 explain_formats(ArrowScanState *ss, ExplainState *es)
@@ -511,10 +512,10 @@ explain_formats(ArrowScanState *ss, ExplainState *es)
 		else if (ss->files[i].file.format != 0)
 			arrow = true;
 	}
-	if (parquet || arrow)
+	if (parquet)
 		ExplainPropertyText("File Format",
-							parquet && arrow ? "Arrow IPC, Parquet (row groups as batches)" :
-							parquet ? "Parquet (row groups as batches)" : "Arrow IPC", es);
+							arrow ? "Arrow IPC, Parquet (row groups as batches)" :
+							"Parquet (row groups as batches)", es);
 }
 
 void
