@@ -31,8 +31,8 @@ pq_grow(PqGrow *g, ArrowArena *arena, int64_t need, ArrowError *err)
 
 	if (need < 0 || need > INT64_MAX / 2 - g->len)
 		return arrow_error(err, ARROW_ERR_NOMEM, -1, "Parquet buffer too large");
-	if (g->len + need <= g->cap)
-		return 0;
+	if (g->p != NULL && g->len + need <= g->cap)
+		return 0;				/* (allocated even for 0 bytes: p is never NULL after) */
 	cap = g->cap ? g->cap : 256;
 	while (cap < g->len + need)
 		cap *= 2;
