@@ -13,14 +13,18 @@ MODULE_big  = pg_warp
 DATA        = $(wildcard sql/pg_warp--*.sql)
 PGFILEDESC  = "pg_warp - GPU-accelerated analytics over Arrow files"
 
-ARROW_SRCS  = $(sort $(wildcard src/arrow/*.c))
+# the Parquet reader (src/parquet) is part of the same library: ArrowFile
+# opens Parquet files through it
+ARROW_SRCS  = $(sort $(wildcard src/arrow/*.c src/parquet/*.c))
 PG_SRCS     = $(sort $(wildcard src/pg/*.c src/pg/*/*.c))
 ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
 # the daemon protocol is shared by the extension (client) and pg_warp_gpud
 WIRE_SRCS   = src/gpud/gpud_wire.c
 OBJS        = $(PG_SRCS:.c=.o) $(ARROW_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o) $(WIRE_SRCS:.c=.o)
-PG_CPPFLAGS = -Isrc -Isrc/pg -Isrc/arrow -Isrc/engine -Isrc/gpud
-SHLIB_LINK  = -llz4 -lzstd -lpthread
+PG_CPPFLAGS = -Isrc -Isrc/pg -Isrc/arrow -Isrc/parquet -Isrc/engine -Isrc/gpud
+# codecs: Arrow (lz4, zstd) and Parquet (also snappy, zlib, brotli)
+PARQUET_LIBS = -lsnappy -lz -lbrotlidec
+SHLIB_LINK  = -llz4 -lzstd $(PARQUET_LIBS) -lpthread
 EXTRA_CLEAN = build
 
 PG_CONFIG  ?= pg_config
@@ -35,16 +39,16 @@ ifndef SKIP_PGXS
 PGXS       := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 # PGXS does not track headers: any header change rebuilds the extension
-$(OBJS): $(wildcard src/pg/*.h src/pg/*/*.h src/arrow/*.h src/engine/*.h src/gpud/*.h)
+$(OBJS): $(wildcard src/pg/*.h src/pg/*/*.h src/arrow/*.h src/parquet/*.h src/engine/*.h src/gpud/*.h)
 endif
 
 # ---------------------------------------------------------------- tool etc.
 B          := build
 TOOL_CC    ?= gcc
 TOOL_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
-              -Wno-missing-field-initializers -D_GNU_SOURCE -Isrc -Isrc/arrow -Isrc/engine -Isrc/gpud \
+              -Wno-missing-field-initializers -D_GNU_SOURCE -Isrc -Isrc/arrow -Isrc/parquet -Isrc/engine -Isrc/gpud \
               -I$(shell $(PG_CONFIG) --includedir)
-TOOL_LIBS   = -L$(shell $(PG_CONFIG) --libdir) -lpq -llz4 -lzstd -lm -lpthread
+TOOL_LIBS   = -L$(shell $(PG_CONFIG) --libdir) -lpq -llz4 -lzstd $(PARQUET_LIBS) -lm -lpthread
 
 ARROW_TOBJS = $(patsubst src/%.c,$(B)/obj/%.o,$(ARROW_SRCS))
 TOOL_SRCS   = $(sort $(wildcard src/tool/*.c))
@@ -55,7 +59,7 @@ ENGINE_HDRS = $(wildcard src/engine/*.h)
 
 ENGINE_TOBJS = $(patsubst src/%.c,$(B)/obj/%.o,$(ENGINE_SRCS))
 
-$(B)/obj/%.o: src/%.c $(wildcard src/arrow/*.h src/tool/*.h src/engine/*.h src/gpud/*.h)
+$(B)/obj/%.o: src/%.c $(wildcard src/arrow/*.h src/parquet/*.h src/tool/*.h src/engine/*.h src/gpud/*.h)
 	@mkdir -p $(dir $@)
 	$(TOOL_CC) $(TOOL_CFLAGS) -c -o $@ $<
 
@@ -76,7 +80,7 @@ UNIT_GPUD   = $(B)/obj/gpud/gpud_wire.o $(B)/obj/gpud/gpud_colcache.o $(B)/obj/g
 $(B)/unit/%: test/unit/%.c $(wildcard test/unit/*.h) $(ENGINE_HDRS) $(B)/libwarpengine.a $(B)/libwarparrow.a $(UNIT_GPUD)
 	@mkdir -p $(dir $@)
 	$(TOOL_CC) $(TOOL_CFLAGS) -Itest/unit -o $@ $< $(UNIT_GPUD) $(B)/libwarpengine.a \
-	    $(B)/libwarparrow.a $(TOOL_LIBS)
+	    $(B)/libwarparrow.a $(TOOL_LIBS) -lbrotlienc
 
 BENCH_SRCS  = $(sort $(wildcard bench/*.c))
 BENCH_BINS  = $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
@@ -109,11 +113,11 @@ GPUD_OBJS   = $(patsubst src/%.c,$(B)/obj/%.o,$(GPUD_SRCS)) $(GPUD_CU_OBJS)
 
 $(GPUD_CU_OBJS): $(B)/obj/gpud/%.o: src/gpud/%.cu $(wildcard src/gpud/*.h) $(ENGINE_HDRS)
 	@mkdir -p $(dir $@)
-	$(NVCC) -O3 -std=c++17 $(CUDA_ARCH) -Isrc -Isrc/arrow -Isrc/engine -Isrc/gpud -c -o $@ $<
+	$(NVCC) -O3 -std=c++17 $(CUDA_ARCH) -Isrc -Isrc/arrow -Isrc/parquet -Isrc/engine -Isrc/gpud -c -o $@ $<
 
 $(B)/pg_warp_gpud: $(GPUD_OBJS) $(B)/libwarpengine.a $(B)/libwarparrow.a
 	$(NVCC) -o $@ $(GPUD_OBJS) $(B)/libwarpengine.a $(B)/libwarparrow.a -cudart static \
-	    -llz4 -lzstd -lm -lpthread -ldl -lrt
+	    -llz4 -lzstd $(PARQUET_LIBS) -lm -lpthread -ldl -lrt
 
 gpud: $(B)/pg_warp_gpud
 tool: $(B)/pgwarp
@@ -131,11 +135,11 @@ install-tool: $(B)/pgwarp $(B)/gpucheck/pgwarp_gpu_probe $(B)/pg_warp_gpud
 
 # libFuzzer target for the reader (clang).
 FUZZ_CC    ?= clang
-$(B)/fuzz/fuzz_reader: test/fuzz/fuzz_reader.c $(ARROW_SRCS) src/arrow/arrow.h
+$(B)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(ARROW_SRCS) src/arrow/arrow.h $(wildcard src/parquet/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc/arrow \
-	    -o $@ test/fuzz/fuzz_reader.c $(ARROW_SRCS) -llz4 -lzstd -lm
-fuzz: $(B)/fuzz/fuzz_reader
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc/arrow -Isrc/parquet \
+	    -o $@ $< $(ARROW_SRCS) -llz4 -lzstd $(PARQUET_LIBS) -lm
+fuzz: $(B)/fuzz/fuzz_reader $(B)/fuzz/fuzz_parquet
 
 deps:
 	bash scripts/deps.sh

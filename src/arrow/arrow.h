@@ -332,14 +332,19 @@ void		arrow_source_mem(ArrowSource *src, const void *data, size_t len,
 typedef enum ArrowFormat
 {
 	ARROW_FORMAT_FILE = 1,		/* "ARROW1" magic, footer */
-	ARROW_FORMAT_STREAM = 2		/* bare sequence of encapsulated messages */
+	ARROW_FORMAT_STREAM = 2,	/* bare sequence of encapsulated messages */
+	ARROW_FORMAT_PARQUET = 3	/* "PAR1": an Apache Parquet file, read
+								 * through src/parquet (row groups are the
+								 * record batches) */
 } ArrowFormat;
 
 typedef enum ArrowCodec
 {
 	ARROW_CODEC_NONE = -1,
 	ARROW_CODEC_LZ4_FRAME = 0,
-	ARROW_CODEC_ZSTD = 1
+	ARROW_CODEC_ZSTD = 1,
+	ARROW_CODEC_PARQUET = 2		/* a Parquet row group: columns are decoded
+								 * by the Parquet reader (never range-loaded) */
 } ArrowCodec;
 
 /* Position of one encapsulated message (as in the footer's Block). */
@@ -371,6 +376,8 @@ typedef struct ArrowFile
 	int64_t		footer_len;		/* file format */
 	/* dictionaries decoded so far; managed by arrow_load_column */
 	void	   *dict_cache;
+	/* ARROW_FORMAT_PARQUET: the decoded footer (src/parquet), else NULL */
+	struct PqFile *parquet;
 } ArrowFile;
 
 typedef struct ArrowOpenOptions

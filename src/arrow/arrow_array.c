@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "arrow_array_internal.h"
+#include "parquet.h"
 
 /* Zeros standing in for empty buffers (e.g. the offsets of an empty array,
  * which writers may omit). */
@@ -615,6 +616,8 @@ arrow_load_column(ArrowFile *file, int batch, const ArrowBatchMeta *meta,
 	memset(out, 0, sizeof(*out));
 	if (check_batch_column(file, batch, col, err) < 0)
 		return -1;
+	if (file->parquet != NULL)
+		return parquet_load_column(file, batch, col, arena, out, err);
 	batch_load_ctx(&lc, file, batch, meta, arena, err);
 	f = &file->schema.fields[col];
 	if (f->node_index < meta->n_nodes &&

@@ -304,6 +304,8 @@ arrow_decompress(ArrowCodec codec, const uint8_t *src, size_t src_len,
 			if (dst_len > 0)
 				memcpy(dst, src, dst_len);
 			return 0;
+		case ARROW_CODEC_PARQUET:
+			break;				/* pages are decoded by src/parquet */
 	}
 	return arrow_error(err, ARROW_ERR_INVALID, -1, "unknown codec %d", (int) codec);
 }
@@ -360,6 +362,8 @@ arrow_compress(ArrowCodec codec, int level, const uint8_t *src,
 				memcpy(dst, src, src_len);
 			*out_len = src_len;
 			return 0;
+		case ARROW_CODEC_PARQUET:
+			break;				/* not a codec Arrow writes */
 	}
 	return arrow_error(err, ARROW_ERR_INVALID, -1, "unknown codec %d", (int) codec);
 }
@@ -373,6 +377,8 @@ arrow_codec_name(ArrowCodec codec)
 			return "lz4_frame";
 		case ARROW_CODEC_ZSTD:
 			return "zstd";
+		case ARROW_CODEC_PARQUET:
+			return "parquet";
 		default:
 			return "none";
 	}

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "arrow_read_internal.h"
+#include "parquet.h"
 
 static const uint8_t arrow_magic[6] = {'A', 'R', 'R', 'O', 'W', '1'};
 
@@ -609,6 +610,8 @@ arrow_read_batch_meta(ArrowFile *file, int batch, ArrowArena *arena,
 		return arrow_error(err, ARROW_ERR_INVALID, -1,
 						   "%s: record batch %d does not exist (the file has %d)",
 						   src_name(&file->src), batch, file->n_batches);
+	if (file->parquet != NULL)
+		return parquet_batch_meta(file, batch, arena, meta, err);
 	snprintf(label, sizeof(label), "record batch %d", batch);
 	if (arrow_read_message_meta(file, &file->batches[batch],
 								ARROW_MSG_RECORD_BATCH,
@@ -1068,12 +1071,17 @@ arrow_open(ArrowFile *file, const ArrowSource *src,
 		file->format = ARROW_FORMAT_FILE;
 		rc = open_file_format(file, opts, err);
 	}
+	else if (src->size >= PARQUET_MAGIC_LEN &&
+			 src_read(src, head, PARQUET_MAGIC_LEN, 0, err) == 0 &&
+			 memcmp(head, parquet_magic, PARQUET_MAGIC_LEN) == 0)
+		rc = parquet_open(file, err);	/* lays the schema out */
 	else
 	{
 		file->format = ARROW_FORMAT_STREAM;
 		rc = open_stream_format(file, err);
 	}
-	if (rc == 0 && arrow_schema_layout(&file->schema, err) < 0)
+	if (rc == 0 && file->format != ARROW_FORMAT_PARQUET &&
+		arrow_schema_layout(&file->schema, err) < 0)
 		rc = -1;
 	if (rc < 0)
 	{

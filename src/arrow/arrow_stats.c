@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "arrow.h"
+#include "parquet.h"
 
 /* Types whose statistics are storage integers; false for floats/others. */
 static bool
@@ -140,6 +141,8 @@ arrow_field_stats(const ArrowFile *file, int col, ArrowArena *arena,
 	*maxs = NULL;
 	if (col < 0 || col >= file->schema.n_fields)
 		return false;
+	if (file->parquet != NULL)
+		return parquet_field_stats(file, col, arena, mins, maxs);
 	f = &file->schema.fields[col];
 	if (!stats_type(f, &is_float))
 		return false;

@@ -441,7 +441,8 @@ gather_report(FileReport *r, ArrowArena *arena, ArrowError *err)
 			arrow_arena_free_all(&batch_arena);
 			return -1;
 		}
-		if (check_batch(&in->file, b, &meta, err) != 0)
+		/* Arrow buffers are checked here; Parquet pages when decoded */
+		if (in->file.format != ARROW_FORMAT_PARQUET && check_batch(&in->file, b, &meta, err) != 0)
 		{
 			arrow_arena_free_all(&batch_arena);
 			return -1;
@@ -463,7 +464,11 @@ gather_report(FileReport *r, ArrowArena *arena, ArrowError *err)
 
 			for (int k = fld->buffer_index;
 				 k < fld->buffer_index + fld->n_buffers_total && k < meta.n_buffers; k++)
+			{
 				bytes += meta.buffers[k].length;
+				if (in->file.format == ARROW_FORMAT_PARQUET)
+					break;		/* every buffer names the (first) column chunk */
+			}
 			bi->columns[col].bytes = bytes;
 			bi->columns[col].null_count =
 				fld->node_index < meta.n_nodes ? meta.nodes[fld->node_index].null_count : 0;
@@ -487,7 +492,8 @@ print_json(FILE *f, const FileReport *r)
 	fputs("{\"file\": ", f);
 	pgw_json_cstring(f, r->path);
 	fprintf(f, ", \"format\": \"%s\", \"size\": %" PRId64 ", \"schema\": {\"fields\": [",
-			in->file.format == ARROW_FORMAT_FILE ? "file" : "stream", in->size);
+			in->file.format == ARROW_FORMAT_FILE ? "file" :
+			in->file.format == ARROW_FORMAT_PARQUET ? "parquet" : "stream", in->size);
 	for (int col = 0; col < nf; col++)
 	{
 		if (col > 0)
@@ -596,6 +602,7 @@ print_human(FILE *f, const FileReport *r)
 	fprintf(f, "file: %s\n", r->path);
 	fprintf(f, "format: %s, %" PRId64 " bytes\n",
 			in->file.format == ARROW_FORMAT_FILE ? "file (Arrow IPC file)" :
+			in->file.format == ARROW_FORMAT_PARQUET ? "parquet (row groups as batches)" :
 			"stream (Arrow IPC stream)", in->size);
 	if (in->incomplete_tail)
 		fprintf(f, "incomplete tail: %" PRId64 " bytes after offset %" PRId64

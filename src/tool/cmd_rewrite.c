@@ -19,8 +19,9 @@
 static const char *rewrite_usage =
 "Usage: pgwarp rewrite IN OUT [--batch-rows N] [--compress lz4|zstd] [--append]\n"
 "\n"
-"Copy the Arrow file IN (IPC file or stream format) to the Arrow file OUT,\n"
-"re-batched into large record batches, with min/max statistics.\n"
+"Copy the Arrow file IN (IPC file or stream format, or a Parquet file) to the\n"
+"Arrow file OUT, re-batched into large record batches, with min/max\n"
+"statistics.\n"
 "\n"
 "Options:\n"
 "  --batch-rows N     rows per record batch (default 1048576; a batch also ends\n"

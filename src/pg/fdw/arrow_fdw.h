@@ -77,4 +77,7 @@ typedef struct ArrowFooterStats
 struct FdwRoutine;
 extern void arrow_fdw_write_routines(struct FdwRoutine *r);
 
+/* arrow_fdw_write.c: ERROR (0A000) if path is a Parquet file (read-only) */
+extern void arrow_fdw_refuse_parquet(const char *path);
+
 #endif							/* ARROW_FDW_H */

@@ -119,6 +119,7 @@ current_length(const char *path)
 				(errcode_for_file_access(),
 				 errmsg("could not open Arrow file \"%s\": %m", path)));
 	}
+	arrow_fdw_refuse_parquet(path);
 	if (arrow_source_fd(&src, fd, path, -1, &err) != 0 ||
 		arrow_find_last_footer(&src, &len, &err) != 0)
 	{

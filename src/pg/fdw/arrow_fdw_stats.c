@@ -243,6 +243,8 @@ column_ranges(RelOptInfo *rel, Oid relid, AttrNumber attnum, Oid typid, int *n,
 				if (arrow_read_batch_meta(&f, b, &arena, &meta, &err) != 0)
 					pgwarp_report_arrow_error(ERROR, &err);
 				nn = (double) meta.nodes[f.schema.fields[fi].node_index].null_count;
+				if (nn < 0)		/* unknown (a Parquet file without them) */
+					nn = 0;
 				*rows += (double) meta.length;
 				*nulls += nn;
 				if (present[b] && isfinite(lo[b]) && isfinite(hi[b]) && lo[b] <= hi[b])

@@ -18,7 +18,9 @@
  */
 #include "postgres.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
@@ -37,9 +39,11 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
+#include "storage/fd.h"
 
 #include "fdw/arrow_fdw.h"
 #include "pg_warp.h"
+#include "parquet.h"
 
 typedef struct ColumnWriter
 {
@@ -468,6 +472,27 @@ abort_writer_callback(void *arg)
 	}
 }
 
+/* ERROR if path is a Parquet file: INSERT writes Arrow, and would replace it */
+void
+arrow_fdw_refuse_parquet(const char *path)
+{
+	uint8_t		head[PARQUET_MAGIC_LEN];
+	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	bool		parquet = false;
+
+	if (fd < 0)
+		return;					/* a new file */
+	if (read(fd, head, sizeof(head)) == (ssize_t) sizeof(head) &&
+		memcmp(head, parquet_magic, sizeof(head)) == 0)
+		parquet = true;
+	CloseTransientFile(fd);
+	if (parquet)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("\"%s\" is a Parquet file: a writable table needs an Arrow file", path),
+				 errdetail("arrow_fdw reads Parquet files but writes only Arrow files.")));
+}
+
 static ArrowModifyState *
 begin_insert(EState *estate, ResultRelInfo *rinfo)
 {
@@ -487,6 +512,7 @@ begin_insert(EState *estate, ResultRelInfo *rinfo)
 				 errmsg("foreign table \"%s\" is not writable", RelationGetRelationName(rel)),
 				 errhint("Set the table option writable 'true'.")));
 
+	arrow_fdw_refuse_parquet((char *) linitial(opts.files));
 	ms = MemoryContextAllocZero(estate->es_query_cxt, sizeof(ArrowModifyState));
 	ms->path = pstrdup((char *) linitial(opts.files));
 	ms->relname = pstrdup(RelationGetRelationName(rel));

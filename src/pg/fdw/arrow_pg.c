@@ -220,7 +220,7 @@ pgwarp_arrow_file_summary(const char *path, int64 length, bool recover_tail,
 		arrow_arena_free_all(&arena);
 	}
 	/* keep the footer too, when small; the identity must be the one read */
-	if (f.format == ARROW_FORMAT_FILE && !recover_tail &&
+	if ((f.format == ARROW_FORMAT_FILE || f.format == ARROW_FORMAT_PARQUET) && !recover_tail &&
 		(int64) f.src.size - f.data_end <= pgwarp_footer_cache_max())
 	{
 		struct stat st2;

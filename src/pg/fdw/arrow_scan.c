@@ -493,6 +493,31 @@ arrow_scan_use_shared(ArrowScanState *ss, ArrowSharedScan *sh)
 		ss->files[i].bytes_counter = &sh->bytes_read;
 }
 
+/*
+ * "File Format: Parquet" (or "Arrow IPC, Parquet") when a file opened so
+ * far is a Parquet file, whose row groups are its batches (read, skipped);
+ * nothing for Arrow files alone.
+ */
+static void
+explain_formats(ArrowScanState *ss, ExplainState *es)
+{
+	bool		arrow = false,
+				parquet = false;
+	int			i;
+
+	for (i = 0; i < ss->nfiles; i++)
+	{
+		if (ss->files[i].file.format == ARROW_FORMAT_PARQUET)
+			parquet = true;
+		else if (ss->files[i].file.format != 0)
+			arrow = true;
+	}
+	if (parquet)
+		ExplainPropertyText("File Format",
+							arrow ? "Arrow IPC, Parquet (row groups as batches)" :
+							"Parquet (row groups as batches)", es);
+}
+
 void
 arrow_scan_explain(ArrowScanState *ss, TupleDesc td, ExplainState *es)
 {
@@ -514,6 +539,7 @@ arrow_scan_explain(ArrowScanState *ss, TupleDesc td, ExplainState *es)
 			appendStringInfo(&cols, "%s%s", cols.len ? ", " : "",
 							 quote_identifier(NameStr(TupleDescAttr(td, a)->attname)));
 	ExplainPropertyText("Columns Read", cols.len ? cols.data : "(none)", es);
+	explain_formats(ss, es);
 	if (ss->skip && arrow_skip_quals_count(ss->skip) > 0)
 		ExplainPropertyText("Batch Skipping", arrow_skip_quals_describe(ss->skip, td), es);
 	if (es->analyze)
