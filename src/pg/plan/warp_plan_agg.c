@@ -240,7 +240,8 @@ add_group_key_as(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref, bool out
 		{
 			/* the index CASE and its strings */
 			if (warp_compile_group_key(&b, ic) < 0)
-				return not_offloaded(psprintf("group key: %s", b.why_not));
+				return not_offloaded(psprintf("%s: %s", si->rows ? "output column" : "group key",
+											  b.why_not));
 			key.kind = WG_FACT;
 			key.expr = ic;
 			key.case_index = true;
@@ -250,7 +251,8 @@ add_group_key_as(StarInfo *si, PathTarget *pt, Expr *expr, Index sgref, bool out
 		else
 		{
 			if (warp_compile_group_key(&b, expr) < 0)
-				return not_offloaded(psprintf("group key: %s", b.why_not));
+				return not_offloaded(psprintf("%s: %s", si->rows ? "output column" : "group key",
+											  b.why_not));
 			key.kind = WG_FACT;
 			key.expr = expr;
 			si->fact_exprs = lappend(si->fact_exprs, expr);

@@ -67,6 +67,8 @@ typedef struct StarInfo
 	PathTarget *partial_target;
 	bool		heap;			/* the fact table is a heap table (read
 								 * through the table AM), not Arrow files */
+	bool		rows;			/* WarpJoin/WarpScan: the "group keys" are the
+								 * output columns (EXPLAIN's reasons say so) */
 	bool		two_level;		/* DISTINCT aggregates: the engine groups by
 								 * the keys and the arguments, PostgreSQL's
 								 * Agg aggregates the distinct rows */

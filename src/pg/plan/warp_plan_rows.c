@@ -225,6 +225,7 @@ rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, 
 	for (d = 0; d < list_length(si->dims); d++)
 		si->payload = lappend(si->payload, NIL);
 	/* every column the plan above needs is one output "key" */
+	si->rows = true;
 	foreach(lc, target->exprs)
 	{
 		Var		   *v = lfirst(lc);
