@@ -37,7 +37,13 @@ struct ArrowJsonPlan
 	FmgrInfo	out;
 };
 
-/* the PostgreSQL type a scalar Arrow type reads as (arrow_types.c's) */
+/*
+ * The PostgreSQL type a scalar inside is converted through: arrow_types.c's
+ * mapping, except that every integer goes through bigint (numeric for
+ * UInt64) and every float through double precision, whose outputs are the
+ * same JSON numbers as the narrower types' would be (a Float32 is written
+ * as its exact double value, as pyarrow's to_pylist() gives it).
+ */
 static Oid
 leaf_type(const ArrowType *t)
 {
