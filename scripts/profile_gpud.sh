@@ -8,8 +8,9 @@
 #   GPUD=/tmp/gpudbin/real SCHEMA=ssb1 QUERIES="q1.1 q3.1" COUNT=8 \
 #       bash scripts/profile_gpud.sh
 #
-# GPUD: the daemon binary to profile; COUNT: launches of warp_gpu_rows to
-# profile (the first ones after SKIP); SECTIONS: ncu sections (default: the
+# GPUD: the daemon binary to profile; KERNEL: a regex of the kernels to
+# profile (default warp_gpu_rows; warp_gpu_tile for the tile kernel); COUNT:
+# launches to profile (the first ones after SKIP); SECTIONS: ncu sections (default: the
 # speed of light, occupancy, launch, warp state and scheduler statistics,
 # source counters).  The installed daemon (a symlink to a writable file, see
 # device_gpud_wrappers.sh) is put back afterwards.  Output in $OUT:
@@ -20,6 +21,7 @@ GPUD=${GPUD:-/tmp/gpudbin/real}
 SCHEMA=${SCHEMA:-ssb1}
 QUERIES=${QUERIES:-q1.1 q2.1 q3.1 q4.1}
 COUNT=${COUNT:-8}
+KERNEL=${KERNEL:-warp_gpu_rows}
 SKIP=${SKIP:-0}
 TAG=${TAG:-rows}
 SECTIONS=${SECTIONS:-SpeedOfLight Occupancy LaunchStats WarpStateStats SchedulerStats SourceCounters ComputeWorkloadAnalysis MemoryWorkloadAnalysis}
@@ -51,7 +53,7 @@ sec=""
 for s in $SECTIONS; do sec="$sec --section $s"; done
 cat >"$target.new" <<EOF
 #!/bin/sh
-exec "$NCU" --clock-control none --target-processes all -k regex:warp_gpu_rows \
+exec "$NCU" --clock-control none --target-processes all -k regex:$KERNEL \
 	--launch-skip $SKIP --launch-count $COUNT $sec -o $rep -f \
 	"$GPUD" "\$@" >>/tmp/pgwarp-ncu-$TAG.log 2>&1
 EOF
