@@ -56,18 +56,6 @@
 #endif
 
 /*
- * Unroll the loop that follows in device code: a loop over a small array
- * with a constant bound, fully unrolled, indexes it with constants, so the
- * array lives in registers instead of the thread's local memory (the tile
- * kernel's per-row arrays).  Nothing on the host.
- */
-#ifdef __CUDACC__
-#define WARP_UNROLL _Pragma("unroll")
-#else
-#define WARP_UNROLL
-#endif
-
-/*
  * True while compiling device code.  Floating-point operations use the
  * explicitly rounded intrinsics there, because nvcc otherwise contracts a
  * multiply followed by an add into one fused multiply-add, which rounds once

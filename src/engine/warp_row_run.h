@@ -67,25 +67,6 @@ warp_row_begin(const WarpProgram *p, WarpRowState *s, warp_int64 row)
 }
 
 /*
- * Range k of env->pre for row `row`: its column loaded and tested, *pass
- * whether the row is inside (a NULL, or a range no row passes, is not).
- * The one definition of a range's test, for the prefilter below and the
- * tile kernel's step-at-a-time form (warp_tile.h).
- */
-WARP_FN_INLINE int
-warp_row_pre_test(const WarpRowEnv *env, int k, warp_int64 row, bool *pass)
-{
-	const WarpRowPre *pre = &env->pre;
-	warp_int64	v = 0;
-	bool		isnull = false;
-	int			st = warp_row_fetch(env, pre->col[k], row, &v, &isnull);
-
-	*pass = st == WARP_OK && !isnull && !pre->never[k] &&
-		(warp_uint64) v - (warp_uint64) pre->lo[k] <= pre->width[k];
-	return st;
-}
-
-/*
  * The quals env->pre decides, for row `row`, before warp_row_begin: *pass
  * whether they all hold.  Each range loads its column and tests it only
  * while the ones before it passed, as the quals would (so a value the row
@@ -94,15 +75,21 @@ warp_row_pre_test(const WarpRowEnv *env, int k, warp_int64 row, bool *pass)
 WARP_FN int
 warp_row_prefilter(const WarpRowEnv *env, warp_int64 row, bool *pass)
 {
+	const WarpRowPre *pre = &env->pre;
 	int			k;
 
 	*pass = false;
-	for (k = 0; k < env->pre.n; k++)
+	for (k = 0; k < pre->n; k++)
 	{
-		int			st = warp_row_pre_test(env, k, row, pass);
+		warp_int64	v = 0;
+		bool		isnull;
+		int			st = warp_row_fetch(env, pre->col[k], row, &v, &isnull);
 
-		if (st != WARP_OK || !*pass)
+		if (st != WARP_OK)
 			return st;
+		if (isnull || pre->never[k] ||
+			(warp_uint64) v - (warp_uint64) pre->lo[k] > pre->width[k])
+			return WARP_OK;
 	}
 	*pass = true;
 	return WARP_OK;

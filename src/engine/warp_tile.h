@@ -80,60 +80,17 @@ typedef struct WarpTilePlan
  */
 extern bool warp_tile_plan(const WarpProgram *p, WarpTilePlan *plan, char *why, size_t whylen);
 
-/* step sp of a tape when it is a column or a constant: its value */
-WARP_FN_INLINE int
-warp_tile_leaf(const WarpRowEnv *env, const WarpTileStep *sp, warp_int64 row, warp_int64 *v,
-			   bool *isnull)
-{
-	int			st = WARP_OK;
-
-	*isnull = false;
-	*v = 0;
-	if (sp->op == WN_CONST)
-		*v = sp->ival;
-	else if ((st = warp_row_fetch(env, sp->col, row, v, isnull)) == WARP_OK && *isnull)
-		*v = 0;
-	return st;
-}
-
-#define WARP_TILE_IS_LEAF(sp) ((sp)->op == WN_COL || (sp)->op == WN_CONST)
-
 /*
  * Evaluate expression e for row `row`: WARP_OK with *v and *isnull, or
- * the status the row evaluator would give for the same row.  The common
- * tapes -- a column; two columns or constants and one arithmetic step --
- * are evaluated in registers; others step by step through an array, which
- * the compiler keeps in the thread's local memory (indexed at run time).
+ * the status the row evaluator would give for the same row.
  */
 WARP_FN_INLINE int
 warp_tile_eval(const WarpRowEnv *env, const WarpTilePlan *tp, WarpTileExpr e,
 			   warp_int64 row, warp_int64 *v, bool *isnull)
 {
-	const WarpTileStep *s0 = &tp->steps[e.first];
 	warp_int64	val[WARP_TILE_MAX_TAPE];
-	bool		nul[WARP_TILE_MAX_TAPE];
+	warp_uint8	nul[WARP_TILE_MAX_TAPE];
 	int			i;
-
-	if (e.len == 1 && s0->op == WN_COL)
-		return warp_tile_leaf(env, s0, row, v, isnull);
-	if (e.len == 3 && WARP_TILE_IS_LEAF(s0) && WARP_TILE_IS_LEAF(s0 + 1) &&
-		s0[2].op == WN_ARITH && s0[2].a < 2 && s0[2].b < 2)
-	{
-		warp_int64	x[2];
-		bool		xn[2];
-		int			st;
-
-		if ((st = warp_tile_leaf(env, s0, row, &x[0], &xn[0])) != WARP_OK ||
-			(st = warp_tile_leaf(env, s0 + 1, row, &x[1], &xn[1])) != WARP_OK)
-			return st;
-		*v = 0;
-		*isnull = (s0[2].a ? xn[1] : xn[0]) || (s0[2].b ? xn[1] : xn[0]);
-		if (*isnull)
-			return WARP_OK;
-		st = warp_row_arith_int(s0[2].type, s0[2].sub, s0[2].a ? x[1] : x[0],
-								s0[2].b ? x[1] : x[0], v);
-		return st;
-	}
 
 	for (i = 0; i < e.len; i++)
 	{
@@ -193,13 +150,14 @@ warp_tile_eval(const WarpRowEnv *env, const WarpTilePlan *tp, WarpTileExpr e,
 }
 
 /*
- * Row `row`, which passed the quals, up to its join partners: every join
- * key, then the probes.  WARP_OK with *alive false when the row finds no
- * partner, and first[j] each join's build row.
+ * Row `row` up to its join partners: the prefilter (every qual), then
+ * every join key, then the probes.  WARP_OK with *alive false when the row
+ * is filtered out or finds no partner; with *passed whether it passed the
+ * quals (EXPLAIN's rows filtered), and first[j] each join's build row.
  */
 WARP_FN_INLINE int
-warp_tile_join(const WarpRowEnv *env, const WarpTilePlan *tp, warp_int64 row, bool *alive,
-			   warp_int32 *first)
+warp_tile_probe(const WarpRowEnv *env, const WarpTilePlan *tp, warp_int64 row, bool *alive,
+				bool *passed, warp_int32 *first)
 {
 	warp_int64	kv[WARP_TILE_MAX_JOINS];
 	bool		kn[WARP_TILE_MAX_JOINS];
@@ -207,44 +165,20 @@ warp_tile_join(const WarpRowEnv *env, const WarpTilePlan *tp, warp_int64 row, bo
 				st;
 
 	*alive = false;
-	/* each key a column (warp_tile_plan): one load */
-	WARP_UNROLL
-	for (j = 0; j < WARP_TILE_MAX_JOINS; j++)
-		if (j < tp->njoins &&
-			(st = warp_tile_leaf(env, &tp->steps[tp->join_key[j].first], row, &kv[j],
-								 &kn[j])) != WARP_OK)
+	*passed = false;
+	if ((st = warp_row_prefilter(env, row, passed)) != WARP_OK || !*passed)
+		return st;
+	for (j = 0; j < tp->njoins; j++)
+		if ((st = warp_tile_eval(env, tp, tp->join_key[j], row, &kv[j], &kn[j])) != WARP_OK)
 			return st;
-	WARP_UNROLL
-	for (j = 0; j < WARP_TILE_MAX_JOINS; j++)
+	for (j = 0; j < tp->njoins; j++)
 	{
-		if (j >= tp->njoins)
-			break;
 		first[j] = kn[j] ? -1 : warp_join_lookup(&env->tables[j], kv[j]);
 		if (first[j] < 0)
 			return WARP_OK;
 	}
 	*alive = true;
 	return WARP_OK;
-}
-
-/*
- * Row `row` up to its join partners: the prefilter (every qual), then
- * warp_tile_join.  WARP_OK with *alive false when the row is filtered out
- * or finds no partner; with *passed whether it passed the quals (EXPLAIN's
- * rows filtered).  The kernel runs the same two steps, the prefilter's
- * ranges one at a time over all rows of its tile (warp_row_pre_test).
- */
-WARP_FN_INLINE int
-warp_tile_probe(const WarpRowEnv *env, const WarpTilePlan *tp, warp_int64 row, bool *alive,
-				bool *passed, warp_int32 *first)
-{
-	int			st;
-
-	*alive = false;
-	*passed = false;
-	if ((st = warp_row_prefilter(env, row, passed)) != WARP_OK || !*passed)
-		return st;
-	return warp_tile_join(env, tp, row, alive, first);
 }
 
 /*

@@ -59,8 +59,7 @@ warp_gpu_tile(const __grid_constant__ WarpRowEnv env, const __grid_constant__ Wa
 				njoined = 0;
 	long long	base;
 	int			s,
-				a,
-				k;
+				a;
 
 	for (s = t; s < shared_slots; s += nt)
 	{
@@ -81,47 +80,19 @@ warp_gpu_tile(const __grid_constant__ WarpRowEnv env, const __grid_constant__ Wa
 		if (__syncthreads_or(t == 0 && *(volatile int *) &res->status != 0))
 			break;
 
-		/*
-		 * The prefilter's ranges one at a time over every row of the
-		 * tile: the rows' loads of one column are independent, so each
-		 * thread has TILE_ITEMS of them in flight (a row stops at its
-		 * first range that fails, as warp_row_prefilter does).
-		 */
-		WARP_UNROLL
-		for (i = 0; i < TILE_ITEMS; i++)
-			alive[i] = base + (long long) i * nt + t < r1;
-		WARP_UNROLL
-		for (k = 0; k < WARP_ROW_MAX_PRE; k++)
-		{
-			if (k >= env.pre.n)
-				break;
-			WARP_UNROLL
-			for (i = 0; i < TILE_ITEMS; i++)
-			{
-				long long	row = base + (long long) i * nt + t;
-				bool		pass = false;
-				int			st;
-
-				if (!alive[i])
-					continue;
-				st = warp_row_pre_test(&env, k, row, &pass);
-				if (st != WARP_OK)
-					tile_fail(res, st, row);
-				alive[i] = pass;
-			}
-		}
-
-		/* then the rows that passed: join keys and probes */
-		WARP_UNROLL
+		/* quals, join keys and probes of every row of the tile */
+#pragma unroll
 		for (i = 0; i < TILE_ITEMS; i++)
 		{
 			long long	row = base + (long long) i * nt + t;
+			bool		passed = false;
 			int			st;
 
-			if (!alive[i])
+			alive[i] = false;
+			if (row >= r1)
 				continue;
-			nfiltered++;
-			st = warp_tile_join(&env, &tp, row, &alive[i], first[i]);
+			st = warp_tile_probe(&env, &tp, row, &alive[i], &passed, first[i]);
+			nfiltered += passed;
 			if (st != WARP_OK)
 			{
 				tile_fail(res, st, row);
@@ -130,7 +101,6 @@ warp_gpu_tile(const __grid_constant__ WarpRowEnv env, const __grid_constant__ Wa
 		}
 
 		/* the joined rows' groups and aggregates */
-		WARP_UNROLL
 		for (i = 0; i < TILE_ITEMS; i++)
 		{
 			long long	row = base + (long long) i * nt + t;
