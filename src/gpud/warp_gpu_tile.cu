@@ -16,10 +16,10 @@
  *	  warp_gpu_batch.cu launches the tile kernel for a job whose program
  *	  has the shape and whose join tables have unique keys, and
  *	  warp_gpu_rows otherwise.  The tile kernel is off unless the
- *	  daemon's environment has PG_WARP_GPU_TILE=1: its per-row work is
- *	  tested on the CPU against the CPU driver (test_engine_row), but the
- *	  kernel has not yet run on a GPU (installcheck-gpu and the SSB A/B of
- *	  scripts/bench_gpu_tile_ab.sh are what turn it on by default).
+ *	  daemon's environment has PG_WARP_GPU_TILE=1: on an H100 it gives
+ *	  the CPU driver's answers but is not faster than warp_gpu_rows
+ *	  (bench/results/2026-12-07-h100-tile-kernel.md: both are bound by
+ *	  the per-row instruction count, not by memory).
  *
  *-------------------------------------------------------------------------
  */
