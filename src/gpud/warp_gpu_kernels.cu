@@ -13,6 +13,7 @@
  *-------------------------------------------------------------------------
  */
 #include "warp_gpu_internal.h"
+#include "warp_gpu_count.h"
 
 /* ---------------------------------------------------------------- kernels */
 
@@ -235,10 +236,8 @@ warp_gpu_rows(const __grid_constant__ WarpRowEnv env, const __grid_constant__ Wa
 		/* every thread is done with this tile's queues and scratch */
 		__syncthreads();
 	}
-	if (cnt.rows_filtered)
-		atomicAdd(&res->rows_filtered, (unsigned long long) cnt.rows_filtered);
-	if (cnt.rows_joined)
-		atomicAdd(&res->rows_joined, (unsigned long long) cnt.rows_joined);
+	warp_gpu_count_add(&res->rows_filtered, (unsigned long long) cnt.rows_filtered);
+	warp_gpu_count_add(&res->rows_joined, (unsigned long long) cnt.rows_joined);
 }
 
 /* empty every slot: state 0, every aggregate at its initial state */

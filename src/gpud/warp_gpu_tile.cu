@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "warp_gpu_internal.h"
+#include "warp_gpu_count.h"
 
 #ifndef TILE_ITEMS
 #define TILE_ITEMS 4
@@ -151,10 +152,8 @@ warp_gpu_tile(const __grid_constant__ WarpRowEnv env, const __grid_constant__ Wa
 									&acc[(size_t) s * naggs + a]);
 		}
 	}
-	if (nfiltered)
-		atomicAdd(&res->rows_filtered, nfiltered);
-	if (njoined)
-		atomicAdd(&res->rows_joined, njoined);
+	warp_gpu_count_add(&res->rows_filtered, nfiltered);
+	warp_gpu_count_add(&res->rows_joined, njoined);
 }
 
 /*
