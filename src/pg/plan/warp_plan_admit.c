@@ -11,7 +11,13 @@
 
 #include "postgres.h"
 
+#include "catalog/pg_statistic.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
+#include "utils/date.h"
+#include "utils/numeric.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
@@ -226,19 +232,130 @@ cpu_only_walker(Node *node, void *context)
 }
 
 /*
- * What the engine does not take from a heap fact table (run_cpu_heap
- * deforms fixed-width columns and text, not numeric): numeric columns and
- * expressions, and extract() and date_part(), whose results for the
- * infinite dates and timestamps a heap may hold (Arrow files cannot) are
- * infinities or NULL the engine does not produce; date_trunc, the
- * conversions and comparisons pass infinities on as PostgreSQL does.
+ * Values a heap fact table may hold that an Arrow file cannot and the
+ * engine does not compute: NaN in a numeric column (Decimal128 has none;
+ * warp_exec_heap.c reads numeric columns as Decimal128 arrays), and the
+ * fields of an infinite date or timestamp (extract() and date_part() give
+ * +-Infinity or NULL there; comparisons, date_trunc, the casts and date
+ * arithmetic pass infinities on as PostgreSQL does).  A column is left to
+ * PostgreSQL where its statistics (most common values, histogram bounds:
+ * NaN sorts last and the infinities at the ends, so a sampled one shows)
+ * hold such a value; one that ANALYZE did not sample is an error at
+ * execution (warp_exec_heap.c), never a wrong answer.
+ */
+typedef struct HeapSpecial
+{
+	Index		varno;			/* the fact table's range table index */
+	Oid			relid;
+	bool		in_fields;		/* under extract() or date_part() */
+	const char *why;
+} HeapSpecial;
+
+/* whether a value of type typid is NaN or infinite */
+static bool
+special_value(Oid typid, Datum v)
+{
+	switch (typid)
+	{
+		case NUMERICOID:
+			return numeric_is_nan(DatumGetNumeric(v)) || numeric_is_inf(DatumGetNumeric(v));
+		case DATEOID:
+			return DATE_NOT_FINITE(DatumGetDateADT(v));
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return TIMESTAMP_NOT_FINITE(DatumGetTimestamp(v));
+	}
+	return false;
+}
+
+/* whether the statistics of column attno of relid show such a value */
+static bool
+stats_show_special(Oid relid, AttrNumber attno, Oid typid)
+{
+	HeapTuple	tup = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+									  Int16GetDatum(attno), BoolGetDatum(false));
+	static const int kinds[] = {STATISTIC_KIND_MCV, STATISTIC_KIND_HISTOGRAM};
+	bool		found = false;
+	int			k,
+				i;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	for (k = 0; k < lengthof(kinds) && !found; k++)
+	{
+		AttStatsSlot sslot;
+
+		if (!get_attstatsslot(&sslot, tup, kinds[k], InvalidOid, ATTSTATSSLOT_VALUES))
+			continue;
+		for (i = 0; i < sslot.nvalues && !found; i++)
+			found = special_value(typid, sslot.values[i]);
+		free_attstatsslot(&sslot);
+	}
+	ReleaseSysCache(tup);
+	return found;
+}
+
+static bool
+heap_special_walker(Node *node, HeapSpecial *hs)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var) && ((Var *) node)->varno == hs->varno &&
+		((Var *) node)->varlevelsup == 0 && ((Var *) node)->varattno > 0)
+	{
+		Var		   *v = (Var *) node;
+
+		if (v->vartype == NUMERICOID && stats_show_special(hs->relid, v->varattno, NUMERICOID))
+		{
+			hs->why = "heap fact table: a numeric column whose statistics show NaN";
+			return true;
+		}
+		if (hs->in_fields &&
+			(v->vartype == DATEOID || v->vartype == TIMESTAMPOID || v->vartype == TIMESTAMPTZOID) &&
+			stats_show_special(hs->relid, v->varattno, v->vartype))
+		{
+			hs->why = "heap fact table: extract() or date_part() of a column whose statistics show infinite values";
+			return true;
+		}
+		return false;
+	}
+	if (IsA(node, FuncExpr) && !hs->in_fields)
+	{
+		Oid			f = ((FuncExpr *) node)->funcid;
+
+		if (warp_is_extract_func(f) || f == F_DATE_PART_TEXT_TIMESTAMP ||
+			f == F_DATE_PART_TEXT_TIMESTAMPTZ)
+		{
+			bool		r;
+
+			hs->in_fields = true;
+			r = expression_tree_walker(node, heap_special_walker, hs);
+			hs->in_fields = false;
+			return r;
+		}
+	}
+	return expression_tree_walker(node, heap_special_walker, hs);
+}
+
+/*
+ * Whether a heap fact table's expressions node may meet such a value
+ * (reason noted); false for an Arrow fact table.
  */
 bool
-heap_refused_walker(Node *node, void *context)
+heap_special_refused(PlannerInfo *root, StarInfo *si, Node *node)
 {
-	SpecialWhat what = {false, true, true};
+	HeapSpecial hs;
 
-	return special_walker(node, &what);
+	if (!si->heap)
+		return false;
+	hs.varno = si->fact->relid;
+	hs.relid = planner_rt_fetch(si->fact->relid, root)->relid;
+	hs.in_fields = false;
+	hs.why = NULL;
+	if (!heap_special_walker(node, &hs))
+		return false;
+	not_offloaded(hs.why);
+	return true;
 }
 
 /*
