@@ -10,7 +10,8 @@ dimension keyed by int4 and by character(n).  Random queries --
 aggregates over numeric columns and expressions, extract(), date_part(),
 date_trunc() and interval arithmetic as group keys, arguments and quals,
 min/max of character(n), and joins without aggregation (WarpJoin,
-WarpScan) that return numeric, date and character(n) columns -- run with
+WarpScan, with pg_warp.heap_row_joins on) that return numeric, date and
+character(n) columns -- run with
 pg_warp on and off; answers must be equal (numeric with its display scale)
 or both fail with the same SQLSTATE, and most of them must be offloaded.
 
@@ -105,6 +106,7 @@ def heap(db):
     conn.execute("ANALYZE heapx.dim")
     conn.execute("SET search_path = heapx, public")
     conn.execute("SET pg_warp.heap_min_rows = 0")
+    conn.execute("SET pg_warp.heap_row_joins = on")
     yield conn
     conn.execute("DROP SCHEMA IF EXISTS heapx CASCADE")
     conn.close()

@@ -209,6 +209,12 @@ rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, 
 		return NULL;			/* no reason: the aggregate is offloaded */
 	if (!find_star(root, rel, si))
 		return NULL;
+	if (si->heap && !pgwarp_heap_row_joins)
+	{
+		not_offloaded("joins without aggregation over a heap fact table stay PostgreSQL's "
+					  "(measured slower; pg_warp.heap_row_joins)");
+		return NULL;
+	}
 	if (pgwarp_mode == PGWARP_MODE_GPU)
 	{
 		not_offloaded("pg_warp.mode = gpu, and joins without aggregation run on the CPU engine only");
