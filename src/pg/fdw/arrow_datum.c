@@ -394,9 +394,9 @@ pgwarp_int128_to_numeric(__int128 v, int scale)
 bool
 pgwarp_numeric_unscaled(Datum d, int scale, __int128 *out)
 {
-	struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
-	const uint8 *p = (const uint8 *) VARDATA_ANY(v);
-	int			len = VARSIZE_ANY_EXHDR(v);
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+	const uint8 *p;
+	int			len;
 	uint16		header;
 	int			weight,
 				ndigits,
@@ -404,8 +404,14 @@ pgwarp_numeric_unscaled(Datum d, int scale, __int128 *out)
 				e,
 				i;
 	bool		neg;
-	__int128	acc = 0;
+	int64		acc64 = 0;		/* the value while it is below 2^63 / 10^4 */
+	__int128	acc;
+	bool		wide = false;
 
+	if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+		v = pg_detoast_datum_packed(v);
+	p = (const uint8 *) VARDATA_ANY(v);
+	len = VARSIZE_ANY_EXHDR(v);
 	if (len < 2 || scale < 0 || scale > 38)
 		return false;
 	memcpy(&header, p, 2);
@@ -430,6 +436,7 @@ pgwarp_numeric_unscaled(Datum d, int scale, __int128 *out)
 		weight = w;
 	}
 	ndigits = (len - hdr) / 2;
+	acc = 0;
 	/* digit i stands for 10000^(weight - i), i.e. 10^e units of 10^-scale */
 	for (i = 0; i < ndigits; i++)
 	{
@@ -446,13 +453,24 @@ pgwarp_numeric_unscaled(Datum d, int scale, __int128 *out)
 		}
 		if (e < 0)
 		{
-			/* straddles 10^-scale: its digits below it must be zeros */
-			int64		cut = e == -1 ? 10 : e == -2 ? 100 : 1000;
+			/* straddles 10^-scale: its digits below it must be zeros
+			 * (constant divisors: no division instruction) */
+			int			low = e == -1 ? dg % 10 : e == -2 ? dg % 100 : dg % 1000;
 
-			if (dg % cut != 0)
+			if (low != 0)
 				return false;
-			dg /= cut;
-			pow = 10000 / cut;
+			dg = e == -1 ? dg / 10 : e == -2 ? dg / 100 : dg / 1000;
+			pow = e == -1 ? 1000 : e == -2 ? 100 : 10;
+		}
+		if (!wide && acc64 < INT64CONST(900000000000000))
+		{
+			acc64 = acc64 * pow + dg;
+			continue;
+		}
+		if (!wide)
+		{
+			acc = acc64;
+			wide = true;
 		}
 		if (__builtin_mul_overflow(acc, (__int128) pow, &acc))
 			return false;
@@ -460,6 +478,23 @@ pgwarp_numeric_unscaled(Datum d, int scale, __int128 *out)
 	}
 	/* the units of the last digit read, up to 10^-scale */
 	e = ndigits > 0 ? 4 * (weight - ndigits + 1) + scale : 0;
+	if (!wide && e <= 14)
+	{
+		static const int64 pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+			100000000, 1000000000, INT64CONST(10000000000), INT64CONST(100000000000),
+		INT64CONST(1000000000000), INT64CONST(10000000000000), INT64CONST(100000000000000)};
+		int64		m = pow10[Max(e, 0)];
+
+		/* (the common case without a division: below 9 * 10^14, times
+		 * 10^e fits for e <= 3) */
+		if ((e <= 3 && acc64 < INT64CONST(900000000000000)) || acc64 <= PG_INT64_MAX / m)
+		{
+			*out = neg ? -(__int128) (acc64 * m) : (__int128) (acc64 * m);
+			return true;
+		}
+	}
+	if (!wide)
+		acc = acc64;
 	for (; e > 0; e--)
 		if (__builtin_mul_overflow(acc, (__int128) 10, &acc))
 			return false;

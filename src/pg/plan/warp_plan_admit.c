@@ -162,73 +162,40 @@ error_class_count(int classes)
 	return n;
 }
 
-/* what special_walker looks for besides numeric */
-typedef struct SpecialWhat
-{
-	bool		text;			/* text columns */
-	bool		date_part;		/* date_part() too, not only extract() */
-	bool		numeric;		/* every numeric column and constant, not
-								 * only arithmetic and wide columns */
-} SpecialWhat;
-
 /*
- * Whether an expression holds something beyond the engine's plain paths:
- * numeric arithmetic and casts, numeric columns of more than 18 digits,
- * extract() (numeric), and what *context adds: text columns, date_part(),
- * every numeric column and constant.
+ * What only the CPU driver computes (warp_row_check): numeric arithmetic
+ * and casts, numeric columns of more than 18 digits, text columns and
+ * extract() (numeric even as a group key, where the row evaluator could
+ * take its integer: kept simple); numeric(p <= 18) columns read as their
+ * unscaled int8 (aggregates, group keys, comparisons with constants),
+ * date_trunc, date_part and the date/time conversions run on the GPU too.
+ * (A comparison between two numeric columns passes here but is numeric
+ * arithmetic to the engine: the daemon then gives it to the CPU driver,
+ * EXPLAIN says so.)
  */
 static bool
-special_walker(Node *node, void *context)
+cpu_only_walker(Node *node, void *context)
 {
-	SpecialWhat *what = (SpecialWhat *) context;
-
 	if (node == NULL)
 		return false;
-	if (IsA(node, Var) && what->text && warp_is_text_type(((Var *) node)->vartype))
+	if (IsA(node, Var) && warp_is_text_type(((Var *) node)->vartype))
 		return true;
 	if (IsA(node, Var) && ((Var *) node)->vartype == NUMERICOID)
 	{
 		int			p,
 					sc;
 
-		if (what->numeric || !pgwarp_numeric_typmod(((Var *) node)->vartypmod, &p, &sc) ||
-			p > 18)
+		if (!pgwarp_numeric_typmod(((Var *) node)->vartypmod, &p, &sc) || p > 18)
 			return true;
 	}
-	/* numeric arithmetic, casts, CASE/COALESCE/NULLIF (constants: see above) */
+	/* numeric arithmetic, casts, CASE/COALESCE/NULLIF */
 	if ((IsA(node, OpExpr) || IsA(node, FuncExpr) || IsA(node, CaseExpr) ||
-		 IsA(node, CoalesceExpr) || IsA(node, NullIfExpr) ||
-		 (what->numeric && IsA(node, Const))) &&
+		 IsA(node, CoalesceExpr) || IsA(node, NullIfExpr)) &&
 		exprType(node) == NUMERICOID)
 		return true;
-	if (IsA(node, FuncExpr))
-	{
-		Oid			f = ((FuncExpr *) node)->funcid;
-
-		if (warp_is_extract_func(f) ||
-			(what->date_part && (f == F_DATE_PART_TEXT_TIMESTAMP ||
-								 f == F_DATE_PART_TEXT_TIMESTAMPTZ)))
-			return true;
-	}
-	return expression_tree_walker(node, special_walker, context);
-}
-
-/*
- * What only the CPU driver computes (warp_row_check): numeric arithmetic
- * and wide numeric columns, text and extract() (numeric even as a group
- * key, where the row evaluator could take its integer: kept simple);
- * numeric(p <= 18) columns read as their unscaled int8 (aggregates,
- * group keys, comparisons with constants), date_trunc, date_part and the
- * date/time conversions run on the GPU too.  (A comparison between two
- * numeric columns passes here but is numeric arithmetic to the engine:
- * the daemon then gives it to the CPU driver, EXPLAIN says so.)
- */
-static bool
-cpu_only_walker(Node *node, void *context)
-{
-	SpecialWhat what = {true, false, false};
-
-	return special_walker(node, &what);
+	if (IsA(node, FuncExpr) && warp_is_extract_func(((FuncExpr *) node)->funcid))
+		return true;
+	return expression_tree_walker(node, cpu_only_walker, context);
 }
 
 /*
