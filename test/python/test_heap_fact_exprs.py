@@ -130,7 +130,7 @@ class Gen:
             return self.pick(self.num_col(), self.num_col(), self.num_const())
         a, b = self.num_expr(depth - 1), self.num_expr(depth - 1)
         return "(%s %s %s)" % (a, self.pick("+", "-", "*"), b) if self.rng.random() < 0.85 \
-            else "(-%s)" % a
+            else "(- %s)" % a
 
     def dt_col(self):
         return "f." + self.pick("d", "ts", "tz")
