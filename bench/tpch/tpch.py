@@ -6,7 +6,7 @@
                                           ANALYZE), dumped with `pgwarp dump` to DIR/<t>.arrow
                                           and imported as foreign tables in schema tpch_arrow
   tpch.py run  DATADIR [--queries 1,3-5] [--runs N] [--timeout S] [--no-duckdb]
-                                         [--arrow-off] [--csv F]
+                                         [--no-arrow] [--arrow-off] [--csv F]
 
 Connection: libpq's environment (PGHOST, PGPORT, PGUSER, PGDATABASE).  `run`
 prints, per query, the time of: vanilla PostgreSQL (pg_warp.enabled = off,
@@ -284,6 +284,10 @@ def run(a):
         tv, rv = timed(conn, sql, a.runs)
         r["vanilla_ms"] = fmt_ms(tv if tv is not None else rv)
         for name, short in (("warp_heap", "heap"), ("warp_arrow", "arrow")):
+            if name == "warp_arrow" and a.no_arrow:
+                r.update({"warp_arrow_ms": "-", "arrow_equal": "-", "arrow_offloaded": "-",
+                          "arrow_reason": ""})
+                continue
             configure(conn, name, a.timeout)
             off, reasons = explain(conn, sql)
             t, rows = timed(conn, sql, a.runs)
@@ -334,6 +338,8 @@ def main():
     r.add_argument("--runs", type=int, default=1)
     r.add_argument("--timeout", type=int, default=300, help="statement timeout, seconds")
     r.add_argument("--no-duckdb", action="store_true")
+    r.add_argument("--no-arrow", action="store_true",
+                   help="skip pg_warp over the Arrow tables (heap against vanilla only)")
     r.add_argument("--arrow-off", action="store_true",
                    help="also time the Arrow tables with pg_warp off (arrow_fdw alone)")
     r.add_argument("--csv")

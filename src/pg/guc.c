@@ -503,9 +503,29 @@ define_table_cache_gucs(void)
 							NULL, NULL, NULL);
 }
 
+/* heap fact tables in row mode (WarpJoin, WarpScan) */
+bool		pgwarp_heap_row_joins = false;
+
+static void
+define_heap_fact_gucs(void)
+{
+	DefineCustomBoolVariable("pg_warp.heap_row_joins",
+							 "Lets joins without aggregation (WarpJoin, WarpScan) "
+							 "read a heap fact table.",
+							 "Off by default: measured slower than PostgreSQL's own "
+							 "scans and joins (TPC-H SF=1), since the tuples are "
+							 "deformed into vectors and the joined rows built again.",
+							 &pgwarp_heap_row_joins,
+							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+}
+
 void
 pgwarp_define_gucs(void)
 {
+	define_heap_fact_gucs();
 	define_table_cache_gucs();
 	define_switch_gucs();
 	define_spatial_gucs();

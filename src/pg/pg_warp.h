@@ -42,6 +42,10 @@ pgwarp_numeric_typmod(int32 typmod, int *precision, int *scale)
 /* arrow_datum.c: v * 10^-scale as a numeric of display scale `scale` */
 extern Datum pgwarp_int128_to_numeric(__int128 v, int scale);
 
+/* arrow_datum.c: a numeric as its unscaled integer at scale, read from its
+ * stored form; false for NaN, infinities, lost digits, beyond 128 bits */
+extern bool pgwarp_numeric_unscaled(Datum d, int scale, __int128 *out);
+
 /* arrow_committed.c: pg_warp's schema, or InvalidOid if missing_ok and
  * the extension is not created in this database */
 extern Oid	pgwarp_extension_schema(bool missing_ok);

@@ -21,6 +21,7 @@ extern bool pgwarp_enable_preagg;
 extern bool pgwarp_enable_join;
 extern bool pgwarp_enable_scan;
 extern int	pgwarp_heap_min_rows;
+extern bool pgwarp_heap_row_joins;
 extern int	pgwarp_inner_hash_mem;	/* kB */
 extern int	pgwarp_dim_cache_mem;	/* kB, per backend */
 extern int	pgwarp_dim_cache_total_mem; /* kB, all backends (preloaded) */

@@ -1000,8 +1000,8 @@ GPU_CHUNKS = NCHUNKS if os.environ.get("PGWARP_ENGINE_MODE") == "gpu" else 3
 # each thread's partial states combined by PostgreSQL's Finalize step
 # "heap": the same queries on the heap copies (the oracle's own tables) with
 # pg_warp on: the engine reads the heap fact table through the table AM
-# (numeric, text and date/time functions stay PostgreSQL's there, hence the
-# lower share of offloaded queries)
+# (numeric columns as Decimal128 vectors; WarpJoin too, with
+# pg_warp.heap_row_joins on)
 CASES = [("cpu", c) for c in range(NCHUNKS)] + [("gpu", c) for c in range(GPU_CHUNKS)] + \
     [("threads", c) for c in range(3)] + [("heap", c) for c in range(3)] + \
     [("params", c) for c in range(2)]
@@ -1132,6 +1132,7 @@ def run_chunk(star, mode, chunk, gen):
     conn.execute("SET pg_warp.mode = %s" % ("cpu" if mode in ("threads", "heap", "params") else mode))
     conn.execute("SET pg_warp.cpu_threads = %d" % (4 if mode == "threads" else 1))
     conn.execute("SET pg_warp.heap_min_rows = %d" % (0 if mode == "heap" else -1))
+    conn.execute("SET pg_warp.heap_row_joins = %s" % ("on" if mode == "heap" else "off"))
     side = star.h if mode == "heap" else star.w
     n = offloaded = oracle_ok = both_failed = row_joins = 0
     failures = []
@@ -1189,6 +1190,7 @@ def run_chunk(star, mode, chunk, gen):
     conn.execute("RESET pg_warp.mode")
     conn.execute("RESET pg_warp.cpu_threads")
     conn.execute("RESET pg_warp.heap_min_rows")
+    conn.execute("RESET pg_warp.heap_row_joins")
     print("seed %d chunk %d: %d queries, %d offloaded (%d as WarpJoin or WarpScan), %d succeeded "
           "on the oracle, %d failed on both, %d mismatches, %d float sums of PostgreSQL's own plans "
           "differing by row order, %d engine float sums within the bound"

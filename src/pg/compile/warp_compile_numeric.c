@@ -45,6 +45,9 @@ decimal_column(WarpBuilder *b, Var *v, bool bounded, int *p, int *s)
 	c = warp_column_index(b, v->varattno, *p > 18 ? WT_NUMERIC : WT_INT8);
 	b->cols[c].decimal = *p > 18 ? WARP_DECIMAL_WIDE : 1;
 	b->cols[c].scale = (uint8) *s;
+	/* a heap table's numeric column arrives as a Decimal128 array, as an
+	 * Arrow file's does (warp_exec_heap.c), never as engine values */
+	b->cols[c].native = 0;
 	if (bounded)
 		b->cols[c].precision = (uint8) *p;
 	return c;

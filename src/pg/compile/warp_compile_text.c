@@ -224,7 +224,9 @@ warp_compile_text_null_arg(WarpBuilder *b, Expr *arg)
 		v->varno != b->relid || v->varlevelsup != 0 || v->varattno <= 0)
 		return -2;
 	ci = warp_column_index(b, v->varattno, WT_INT8);
-	if (b->cols[ci].type != WT_INT8 || b->cols[ci].native ||
+	/* (a heap table's text column is marked native until the executor
+	 * reads it as a Utf8 array: warp_exec_build_program) */
+	if (b->cols[ci].type != WT_INT8 ||
 		(b->cols[ci].text != WARP_TEXT_EQ && b->cols[ci].text != 0))
 		return -2;
 	b->cols[ci].text = WARP_TEXT_EQ;

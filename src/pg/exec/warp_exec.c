@@ -240,6 +240,7 @@ warp_end(CustomScanState *node)
 		ExecEndNode(lfirst(lc));
 	if (ws->topn_slot)
 		ExecDropSingleTupleTableSlot(ws->topn_slot);
+	warp_exec_heap_rows_end(ws);
 	arrow_scan_end(&ws->scan);
 	if (ws->fact_rel)
 		table_close(ws->fact_rel, AccessShareLock);
@@ -256,6 +257,7 @@ warp_rescan(CustomScanState *node)
 		ExecReScan(lfirst(lc));
 	if (!ws->heap)
 		arrow_scan_rescan(&ws->scan);
+	warp_exec_heap_rows_end(ws);	/* (its batch was in engine_cxt) */
 	MemoryContextReset(ws->engine_cxt);
 	ws->cpu = NULL;
 	ws->pool = NULL;

@@ -11,11 +11,15 @@
 #include "access/tableam.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "exec/warp_exec_internal.h"
+#include "pg_warp.h"
 
 /*
  * A heap fact table: PostgreSQL's table AM reads the tuples (a parallel
@@ -37,6 +41,9 @@ typedef struct HeapBatch
 	MemoryContext batch_cxt;	/* detoasted text values, until the batch ran */
 	int			n;				/* rows in it */
 	int			maxatt;			/* the last attribute the columns read */
+	TableScanDesc scan;			/* the table AM's scan, and its slot */
+	TupleTableSlot *slot;
+	bool		done;			/* no row left */
 } HeapBatch;
 
 /* The batch's column vectors for the program's columns (in engine_cxt). */
@@ -73,6 +80,25 @@ heap_batch_init(WarpScanState *ws, HeapBatch *hb)
 			maxatt = Max(maxatt, ws->col_attno[c]);
 			continue;
 		}
+		if (cs->decimal)
+		{
+			/*
+			 * numeric(p <= 38, s): a Decimal128(p, s) array of the unscaled
+			 * values, which the driver loads as it loads an Arrow file's
+			 * decimal column (warp_cpu_load.c)
+			 */
+			Assert(!cs->native);
+			fields[c].type.id = ARROW_TYPE_DECIMAL;
+			fields[c].type.bit_width = 128;
+			fields[c].type.dec_precision = cs->precision > 0 ? cs->precision : 38;
+			fields[c].type.dec_scale = cs->scale;
+			cols[c].field = &fields[c];
+			cols[c].values = palloc(16 * WARP_HEAP_BATCH);
+			cols[c].values_len = 16 * WARP_HEAP_BATCH;
+			valid[c] = palloc(WARP_HEAP_BATCH / 8);
+			maxatt = Max(maxatt, ws->col_attno[c]);
+			continue;
+		}
 		Assert(cs->native);
 		if (WARP_TYPE_IS_FLOAT(cs->type))
 		{
@@ -98,6 +124,36 @@ heap_batch_init(WarpScanState *ws, HeapBatch *hb)
 	hb->tdata = tdata;
 	hb->n = 0;
 	hb->maxatt = maxatt;
+}
+
+/*
+ * A numeric value of program column c as a Decimal128 value at the
+ * column's scale (little-endian, as Arrow stores it).  NaN, which a
+ * numeric(p, s) column may hold and Decimal128 cannot, is an error: the
+ * planner leaves columns whose statistics show NaN to PostgreSQL
+ * (warp_plan_admit.c), so this is a NaN that ANALYZE did not sample.
+ */
+static void
+heap_numeric_value(WarpScanState *ws, int c, Datum d, uint8 *out)
+{
+	__int128	v;
+	uint64		lo;
+	int64		hi;
+
+	if (!pgwarp_numeric_unscaled(d, ws->prog.cols[c].scale, &v))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("pg_warp's engine cannot compute with the value %s of column \"%s\" of table \"%s\"",
+						DatumGetCString(DirectFunctionCall1(numeric_out, d)),
+						get_attname(ws->fact_oid, ws->col_attno[c], false),
+						RelationGetRelationName(ws->fact_rel)),
+				 errdetail("The engine's numeric values are 128-bit fixed point, without NaN."),
+				 errhint("Run ANALYZE on the table (pg_warp then leaves the column to PostgreSQL), "
+						 "or set pg_warp.enabled = off for this query.")));
+	lo = (uint64) v;
+	hi = (int64) (v >> 64);
+	memcpy(out, &lo, 8);
+	memcpy(out + 8, &hi, 8);
 }
 
 /* The slot's row (its attributes up to maxatt deformed) into the batch. */
@@ -149,10 +205,18 @@ heap_batch_add_row(WarpScanState *ws, HeapBatch *hb, TupleTableSlot *slot)
 		{
 			valid[c][n >> 3] &= ~(1 << (n & 7));
 			nnull[c]++;
-			iv[n] = 0;
+			if (ws->prog.cols[c].decimal)
+				memset((uint8 *) cols[c].values + 16 * n, 0, 16);
+			else
+				iv[n] = 0;
 			continue;
 		}
 		valid[c][n >> 3] |= 1 << (n & 7);
+		if (ws->prog.cols[c].decimal)
+		{
+			heap_numeric_value(ws, c, d, (uint8 *) cols[c].values + 16 * n);
+			continue;
+		}
 		switch ((WarpType) ws->prog.cols[c].type)
 		{
 			case WT_BOOL:
@@ -181,9 +245,32 @@ heap_batch_add_row(WarpScanState *ws, HeapBatch *hb, TupleTableSlot *slot)
 	hb->n = n + 1;
 }
 
-/* The batch's rows through the CPU driver; the batch is empty again. */
+/*
+ * A value the engine cannot compute where PostgreSQL would not fail: the
+ * fields of an infinite date or timestamp (extract() and date_part() give
+ * +-Infinity or NULL there), which a heap table may hold and an Arrow file
+ * cannot.  The planner leaves columns whose statistics show infinities to
+ * PostgreSQL (warp_plan_admit.c), so this is one ANALYZE did not sample.
+ */
 static void
-heap_batch_run(WarpScanState *ws, HeapBatch *hb)
+heap_report_fallback(WarpScanState *ws, WarpStatus st)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("pg_warp's engine cannot compute a value of table \"%s\": %s",
+					RelationGetRelationName(ws->fact_rel), warp_status_message(st)),
+			 errhint("Run ANALYZE on the table (pg_warp then leaves such columns to PostgreSQL), "
+					 "or set pg_warp.enabled = off for this query.")));
+}
+
+/*
+ * The batch's rows through the CPU driver; the batch is empty again.
+ * Row mode (keep_error) keeps the driver's error in rows_status for
+ * warp_exec_heap_raise_pending: the rows before the failing one go up
+ * first, as from PostgreSQL's own scan.
+ */
+static void
+heap_batch_run(WarpScanState *ws, HeapBatch *hb, bool keep_error)
 {
 	Relation	rel = ws->fact_rel;
 	WarpLoadStatus ls;
@@ -205,58 +292,139 @@ heap_batch_run(WarpScanState *ws, HeapBatch *hb)
 		}
 	}
 	st = warp_cpu_run_batch(ws->cpu, hb->cols, hb->n, NULL, &ls, &bad_col, &bad_row);
+	hb->n = 0;
+	MemoryContextReset(hb->batch_cxt);
+	if (keep_error)
+	{
+		ws->rows_status = st;
+		ws->rows_load = ls;
+		ws->rows_bad_col = bad_col;
+		return;
+	}
+	if (warp_status_is_fallback(st))
+		heap_report_fallback(ws, st);
 	if (st != WARP_OK)
 		warp_exec_report_status(st);
 	if (ls != WARP_LOAD_OK)
 		elog(ERROR, "pg_warp: the engine could not read column %d of heap table \"%s\"",
 			 bad_col, RelationGetRelationName(rel));
-	hb->n = 0;
-	MemoryContextReset(hb->batch_cxt);
 	CHECK_FOR_INTERRUPTS();
+}
+
+/* The scan of the table and the batch's vectors (in engine_cxt). */
+static HeapBatch *
+heap_begin(WarpScanState *ws)
+{
+	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
+	EState	   *estate = ws->css.ss.ps.state;
+	Relation	rel = ws->fact_rel;
+	HeapBatch  *hb = palloc0(sizeof(HeapBatch));
+
+	heap_batch_init(ws, hb);
+	hb->slot = table_slot_create(rel, NULL);
+	if (ws->heap_pscan)
+		hb->scan = table_beginscan_parallel(rel, ws->heap_pscan);
+	else
+		hb->scan = table_beginscan(rel, estate->es_snapshot, 0, NULL);
+	/* detoasted text values live until their batch has run */
+	hb->batch_cxt = AllocSetContextCreate(ws->engine_cxt, "pg_warp heap batch",
+										  ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(old);
+	return hb;
+}
+
+/* The next rows of the table into the batch; false when none was left. */
+static bool
+heap_fill(WarpScanState *ws, HeapBatch *hb)
+{
+	while (!hb->done && hb->n < WARP_HEAP_BATCH)
+	{
+		if (!table_scan_getnextslot(hb->scan, ForwardScanDirection, hb->slot))
+		{
+			hb->done = true;
+			break;
+		}
+		slot_getsomeattrs(hb->slot, hb->maxatt);
+		heap_batch_add_row(ws, hb, hb->slot);
+	}
+	return hb->n > 0;
+}
+
+static void
+heap_end(HeapBatch *hb)
+{
+	if (hb->scan)
+		table_endscan(hb->scan);
+	if (hb->slot)
+		ExecDropSingleTupleTableSlot(hb->slot);
+	hb->scan = NULL;
+	hb->slot = NULL;
 }
 
 void
 warp_exec_run_cpu_heap(WarpScanState *ws)
 {
 	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
-	EState	   *estate = ws->css.ss.ps.state;
-	Relation	rel = ws->fact_rel;
-	HeapBatch	hb;
 	WarpJoinTable **tables;
-	TableScanDesc scan;
-	TupleTableSlot *slot;
+	HeapBatch  *hb;
 
 	tables = warp_exec_build_join_tables(ws);
 	ws->cpu = warp_cpu_create(&ws->prog, tables, &ws->alloc);
 	if (ws->cpu == NULL)
 		warp_exec_report_status(WARP_ERR_OUT_OF_MEMORY);
-	heap_batch_init(ws, &hb);
-	slot = table_slot_create(rel, NULL);
-	if (ws->heap_pscan)
-		scan = table_beginscan_parallel(rel, ws->heap_pscan);
-	else
-		scan = table_beginscan(rel, estate->es_snapshot, 0, NULL);
-	/* detoasted text values live until their batch has run */
-	hb.batch_cxt = AllocSetContextCreate(ws->engine_cxt, "pg_warp heap batch",
-										 ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(old);
-
-	for (;;)
-	{
-		bool		more = table_scan_getnextslot(scan, ForwardScanDirection, slot);
-
-		if (more)
-		{
-			slot_getsomeattrs(slot, hb.maxatt);
-			heap_batch_add_row(ws, &hb, slot);
-		}
-		if (hb.n == WARP_HEAP_BATCH || (!more && hb.n > 0))
-			heap_batch_run(ws, &hb);
-		if (!more)
-			break;
-	}
-	table_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
+	hb = heap_begin(ws);
+	while (heap_fill(ws, hb))
+		heap_batch_run(ws, hb, false);
+	heap_end(hb);
 	warp_cpu_counters(ws->cpu, &ws->counters);
 	ws->groups = warp_cpu_ngroups(ws->cpu);
+}
+
+/*
+ * Row mode (WarpJoin, WarpScan) over a heap fact table: the next batch of
+ * the table's rows through the driver (warp_exec_rows_start made it), its
+ * joined rows left in the driver's table; false when no row is left.
+ */
+bool
+warp_exec_heap_rows_next(WarpScanState *ws)
+{
+	HeapBatch  *hb = (HeapBatch *) ws->heap_rows;
+
+	if (hb == NULL)
+		ws->heap_rows = hb = heap_begin(ws);
+	warp_cpu_reset_groups(ws->cpu);
+	ws->groups = 0;
+	ws->next_group = 0;
+	if (!heap_fill(ws, hb))
+	{
+		heap_end(hb);
+		return false;
+	}
+	heap_batch_run(ws, hb, true);
+	ws->groups = warp_cpu_ngroups(ws->cpu);
+	warp_cpu_counters(ws->cpu, &ws->counters);
+	return true;
+}
+
+/* Row mode: the error kept until the batch's rows before it went up. */
+void
+warp_exec_heap_raise_pending(WarpScanState *ws)
+{
+	if (warp_status_is_fallback(ws->rows_status))
+		heap_report_fallback(ws, ws->rows_status);
+	if (ws->rows_status != WARP_OK)
+		warp_exec_report_status(ws->rows_status);
+	if (ws->rows_load != WARP_LOAD_OK)
+		elog(ERROR, "pg_warp: the engine could not read column %d of heap table \"%s\"",
+			 ws->rows_bad_col, RelationGetRelationName(ws->fact_rel));
+}
+
+/* Row mode: the scan ended early (a rescan, the node's end). */
+void
+warp_exec_heap_rows_end(WarpScanState *ws)
+{
+	if (ws->heap_rows)
+		heap_end((HeapBatch *) ws->heap_rows);
+	ws->heap_rows = NULL;
 }

@@ -116,6 +116,8 @@ typedef struct WarpScanState
 	Relation	fact_rel;
 	bool		heap;			/* a heap fact table (warp_exec_run_cpu_heap), not Arrow */
 	ParallelTableScanDesc heap_pscan;	/* parallel: the shared heap scan */
+	void	   *heap_rows;		/* row mode: the heap scan and its batch
+								 * (warp_exec_heap.c), or NULL */
 	Size		heap_pscan_off;	/* leader: its offset in the DSM */
 	ArrowScanState scan;
 	int			ndims;
@@ -271,6 +273,9 @@ extern void warp_exec_tcache_not_planned(WarpScanState *ws);
 
 /* warp_exec_heap.c: the CPU driver over a heap fact table */
 extern void warp_exec_run_cpu_heap(WarpScanState *ws);
+extern bool warp_exec_heap_rows_next(WarpScanState *ws);
+extern void warp_exec_heap_raise_pending(WarpScanState *ws);
+extern void warp_exec_heap_rows_end(WarpScanState *ws);
 
 /* warp_exec_groups.c */
 extern void warp_exec_merge_groups(WarpScanState *ws);

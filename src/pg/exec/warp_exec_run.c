@@ -536,6 +536,8 @@ warp_exec_rows_start(WarpScanState *ws)
 	INSTR_TIME_SET_CURRENT(t0);
 	warp_exec_build_program(ws);
 	tables = warp_exec_build_join_tables(ws);
+	if (ws->heap)
+		ws->nthreads = 1;		/* the table AM's scan feeds one driver */
 	if (ws->nthreads > 1)
 	{
 		ws->row_tables = tables;
@@ -641,9 +643,9 @@ warp_exec_rows_next_batch(WarpScanState *ws)
 	bool		more;
 
 	INSTR_TIME_SET_CURRENT(t0);
-	if (ws->nthreads > 1)
+	if (ws->heap || ws->nthreads > 1)
 	{
-		more = rows_next_round(ws);
+		more = ws->heap ? warp_exec_heap_rows_next(ws) : rows_next_round(ws);
 		INSTR_TIME_SET_CURRENT(t1);
 		INSTR_TIME_SUBTRACT(t1, t0);
 		ws->scan_ms += INSTR_TIME_GET_MILLISEC(t1);
@@ -676,6 +678,11 @@ warp_exec_rows_next_batch(WarpScanState *ws)
 void
 warp_exec_rows_raise_pending(WarpScanState *ws)
 {
+	if (ws->heap)
+	{
+		warp_exec_heap_raise_pending(ws);
+		return;
+	}
 	if (ws->row_failed_pool)
 		pool_raise(ws, ws->row_failed_pool);
 	if (ws->rows_status != WARP_OK)

@@ -34,7 +34,7 @@ warp_exec_run_tcache(WarpScanState *ws)
 		if (!ws->prog.cols[c].native || ws->prog.cols[c].text)
 		{
 			snprintf(ws->tcache_why, sizeof(ws->tcache_why),
-					 "the query reads a text column, which the cache does not hold");
+					 "the query reads a text or numeric column, which the cache does not hold");
 			MemoryContextSwitchTo(old);
 			return false;
 		}

@@ -382,6 +382,126 @@ pgwarp_int128_to_numeric(__int128 v, int scale)
 							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 }
 
+/*
+ * A numeric Datum as its unscaled integer at `scale` (value * 10^scale,
+ * 0 <= scale <= 38), read straight from numeric's stored form (the
+ * on-disk format numeric.c documents: a short or long header, base-10000
+ * digits, most significant first): the inverse of pgwarp_int128_to_numeric
+ * without a text round trip, for the engine's readers of heap tables.
+ * False for NaN and +-Infinity, a value with nonzero digits beyond `scale`,
+ * and one beyond 128 bits.
+ */
+bool
+pgwarp_numeric_unscaled(Datum d, int scale, __int128 *out)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+	const uint8 *p;
+	int			len;
+	uint16		header;
+	int			weight,
+				ndigits,
+				hdr,
+				e,
+				i;
+	bool		neg;
+	int64		acc64 = 0;		/* the value while it is below 2^63 / 10^4 */
+	__int128	acc;
+	bool		wide = false;
+
+	if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+		v = pg_detoast_datum_packed(v);
+	p = (const uint8 *) VARDATA_ANY(v);
+	len = VARSIZE_ANY_EXHDR(v);
+	if (len < 2 || scale < 0 || scale > 38)
+		return false;
+	memcpy(&header, p, 2);
+	if ((header & 0xC000) == 0xC000)
+		return false;			/* NaN, Infinity, -Infinity */
+	if (header & 0x8000)
+	{
+		/* short: sign 0x2000, weight 7 bits (sign 0x0040) */
+		hdr = 2;
+		neg = (header & 0x2000) != 0;
+		weight = (header & 0x0040 ? ~0x003F : 0) | (header & 0x003F);
+	}
+	else
+	{
+		int16		w;
+
+		if (len < 4)
+			return false;
+		hdr = 4;
+		neg = (header & 0xC000) == 0x4000;
+		memcpy(&w, p + 2, 2);
+		weight = w;
+	}
+	ndigits = (len - hdr) / 2;
+	acc = 0;
+	/* digit i stands for 10000^(weight - i), i.e. 10^e units of 10^-scale */
+	for (i = 0; i < ndigits; i++)
+	{
+		int16		dg;
+		int64		pow = 10000;	/* the digit's units over the last one's */
+
+		memcpy(&dg, p + hdr + 2 * i, 2);
+		e = 4 * (weight - i) + scale;
+		if (e <= -4)
+		{
+			if (dg != 0)
+				return false;
+			continue;
+		}
+		if (e < 0)
+		{
+			/* straddles 10^-scale: its digits below it must be zeros
+			 * (constant divisors: no division instruction) */
+			int			low = e == -1 ? dg % 10 : e == -2 ? dg % 100 : dg % 1000;
+
+			if (low != 0)
+				return false;
+			dg = e == -1 ? dg / 10 : e == -2 ? dg / 100 : dg / 1000;
+			pow = e == -1 ? 1000 : e == -2 ? 100 : 10;
+		}
+		if (!wide && acc64 < INT64CONST(900000000000000))
+		{
+			acc64 = acc64 * pow + dg;
+			continue;
+		}
+		if (!wide)
+		{
+			acc = acc64;
+			wide = true;
+		}
+		if (__builtin_mul_overflow(acc, (__int128) pow, &acc))
+			return false;
+		acc += dg;
+	}
+	/* the units of the last digit read, up to 10^-scale */
+	e = ndigits > 0 ? 4 * (weight - ndigits + 1) + scale : 0;
+	if (!wide && e <= 14)
+	{
+		static const int64 pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+			100000000, 1000000000, INT64CONST(10000000000), INT64CONST(100000000000),
+		INT64CONST(1000000000000), INT64CONST(10000000000000), INT64CONST(100000000000000)};
+		int64		m = pow10[Max(e, 0)];
+
+		/* (the common case without a division: below 9 * 10^14, times
+		 * 10^e fits for e <= 3) */
+		if ((e <= 3 && acc64 < INT64CONST(900000000000000)) || acc64 <= PG_INT64_MAX / m)
+		{
+			*out = neg ? -(__int128) (acc64 * m) : (__int128) (acc64 * m);
+			return true;
+		}
+	}
+	if (!wide)
+		acc = acc64;
+	for (; e > 0; e--)
+		if (__builtin_mul_overflow(acc, (__int128) 10, &acc))
+			return false;
+	*out = neg ? -acc : acc;
+	return true;
+}
+
 /* value in `unit` (0 s, 1 ms, 2 us, 3 ns) to microseconds, or false on overflow */
 static bool
 to_usec(int64 v, int unit, int64 *out)

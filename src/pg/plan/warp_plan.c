@@ -539,13 +539,10 @@ try_preagg(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 		not_offloaded("DISTINCT aggregates with group keys that cannot be sorted");
 		return;
 	}
-	if (si.heap && (heap_refused_walker((Node *) si.quals, NULL) ||
-					heap_refused_walker((Node *) si.fact_exprs, NULL) ||
-					heap_refused_walker((Node *) si.fact_keys, NULL)))
-	{
-		not_offloaded("heap fact table: numeric and date/time functions are read from Arrow files only");
+	if (heap_special_refused(root, &si, (Node *) si.quals) ||
+		heap_special_refused(root, &si, (Node *) si.fact_exprs) ||
+		heap_special_refused(root, &si, (Node *) si.fact_keys))
 		return;
-	}
 
 	if (!star_dims_fit(&si))
 		return;

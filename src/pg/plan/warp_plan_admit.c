@@ -11,7 +11,13 @@
 
 #include "postgres.h"
 
+#include "catalog/pg_statistic.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
+#include "utils/date.h"
+#include "utils/numeric.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
@@ -156,89 +162,167 @@ error_class_count(int classes)
 	return n;
 }
 
-/* what special_walker looks for besides numeric */
-typedef struct SpecialWhat
-{
-	bool		text;			/* text columns */
-	bool		date_part;		/* date_part() too, not only extract() */
-	bool		numeric;		/* every numeric column and constant, not
-								 * only arithmetic and wide columns */
-} SpecialWhat;
-
 /*
- * Whether an expression holds something beyond the engine's plain paths:
- * numeric arithmetic and casts, numeric columns of more than 18 digits,
- * extract() (numeric), and what *context adds: text columns, date_part(),
- * every numeric column and constant.
+ * What only the CPU driver computes (warp_row_check): numeric arithmetic
+ * and casts, numeric columns of more than 18 digits, text columns and
+ * extract() (numeric even as a group key, where the row evaluator could
+ * take its integer: kept simple); numeric(p <= 18) columns read as their
+ * unscaled int8 (aggregates, group keys, comparisons with constants),
+ * date_trunc, date_part and the date/time conversions run on the GPU too.
+ * (A comparison between two numeric columns passes here but is numeric
+ * arithmetic to the engine: the daemon then gives it to the CPU driver,
+ * EXPLAIN says so.)
  */
 static bool
-special_walker(Node *node, void *context)
+cpu_only_walker(Node *node, void *context)
 {
-	SpecialWhat *what = (SpecialWhat *) context;
-
 	if (node == NULL)
 		return false;
-	if (IsA(node, Var) && what->text && warp_is_text_type(((Var *) node)->vartype))
+	if (IsA(node, Var) && warp_is_text_type(((Var *) node)->vartype))
 		return true;
 	if (IsA(node, Var) && ((Var *) node)->vartype == NUMERICOID)
 	{
 		int			p,
 					sc;
 
-		if (what->numeric || !pgwarp_numeric_typmod(((Var *) node)->vartypmod, &p, &sc) ||
-			p > 18)
+		if (!pgwarp_numeric_typmod(((Var *) node)->vartypmod, &p, &sc) || p > 18)
 			return true;
 	}
-	/* numeric arithmetic, casts, CASE/COALESCE/NULLIF (constants: see above) */
+	/* numeric arithmetic, casts, CASE/COALESCE/NULLIF */
 	if ((IsA(node, OpExpr) || IsA(node, FuncExpr) || IsA(node, CaseExpr) ||
-		 IsA(node, CoalesceExpr) || IsA(node, NullIfExpr) ||
-		 (what->numeric && IsA(node, Const))) &&
+		 IsA(node, CoalesceExpr) || IsA(node, NullIfExpr)) &&
 		exprType(node) == NUMERICOID)
 		return true;
-	if (IsA(node, FuncExpr))
+	if (IsA(node, FuncExpr) && warp_is_extract_func(((FuncExpr *) node)->funcid))
+		return true;
+	return expression_tree_walker(node, cpu_only_walker, context);
+}
+
+/*
+ * Values a heap fact table may hold that an Arrow file cannot and the
+ * engine does not compute: NaN in a numeric column (Decimal128 has none;
+ * warp_exec_heap.c reads numeric columns as Decimal128 arrays), and the
+ * fields of an infinite date or timestamp (extract() and date_part() give
+ * +-Infinity or NULL there; comparisons, date_trunc, the casts and date
+ * arithmetic pass infinities on as PostgreSQL does).  A column is left to
+ * PostgreSQL where its statistics (most common values, histogram bounds:
+ * NaN sorts last and the infinities at the ends, so a sampled one shows)
+ * hold such a value; one that ANALYZE did not sample is an error at
+ * execution (warp_exec_heap.c), never a wrong answer.
+ */
+typedef struct HeapSpecial
+{
+	Index		varno;			/* the fact table's range table index */
+	Oid			relid;
+	bool		in_fields;		/* under extract() or date_part() */
+	const char *why;
+} HeapSpecial;
+
+/* whether a value of type typid is NaN or infinite */
+static bool
+special_value(Oid typid, Datum v)
+{
+	switch (typid)
+	{
+		case NUMERICOID:
+			return numeric_is_nan(DatumGetNumeric(v)) || numeric_is_inf(DatumGetNumeric(v));
+		case DATEOID:
+			return DATE_NOT_FINITE(DatumGetDateADT(v));
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return TIMESTAMP_NOT_FINITE(DatumGetTimestamp(v));
+	}
+	return false;
+}
+
+/* whether the statistics of column attno of relid show such a value */
+static bool
+stats_show_special(Oid relid, AttrNumber attno, Oid typid)
+{
+	HeapTuple	tup = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+									  Int16GetDatum(attno), BoolGetDatum(false));
+	static const int kinds[] = {STATISTIC_KIND_MCV, STATISTIC_KIND_HISTOGRAM};
+	bool		found = false;
+	int			k,
+				i;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	for (k = 0; k < lengthof(kinds) && !found; k++)
+	{
+		AttStatsSlot sslot;
+
+		if (!get_attstatsslot(&sslot, tup, kinds[k], InvalidOid, ATTSTATSSLOT_VALUES))
+			continue;
+		for (i = 0; i < sslot.nvalues && !found; i++)
+			found = special_value(typid, sslot.values[i]);
+		free_attstatsslot(&sslot);
+	}
+	ReleaseSysCache(tup);
+	return found;
+}
+
+static bool
+heap_special_walker(Node *node, HeapSpecial *hs)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var) && ((Var *) node)->varno == hs->varno &&
+		((Var *) node)->varlevelsup == 0 && ((Var *) node)->varattno > 0)
+	{
+		Var		   *v = (Var *) node;
+
+		if (v->vartype == NUMERICOID && stats_show_special(hs->relid, v->varattno, NUMERICOID))
+		{
+			hs->why = "heap fact table: a numeric column whose statistics show NaN";
+			return true;
+		}
+		if (hs->in_fields &&
+			(v->vartype == DATEOID || v->vartype == TIMESTAMPOID || v->vartype == TIMESTAMPTZOID) &&
+			stats_show_special(hs->relid, v->varattno, v->vartype))
+		{
+			hs->why = "heap fact table: extract() or date_part() of a column whose statistics show infinite values";
+			return true;
+		}
+		return false;
+	}
+	if (IsA(node, FuncExpr) && !hs->in_fields)
 	{
 		Oid			f = ((FuncExpr *) node)->funcid;
 
-		if (warp_is_extract_func(f) ||
-			(what->date_part && (f == F_DATE_PART_TEXT_TIMESTAMP ||
-								 f == F_DATE_PART_TEXT_TIMESTAMPTZ)))
-			return true;
+		if (warp_is_extract_func(f) || f == F_DATE_PART_TEXT_TIMESTAMP ||
+			f == F_DATE_PART_TEXT_TIMESTAMPTZ)
+		{
+			bool		r;
+
+			hs->in_fields = true;
+			r = expression_tree_walker(node, heap_special_walker, hs);
+			hs->in_fields = false;
+			return r;
+		}
 	}
-	return expression_tree_walker(node, special_walker, context);
+	return expression_tree_walker(node, heap_special_walker, hs);
 }
 
 /*
- * What only the CPU driver computes (warp_row_check): numeric arithmetic
- * and wide numeric columns, text and extract() (numeric even as a group
- * key, where the row evaluator could take its integer: kept simple);
- * numeric(p <= 18) columns read as their unscaled int8 (aggregates,
- * group keys, comparisons with constants), date_trunc, date_part and the
- * date/time conversions run on the GPU too.  (A comparison between two
- * numeric columns passes here but is numeric arithmetic to the engine:
- * the daemon then gives it to the CPU driver, EXPLAIN says so.)
- */
-static bool
-cpu_only_walker(Node *node, void *context)
-{
-	SpecialWhat what = {true, false, false};
-
-	return special_walker(node, &what);
-}
-
-/*
- * What the engine does not take from a heap fact table (run_cpu_heap
- * deforms fixed-width columns and text, not numeric): numeric columns and
- * expressions, and extract() and date_part(), whose results for the
- * infinite dates and timestamps a heap may hold (Arrow files cannot) are
- * infinities or NULL the engine does not produce; date_trunc, the
- * conversions and comparisons pass infinities on as PostgreSQL does.
+ * Whether a heap fact table's expressions node may meet such a value
+ * (reason noted); false for an Arrow fact table.
  */
 bool
-heap_refused_walker(Node *node, void *context)
+heap_special_refused(PlannerInfo *root, StarInfo *si, Node *node)
 {
-	SpecialWhat what = {false, true, true};
+	HeapSpecial hs;
 
-	return special_walker(node, &what);
+	if (!si->heap)
+		return false;
+	hs.varno = si->fact->relid;
+	hs.relid = planner_rt_fetch(si->fact->relid, root)->relid;
+	hs.in_fields = false;
+	hs.why = NULL;
+	if (!heap_special_walker(node, &hs))
+		return false;
+	not_offloaded(hs.why);
+	return true;
 }
 
 /*

@@ -146,7 +146,7 @@ extern bool check_fact_expr(StarInfo *si, Expr *e, const char **why);
 extern bool may_fail_walker(Node *node, void *context);
 extern bool error_classes_walker(Node *node, int *classes);
 extern int	error_class_count(int classes);
-extern bool heap_refused_walker(Node *node, void *context);
+extern bool heap_special_refused(PlannerInfo *root, StarInfo *si, Node *node);
 extern bool gpu_can_run(StarInfo *si);
 
 /* warp_plan_agg.c */

@@ -209,9 +209,10 @@ rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, 
 		return NULL;			/* no reason: the aggregate is offloaded */
 	if (!find_star(root, rel, si))
 		return NULL;
-	if (si->heap)
+	if (si->heap && !pgwarp_heap_row_joins)
 	{
-		not_offloaded("joins without aggregation over a heap fact table stay PostgreSQL's");
+		not_offloaded("joins without aggregation over a heap fact table stay PostgreSQL's "
+					  "(measured slower; pg_warp.heap_row_joins)");
 		return NULL;
 	}
 	if (pgwarp_mode == PGWARP_MODE_GPU)
@@ -220,6 +221,10 @@ rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, 
 		return NULL;
 	}
 	if (!star_fact_quals(root, si))
+		return NULL;
+	if (heap_special_refused(root, si, (Node *) si->quals) ||
+		heap_special_refused(root, si, (Node *) si->fact_keys) ||
+		heap_special_refused(root, si, (Node *) target->exprs))
 		return NULL;
 	si->payload = NIL;
 	for (d = 0; d < list_length(si->dims); d++)
@@ -252,7 +257,7 @@ rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, 
 	/* the dimensions before the first row; then the fact scan streams, on
 	 * pg_warp.cpu_threads threads */
 	startup = WARP_STARTUP_COST + sc->dims_cost;
-	run = sc->fact_cost / pgwarp_cpu_thread_count() + rel->rows * cpu_tuple_cost;
+	run = sc->fact_cost / (si->heap ? 1 : pgwarp_cpu_thread_count()) + rel->rows * cpu_tuple_cost;
 
 	cp = star_path(rel, target, si, rel->rows, startup, startup + run);
 	cp->flags = CUSTOMPATH_SUPPORT_PROJECTION;
@@ -273,7 +278,9 @@ rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, 
  * run as usual.  The executor streams:
  * a batch's rows go up before the next batch is read, so LIMIT stops the
  * scan and memory stays one batch's rows.  The CPU driver in the backend,
- * serial, or one participant of a Gather each; never pg_warp_gpud.
+ * serial, or one participant of a Gather each; never pg_warp_gpud.  A heap
+ * fact table is read through the table AM by one driver per participant
+ * (warp_exec_heap.c), not on pg_warp.cpu_threads threads.
  *
  * The same for the one Arrow table of a query without joins (WarpScan,
  * rel a base relation): a star without dimensions, whose engine filters
@@ -329,7 +336,7 @@ try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 		tp->custom_private = warp_plan_with_order(tp->custom_private, order);
 		tp->path.pathkeys = root->query_pathkeys;
 		tp->path.rows = Min(rows, root->limit_tuples);
-		tp->path.total_cost = startup + sc.fact_cost / pgwarp_cpu_thread_count() +
+		tp->path.total_cost = startup + sc.fact_cost / (si.heap ? 1 : pgwarp_cpu_thread_count()) +
 			rows * cpu_operator_cost * list_length(root->query_pathkeys) +
 			tp->path.rows * cpu_tuple_cost;
 		/* nothing comes out before the whole scan */
