@@ -284,6 +284,10 @@ def run(a):
         tv, rv = timed(conn, sql, a.runs)
         r["vanilla_ms"] = fmt_ms(tv if tv is not None else rv)
         for name, short in (("warp_heap", "heap"), ("warp_arrow", "arrow")):
+            if a.no_heap and name == "warp_heap":
+                r["warp_heap_ms"], r["heap_equal"], r["heap_offloaded"] = "-", "-", "-"
+                r["heap_reason"] = ""
+                continue
             configure(conn, name, a.timeout)
             off, reasons = explain(conn, sql)
             t, rows = timed(conn, sql, a.runs)
@@ -334,6 +338,8 @@ def main():
     r.add_argument("--runs", type=int, default=1)
     r.add_argument("--timeout", type=int, default=300, help="statement timeout, seconds")
     r.add_argument("--no-duckdb", action="store_true")
+    r.add_argument("--no-heap", action="store_true",
+                   help="skip pg_warp over the heap tables")
     r.add_argument("--arrow-off", action="store_true",
                    help="also time the Arrow tables with pg_warp off (arrow_fdw alone)")
     r.add_argument("--csv")

@@ -159,6 +159,10 @@ extern bool build_partial_target(PlannerInfo *root, RelOptInfo *output_rel,
 extern void try_join_rows(PlannerInfo *root, RelOptInfo *rel);
 extern void try_rows(PlannerInfo *root, RelOptInfo *rel);
 
+/* warp_decorrelate.c: the planner hook rewriting correlated aggregate
+ * subqueries (called by pgwarp_planner_init) */
+extern void warp_decorrelate_init(void);
+
 /* warp_plan_cost.c */
 extern Path *dim_path(RelOptInfo *d);
 extern void star_costs(StarInfo *si, StarCost *sc);
