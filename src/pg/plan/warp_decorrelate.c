@@ -51,6 +51,7 @@
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
 #include "parser/parse_oper.h"
@@ -545,10 +546,14 @@ decorrelate_query(Query *q)
 	conjuncts = make_ands_implicit((Expr *) q->jointree->quals);
 	foreach(lc, conjuncts)
 	{
-		Node	   *n = decorrelate_conjunct(q, lfirst(lc), &extra);
+		List	   *anti = pgwarp_enable_decorrelation ? notin_conjuncts(q, lfirst(lc)) : NIL;
+		Node	   *n = anti ? NULL : decorrelate_conjunct(q, lfirst(lc), &extra);
 
-		out = lappend(out, n ? n : lfirst(lc));
-		changed |= n != NULL;
+		if (anti)
+			out = list_concat(out, anti);
+		else
+			out = lappend(out, n ? n : lfirst(lc));
+		changed |= n != NULL || anti != NIL;
 	}
 	if (changed)
 		q->jointree->quals = (Node *) make_ands_explicit(list_concat(out, extra));
