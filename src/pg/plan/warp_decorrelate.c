@@ -15,7 +15,8 @@
  *   WHERE o.k = d.k AND x < f(d.agg)
  *
  * It is done only where the two are the same query:
- *  - the comparison is a conjunct of WHERE, through a strict operator, so a
+ *  - the comparison is a conjunct of WHERE, through a strict operator
+ *    other than an equality, so a
  *    NULL subquery result drops the row; the aggregates (sum, avg, min,
  *    max) are NULL over no rows and f is strict, so an outer row without a
  *    group (whose subquery would see no rows) is dropped by the inner join
@@ -30,12 +31,10 @@
  *  - the subquery is a plain SELECT of tables: no GROUP BY, HAVING,
  *    DISTINCT, LIMIT, window, set operation, CTE or sublink of its own.
  * An equality with the subquery (TPC-H q2's `ps_supplycost = (SELECT
- * min(ps_supplycost) ...)`) becomes `(keys..., x) IN (SELECT keys..., agg
- * ... GROUP BY keys)` instead (equality_as_in): as a join clause beside
- * the key equality PostgreSQL would multiply the two selectivities,
- * estimate one row where there are hundreds, and nest loops over full
- * rescans of the tables joined above it (q2 over Arrow at SF=1: 32 s
- * against 9 s for the SubPlan); a semi join it estimates sanely.
+ * min(ps_supplycost) ...)`) stays a SubPlan: as a join clause beside the
+ * key equality PostgreSQL multiplies the two selectivities, estimates one
+ * row where there are hundreds, and nests loops over full rescans of the
+ * tables joined above it (q2 over Arrow at SF=1: 32 s against 9 s).
  * Where PostgreSQL can look the subquery's rows up through an index led by
  * a correlation column (TPC-H q2 over heap tables: partsupp's primary
  * key), its per-row plan is cheap and stays (see in_correlated_subquery in
@@ -318,14 +317,16 @@ plain_aggregate_subquery(Query *s)
  * s's tables WHERE rest GROUP BY keys, appended to q's range table and
  * FROM list; returns its range table index.
  */
-static Query *
-derived_query(Query *s, List *corrs, List *rest, List *aggs, List **names_out)
+static Index
+add_derived_table(Query *q, Query *s, List *corrs, List *rest, List *aggs)
 {
 	Query	   *d = copyObject(s);
 	List	   *tlist = NIL,
 			   *groups = NIL,
 			   *names = NIL;
 	ListCell   *lc;
+	RangeTblEntry *rte;
+	RangeTblRef *ref;
 	int			resno = 0;
 
 	d->jointree->quals = rest == NIL ? NULL : (Node *) make_ands_explicit(rest);
@@ -358,17 +359,6 @@ derived_query(Query *s, List *corrs, List *rest, List *aggs, List **names_out)
 	}
 	d->targetList = tlist;
 	d->groupClause = groups;
-	*names_out = names;
-	return d;
-}
-
-static Index
-add_derived_table(Query *q, Query *s, List *corrs, List *rest, List *aggs)
-{
-	List	   *names;
-	Query	   *d = derived_query(s, corrs, rest, aggs, &names);
-	RangeTblEntry *rte;
-	RangeTblRef *ref;
 
 	rte = makeNode(RangeTblEntry);
 	rte->rtekind = RTE_SUBQUERY;
@@ -427,83 +417,6 @@ replace_aggs(Node *node, List *aggs, Index rti, int first)
 }
 
 /*
- * An equality with the subquery (cmp, the subquery its argument `side`)
- * as `(outer keys..., x) IN (SELECT keys..., agg ... GROUP BY keys)`:
- * PostgreSQL plans it as a semi join with the grouped subquery and
- * estimates it as such (about half the outer rows), where a join clause
- * `x = agg` beside the key equality would be estimated at one row.  The
- * same rows: one group per key, NULL keys and a NULL or missing aggregate
- * match nothing.  Only for a bare aggregate (computed in the subquery for
- * every group, which a strict wrapper like `0.2 * avg(y)` could fail on);
- * NULL otherwise.
- */
-static Node *
-equality_as_in(Query *s, List *corrs, List *rest, List *aggs, OpExpr *cmp, int side,
-			   Node *result)
-{
-	List	   *names,
-			   *tests = NIL;
-	Query	   *d;
-	SubLink    *sl;
-	ListCell   *lc;
-	OpExpr	   *eq;
-	Param	   *p;
-	Aggref	   *a = (Aggref *) strip_relabel(result);
-
-	if (!IsA(a, Aggref) || list_length(aggs) != 1)
-		return NULL;
-	d = derived_query(s, corrs, rest, NIL, &names);
-	d->targetList = lappend(d->targetList,
-							makeTargetEntry((Expr *) copyObject(result),
-											list_length(d->targetList) + 1,
-											pstrdup("a"), false));
-	foreach(lc, d->targetList)
-	{
-		TargetEntry *te = lfirst(lc);
-		Expr	   *outer;
-
-		p = makeNode(Param);
-		p->paramkind = PARAM_SUBLINK;
-		p->paramid = te->resno;
-		p->paramtype = exprType((Node *) te->expr);
-		p->paramtypmod = exprTypmod((Node *) te->expr);
-		p->paramcollid = exprCollation((Node *) te->expr);
-		p->location = -1;
-		if (foreach_current_index(lc) < list_length(corrs))
-		{
-			Correlation *c = list_nth(corrs, foreach_current_index(lc));
-			Var		   *v = copyObject(c->outer);
-
-			v->varlevelsup = 0;
-			outer = (Expr *) v;
-			eq = copyObject(c->op);
-			eq->args = list_make2(outer, p);
-		}
-		else
-		{
-			/* x = (SELECT ...): the subquery's side becomes the Param */
-			Node	   *arg;
-
-			eq = copyObject(cmp);
-			arg = list_nth(eq->args, side);
-			if (IsA(arg, RelabelType))
-				((RelabelType *) arg)->arg = (Expr *) p;
-			else
-				list_nth_cell(eq->args, side)->ptr_value = p;
-		}
-		tests = lappend(tests, eq);
-	}
-	sl = makeNode(SubLink);
-	sl->subLinkType = ANY_SUBLINK;
-	sl->subLinkId = 0;
-	sl->testexpr = (Node *) make_andclause(tests);
-	sl->operName = list_make1(makeString("="));
-	sl->subselect = (Node *) d;
-	sl->location = -1;
-	return (Node *) sl;
-}
-
-/*
  * Conjunct qual of q's WHERE, if it compares with a correlated aggregate
  * subquery as the header describes: the subquery joined as a derived
  * table, its key equalities appended to *extra, and the conjunct to put in
@@ -524,15 +437,13 @@ decorrelate_conjunct(Query *q, Node *qual, List **extra)
 	Index		rti;
 	TargetEntry *te;
 	OpExpr	   *newcmp;
-	bool		equality;
 
 	if (!IsA(cmp, OpExpr) || list_length(cmp->args) != 2)
 		return NULL;
 	set_opfuncid(cmp);
-	if (!func_strict(cmp->opfuncid))
+	if (!func_strict(cmp->opfuncid) || op_mergejoinable(cmp->opno, exprType(linitial(cmp->args))) ||
+		op_hashjoinable(cmp->opno, exprType(linitial(cmp->args))))
 		return NULL;
-	equality = op_mergejoinable(cmp->opno, exprType(linitial(cmp->args))) ||
-		op_hashjoinable(cmp->opno, exprType(linitial(cmp->args)));
 	for (side = 0; side < 2; side++)
 	{
 		sl = (SubLink *) strip_relabel(list_nth(cmp->args, side));
@@ -566,8 +477,6 @@ decorrelate_conjunct(Query *q, Node *qual, List **extra)
 		outer_ref_walker((Node *) on, NULL) || may_fail((Node *) on) ||
 		!result_ok((Node *) te->expr, &aggs) || index_serves(s, corrs))
 		return NULL;
-	if (equality)
-		return equality_as_in(s, corrs, rest, aggs, cmp, side, (Node *) te->expr);
 
 	rti = add_derived_table(q, s, corrs, rest, aggs);
 	foreach(lc, corrs)
