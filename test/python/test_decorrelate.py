@@ -225,3 +225,12 @@ def test_switched_off(db, tables):
     finally:
         with db.cursor() as cur:
             cur.execute("RESET pg_warp.enable_decorrelation")
+
+
+def test_for_update_left_alone(db, tables):
+    """rows locked FOR UPDATE come from the query's own FROM: no rewrite"""
+    for sql in (QUERIES[0][0], NOT_IN[1][0]):
+        sql += " FOR UPDATE"
+        assert run(db, sql, "dc_heap", True) == run(db, sql, "dc_heap", False)
+        plan = run(db, sql, "dc_heap", True, explain=True)
+        assert "SubPlan" in plan and "Anti" not in plan, plan

@@ -540,7 +540,9 @@ decorrelate_query(Query *q)
 	sublink_walker((Node *) q->jointree, NULL);
 	sublink_walker((Node *) q->targetList, NULL);
 	sublink_walker(q->havingQual, NULL);
-	if (q->commandType != CMD_SELECT || q->jointree->quals == NULL || q->setOperations != NULL)
+	/* (FOR UPDATE: rows locked through the original FROM only) */
+	if (q->commandType != CMD_SELECT || q->jointree->quals == NULL || q->setOperations != NULL ||
+		q->rowMarks != NIL)
 		return;
 
 	conjuncts = make_ands_implicit((Expr *) q->jointree->quals);
