@@ -16,11 +16,10 @@
  *
  * It is done only where the two are the same query:
  *  - the comparison is a conjunct of WHERE, through a strict operator
- *    other than an equality, so a
- *    NULL subquery result drops the row; the aggregates (sum, avg, min,
- *    max) are NULL over no rows and f is strict, so an outer row without a
- *    group (whose subquery would see no rows) is dropped by the inner join
- *    exactly as by the comparison;
+ *    other than an equality, so a NULL subquery result drops the row; the
+ *    aggregates (sum, avg, min, max) are NULL over no rows and f is
+ *    strict, so an outer row without a group (whose subquery would see no
+ *    rows) is dropped by the inner join exactly as by the comparison;
  *  - each correlation is `inner expression = outer column` with the type's
  *    own equality (not collatable), and the subquery refers to the outer
  *    query nowhere else; the derived table has one row per key, so no outer
@@ -34,7 +33,11 @@
  * min(ps_supplycost) ...)`) stays a SubPlan: as a join clause beside the
  * key equality PostgreSQL multiplies the two selectivities, estimates one
  * row where there are hundreds, and nests loops over full rescans of the
- * tables joined above it (q2 over Arrow at SF=1: 32 s against 9 s).
+ * tables joined above it (q2 over Arrow at SF=1: 32 s against 9 s); as
+ * `(k, x) IN (SELECT k, agg ... GROUP BY k)` it fares no better, the
+ * grouped side being unique and the semi join made that inner join again.
+ * `x NOT IN (SELECT ...)` conjuncts are rewritten here too (warp_notin.c).
+ * Queries with FOR UPDATE are left alone.
  * Where PostgreSQL can look the subquery's rows up through an index led by
  * a correlation column (TPC-H q2 over heap tables: partsupp's primary
  * key), its per-row plan is cheap and stays (see in_correlated_subquery in
