@@ -513,8 +513,8 @@ define_planning_gucs(void)
 							 "A WHERE comparison with a scalar subquery of sum, avg, min "
 							 "or max correlated by equalities becomes a join with the "
 							 "subquery grouped by its correlation keys, unless an index "
-							 "serves the correlation; x NOT IN (subquery) becomes an "
-							 "anti join.",
+							 "serves the correlation; x NOT IN (subquery) of NOT NULL "
+							 "columns becomes an anti join.",
 							 &pgwarp_enable_decorrelation,
 							 true,
 							 PGC_USERSET,
