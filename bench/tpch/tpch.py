@@ -6,7 +6,10 @@
                                           ANALYZE), dumped with `pgwarp dump` to DIR/<t>.arrow
                                           and imported as foreign tables in schema tpch_arrow
   tpch.py run  DATADIR [--queries 1,3-5] [--runs N] [--timeout S] [--no-duckdb]
-                                         [--no-arrow] [--arrow-off] [--csv F]
+                                         [--no-arrow] [--no-heap] [--arrow-off] [--csv F]
+  tpch.py table RUN.csv [RUN2.csv ...] [--labels a,b] [--timeout S]
+                                         runs side by side: pg_warp over Arrow
+                                         against vanilla and arrow_fdw alone
 
 Connection: libpq's environment (PGHOST, PGPORT, PGUSER, PGDATABASE).  `run`
 prints, per query, the time of: vanilla PostgreSQL (pg_warp.enabled = off,
@@ -288,6 +291,10 @@ def run(a):
                 r.update({"warp_arrow_ms": "-", "arrow_equal": "-", "arrow_offloaded": "-",
                           "arrow_reason": ""})
                 continue
+            if a.no_heap and name == "warp_heap":
+                r["warp_heap_ms"], r["heap_equal"], r["heap_offloaded"] = "-", "-", "-"
+                r["heap_reason"] = ""
+                continue
             configure(conn, name, a.timeout)
             off, reasons = explain(conn, sql)
             t, rows = timed(conn, sql, a.runs)
@@ -323,6 +330,53 @@ def run(a):
     return results
 
 
+def _ms(v):
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
+def _ratio(a, b, timeout_ms):
+    """a / b as text; a timeout counts as the timeout, making a bound"""
+    x, y = _ms(a), _ms(b)
+    if x is None and y is None:
+        return "-"
+    if x is None:
+        return ">%.2f" % (timeout_ms / y)
+    if y is None:
+        return "<%.2f" % (x / timeout_ms)
+    return "%.2f" % (x / y)
+
+
+def table(a):
+    """a markdown table of --csv files: per query, each file's pg_warp over
+    Arrow against vanilla and against arrow_fdw alone, and whether offloaded"""
+    runs = []
+    for path in a.csv_files:
+        with open(path) as f:
+            runs.append({int(r["query"]): r for r in csv.DictReader(f)})
+    t = a.timeout * 1000.0
+    head = ["q"]
+    for k in range(len(runs)):
+        head += ["vanilla (%s)" % a.labels[k], "pg_warp Arrow (%s)" % a.labels[k],
+                 "arrow_fdw alone (%s)" % a.labels[k], "Arrow/vanilla (%s)" % a.labels[k],
+                 "Arrow/arrow_fdw (%s)" % a.labels[k], "offloaded (%s)" % a.labels[k]]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for nr in sorted(runs[0]):
+        row = ["q%d" % nr]
+        for run_ in runs:
+            r = run_[nr]
+            row += [r["vanilla_ms"], r["warp_arrow_ms"], r["arrow_off_ms"],
+                    _ratio(r["warp_arrow_ms"], r["vanilla_ms"], t),
+                    _ratio(r["warp_arrow_ms"], r["arrow_off_ms"], t), r["arrow_offloaded"]]
+        print("| " + " | ".join(row) + " |")
+    for k, run_ in enumerate(runs):
+        print("\n%s: offloaded over Arrow %d of %d" % (
+            a.labels[k], sum(r["arrow_offloaded"] == "yes" for r in run_.values()), len(run_)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -340,10 +394,21 @@ def main():
     r.add_argument("--no-duckdb", action="store_true")
     r.add_argument("--no-arrow", action="store_true",
                    help="skip pg_warp over the Arrow tables (heap against vanilla only)")
+    r.add_argument("--no-heap", action="store_true",
+                   help="skip pg_warp over the heap tables")
     r.add_argument("--arrow-off", action="store_true",
                    help="also time the Arrow tables with pg_warp off (arrow_fdw alone)")
     r.add_argument("--csv")
+    t = sub.add_parser("table")
+    t.add_argument("csv_files", nargs="+", help="--csv files of runs")
+    t.add_argument("--labels", help="comma-separated, one per file")
+    t.add_argument("--timeout", type=int, default=30, help="the runs' timeout, seconds")
     a = ap.parse_args()
+    if a.cmd == "table":
+        a.labels = a.labels.split(",") if a.labels else [str(k + 1) for k in
+                                                          range(len(a.csv_files))]
+        table(a)
+        return
     if a.cmd == "gen":
         generate(a.datadir, a.sf)
     elif a.cmd == "load":

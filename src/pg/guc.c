@@ -16,6 +16,7 @@
 #include "warp_spatial.h"
 
 bool		pgwarp_enabled = true;
+bool		pgwarp_enable_decorrelation = true;
 bool		pgwarp_enable_preagg = true;
 bool		pgwarp_enable_join = true;
 bool		pgwarp_enable_scan = true;
@@ -522,10 +523,29 @@ define_heap_fact_gucs(void)
 							 NULL, NULL, NULL);
 }
 
+/* query rewriting before planning (plan/warp_decorrelate.c) */
+static void
+define_planning_gucs(void)
+{
+	DefineCustomBoolVariable("pg_warp.enable_decorrelation",
+							 "Plans a correlated aggregate subquery as a grouped join.",
+							 "A WHERE comparison with a scalar subquery of sum, avg, min "
+							 "or max correlated by equalities becomes a join with the "
+							 "subquery grouped by its correlation keys, unless an index "
+							 "serves the correlation; x NOT IN (subquery) of NOT NULL "
+							 "columns becomes an anti join.",
+							 &pgwarp_enable_decorrelation,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+}
+
 void
 pgwarp_define_gucs(void)
 {
 	define_heap_fact_gucs();
+	define_planning_gucs();
 	define_table_cache_gucs();
 	define_switch_gucs();
 	define_spatial_gucs();

@@ -18,6 +18,7 @@ typedef enum PgWarpMode
 } PgWarpMode;
 
 extern bool pgwarp_enabled;
+extern bool pgwarp_enable_decorrelation;
 extern bool pgwarp_enable_scan_filter;
 extern bool pgwarp_enable_dim_scan;
 extern bool pgwarp_cache_heap_dimensions;

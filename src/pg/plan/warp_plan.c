@@ -850,4 +850,5 @@ pgwarp_planner_init(void)
 	set_rel_pathlist_hook = warp_rel_paths;
 	prev_explain_hook = ExplainOneQuery_hook;
 	ExplainOneQuery_hook = warp_explain_one_query;
+	warp_decorrelate_init();
 }

@@ -14,6 +14,10 @@
  *   warp_plan_cost.c   the dimension plans and the cost of a star's scan
  *   warp_merge_scan.c  WarpMerge (DISTINCT aggregates beside plain ones,
  *                      GROUPING SETS)
+ *   warp_decorrelate.c correlated aggregate subqueries rewritten into
+ *                      grouped joins (planner hook)
+ *   warp_notin.c       NOT IN (subquery) rewritten into NOT EXISTS (an anti
+ *                      join), NULLs kept apart
  */
 #ifndef PGWARP_PLAN_INTERNAL_H
 #define PGWARP_PLAN_INTERNAL_H
@@ -158,6 +162,12 @@ extern bool build_partial_target(PlannerInfo *root, RelOptInfo *output_rel,
 /* warp_plan_rows.c */
 extern void try_join_rows(PlannerInfo *root, RelOptInfo *rel);
 extern void try_rows(PlannerInfo *root, RelOptInfo *rel);
+
+/* warp_decorrelate.c: the planner hook rewriting correlated aggregate
+ * subqueries (called by pgwarp_planner_init) */
+extern void warp_decorrelate_init(void);
+/* warp_notin.c: `x NOT IN (SELECT ...)` as NOT EXISTS conjuncts, or NIL */
+extern List *notin_conjuncts(Query *q, Node *qual);
 
 /* warp_plan_cost.c */
 extern Path *dim_path(RelOptInfo *d);
