@@ -150,20 +150,8 @@ cheapest_parallel_safe(List *paths)
 static CustomPath *
 spatial_path(RelOptInfo *rel, Path *outer, Path *inner, double rows, Cost startup, Cost total)
 {
-	CustomPath *cp = makeNode(CustomPath);
+	CustomPath *cp = serial_custom_path(rel, rel->reltarget, rows, startup, total);
 
-	cp->path.pathtype = T_CustomScan;
-	cp->path.parent = rel;
-	cp->path.pathtarget = rel->reltarget;
-	cp->path.param_info = NULL;
-	cp->path.parallel_aware = false;
-	cp->path.parallel_safe = false;
-	cp->path.parallel_workers = 0;
-	cp->path.rows = rows;
-	cp->path.startup_cost = startup;
-	cp->path.total_cost = total;
-	cp->path.pathkeys = NIL;
-	cp->flags = 0;
 	cp->custom_paths = inner ? list_make2(outer, inner) : list_make1(outer);
 	cp->methods = &warp_spatial_path_methods;
 	return cp;
