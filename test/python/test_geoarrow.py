@@ -492,3 +492,33 @@ def test_parallel_filter(arrow_pts):
     finally:
         for s in PARALLEL:
             c.execute("RESET " + s.split()[1])
+
+
+def test_large_binary_dictionary_and_null_coordinate(gis):
+    """LargeBinary and dictionary-encoded WKB read like Binary; a point whose
+    x or y is null (inside a valid point) is an error, not a guess."""
+    pt = bytes(gis.execute("SELECT ST_AsBinary('POLYGON((0 0, 1 0, 1 1, 0 0))'::geometry)")
+               .fetchone()[0])
+    dict_arr = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0, None], pa.int32()),
+                                              pa.array([pt, b"\x01\x01\x00\x00\x00" +
+                                                        struct.pack("<dd", 5, 6)]))
+    path = os.path.join(gis.scratch, "large.arrow")
+    write(path, [geo_field("big", pa.large_binary(), "geoarrow.wkb", {"crs": "EPSG:4326"}),
+                 geo_field("dict", dict_arr.type, "geoarrow.wkb", {"crs": "EPSG:4326"})],
+          [pa.array([pt, None, pt, pt], pa.large_binary()), dict_arr])
+    import_table(gis, "large", path)
+    got = gis.execute("SELECT ST_AsEWKB(big), ST_AsEWKB(dict) FROM large").fetchall()
+    want_poly = bytes(gis.execute("SELECT ST_AsEWKB(ST_GeomFromWKB(%s, 4326))", (pt,)).fetchone()[0])
+    want_pt = bytes(gis.execute("SELECT ST_AsEWKB('SRID=4326;POINT(5 6)'::geometry)").fetchone()[0])
+    assert [(None if a is None else bytes(a), None if b is None else bytes(b)) for a, b in got] == \
+        [(want_poly, want_poly), (None, want_pt), (want_poly, want_poly), (want_poly, None)]
+    path = os.path.join(gis.scratch, "nullxy.arrow")
+    xs = pa.array([1.0, None])
+    write(path, [geo_field("p", pa.struct([("x", pa.float64()), ("y", pa.float64())]),
+                           "geoarrow.point", {})],
+          [pa.StructArray.from_arrays([xs, pa.array([2.0, 3.0])], names=["x", "y"])])
+    import_table(gis, "nullxy", path)
+    with pytest.raises(psycopg.Error) as e:
+        gis.execute("SELECT ST_AsText(p) FROM nullxy").fetchall()
+    assert e.value.sqlstate == "22004"
+    assert 'GeoArrow point in column "p" has a null coordinate' in str(e.value)
