@@ -104,6 +104,11 @@ $(B)/gpucheck/%: src/gpucheck/%.cu $(ENGINE_HDRS) src/gpud/gpud_clock.h
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 $(CUDA_ARCH) -Isrc -Isrc/arrow -o $@ $< -cudart static
 
+# the spatial probe's self-test indexes its build side with the engine's grid
+$(B)/gpucheck/geom_selftest: src/gpucheck/geom_selftest.cu $(ENGINE_HDRS) $(B)/libwarpengine.a
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 $(CUDA_ARCH) -Isrc -Isrc/arrow -o $@ $< $(B)/libwarpengine.a -cudart static
+
 # pg_warp_gpud: the daemon (C) with the device driver (CUDA, runtime linked
 # statically: the server needs the NVIDIA driver, not the toolkit)
 GPUD_SRCS   = $(sort $(wildcard src/gpud/*.c))

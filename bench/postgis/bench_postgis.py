@@ -8,13 +8,17 @@ seventh one a multipolygon (plus a small square island off its corner).
 
 Each query runs with pg_warp.enabled = off (PostgreSQL + PostGIS, GiST index
 on the polygons and on the points) and on (WarpSpatialJoin /
-WarpSpatialFilter on the CPU driver in the backend); the answers must be
-equal.  shapely 2's STRtree (vectorised query) is timed on the same data as
+WarpSpatialFilter on the CPU, parallel workers as configured), over the heap
+table and over the same points written by `pgwarp dump` as a GeoArrow file
+(geoarrow.point, read through arrow_fdw); the answers must be equal.  shapely 2's STRtree (vectorised query) is timed on the same data as
 what a Python user would write; its per-polygon counts are compared too.
-Times: best of REPS runs after one warm-up, wall clock at the client.
+Times: best of REPS runs after one warm-up, wall clock at the client.  Counts
+must be equal; sums of float8 within 1e-12 relative (plans add in different
+orders).
 """
 import os
 import platform
+import subprocess
 import sys
 import time
 
@@ -58,6 +62,19 @@ def setup(conn, npoints, npolys):
     conn.execute("VACUUM ANALYZE pts")
 
 
+def setup_arrow(conn):
+    """the points as a GeoArrow file (geoarrow.point) through pgwarp dump"""
+    path = os.path.join(os.environ["PGWARP_TEST_DIR"], "pts.arrow")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    subprocess.run([os.environ.get("PGWARP_BIN", "build/pgwarp"), "dump", "-q", "-c",
+                    "SELECT id, fare, geom::geometry(Point) AS geom FROM pts", "-o", path],
+                   check=True)
+    conn.execute("DROP FOREIGN TABLE IF EXISTS pts_arrow")
+    conn.execute("IMPORT FOREIGN SCHEMA pts_arrow FROM SERVER arrow_fdw INTO public "
+                 "OPTIONS (file '%s')" % path)
+    conn.execute("ANALYZE pts_arrow")
+
+
 QUERIES = [
     ("count per polygon (ST_Contains join)",
      "SELECT z.id, count(*) FROM pts p JOIN zones z ON ST_Contains(z.geom, p.geom) "
@@ -72,6 +89,21 @@ QUERIES = [
      "SELECT count(*), round(sum(fare)::numeric, 6) FROM pts "
      "WHERE ST_DWithin(geom, ST_MakePoint(50, 50), 20)"),
 ]
+
+
+def same(a, b):
+    """equal rows, sums of floats within 1e-12 relative (their order of
+    addition differs between plans)"""
+    if len(a) != len(b):
+        return False
+    for ra, rb in zip(a, b):
+        for x, y in zip(ra, rb):
+            if isinstance(x, int) or x is None or y is None:
+                if x != y:
+                    return False
+            elif abs(float(x) - float(y)) > 1e-12 * max(abs(float(x)), abs(float(y))):
+                return False
+    return True
 
 
 def timed(conn, sql):
@@ -110,10 +142,12 @@ def main():
     conn = psycopg.connect(autocommit=True)
     t = time.perf_counter()
     setup(conn, npoints, npolys)
+    setup_arrow(conn)
     gen = time.perf_counter() - t
     workers = conn.execute("SHOW max_parallel_workers_per_gather").fetchone()[0]
     lines = [
-        "# Spatial joins and filters: PostGIS with GiST vs pg_warp (CPU) vs shapely",
+        "# Spatial joins and filters: PostGIS with GiST vs pg_warp (CPU, heap and "
+        "GeoArrow) vs shapely",
         "",
         "- Date: %s; machine: %s (%s, %d CPUs), no GPU" % (
             time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), platform.node(),
@@ -122,12 +156,15 @@ def main():
         "every 5th with a hole, every 7th a multipolygon); generated in %.0f s" % (
             npoints, npolys, gen),
         "- Command: `BENCH_REPS=%d bench/postgis/run.sh %d %d`" % (REPS, npoints, npolys),
-        "- PostGIS: GiST indexes on both geometry columns, max_parallel_workers_per_gather = %s; "
-        "pg_warp: CPU in the backend; times are the best of %d runs after a warm-up"
+        "- max_parallel_workers_per_gather = %s for every column.  PostGIS: GiST indexes on "
+        "both geometry columns.  pg_warp: CPU (the backend and its parallel workers); "
+        "heap: the same table; Arrow: the points dumped by `pgwarp dump` as geoarrow.point "
+        "and read through arrow_fdw.  Times are the best of %d runs after a warm-up"
         % (workers, REPS),
         "",
-        "| query | PostGIS (GiST) | pg_warp CPU | speed-up | answers | pairs to PostGIS |",
-        "|---|---:|---:|---:|---|---:|",
+        "| query | PostGIS (GiST) | pg_warp CPU, heap | speed-up | pg_warp CPU, Arrow | "
+        "speed-up | answers | pairs to PostGIS |",
+        "|---|---:|---:|---:|---:|---:|---|---:|",
     ]
     plans = []
     answers = {}
@@ -137,15 +174,21 @@ def main():
         conn.execute("SET pg_warp.enabled = on")
         t_w, got = timed(conn, sql)
         plan = explain(conn, sql)
+        asql = sql.replace("FROM pts", "FROM pts_arrow")
+        t_a, got_a = timed(conn, asql)
+        aplan = explain(conn, asql)
         checks = [ln.split(":")[1].strip() for ln in plan.splitlines()
                   if "Pairs Checked By PostGIS" in ln]
-        lines.append("| %s | %.3f s | %.3f s | %.1fx | %s | %s |" % (
-            name, t_pg, t_w, t_pg / t_w, "equal" if got == want else "DIFFERENT",
+        checks = [str(sum(int(c) for c in checks))] if checks else []
+        lines.append("| %s | %.3f s | %.3f s | %.1fx | %.3f s | %.1fx | %s | %s |" % (
+            name, t_pg, t_w, t_pg / t_w, t_a, t_pg / t_a,
+            "equal" if same(got, want) and same(got_a, want) else "DIFFERENT",
             checks[0] if checks else "(not offloaded)"))
         plans.append((name, plan))
+        plans.append((name + ", Arrow", aplan))
         answers[sql] = want
         print(lines[-1], flush=True)
-        if got != want:
+        if not same(got, want) or not same(got_a, want):
             print("DIFFERENT ANSWERS for %s" % name, file=sys.stderr)
     try:
         want = answers[QUERIES[0][1]]

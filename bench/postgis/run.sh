@@ -2,8 +2,9 @@
 # Spatial join and filter benchmark (synthetic data) in a throwaway cluster:
 #   bench/postgis/run.sh [POINTS] [POLYGONS]
 # PostGIS with a GiST index (pg_warp.enabled = off, parallel workers as
-# configured) against pg_warp's WarpSpatialJoin/WarpSpatialFilter (CPU, in
-# the backend), and shapely's STRtree; answers are compared with PostGIS's.
+# configured) against pg_warp's WarpSpatialJoin/WarpSpatialFilter (CPU,
+# parallel workers as configured, over the heap table and over its GeoArrow
+# dump) and shapely's STRtree; answers are compared with PostGIS's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 POINTS=${1:-5000000}
@@ -15,5 +16,6 @@ trap cluster_stop EXIT
 cluster_start -c shared_buffers=1GB -c max_wal_size=8GB -c shared_preload_libraries=pg_warp \
 	-c pg_warp.gpud_device=cpu
 fi
+export PGWARP_BIN="${PGWARP_BIN:-$PWD/build/pgwarp}"
 python3 bench/postgis/bench_postgis.py "$POINTS" "$POLYS" \
 	"bench/results/$(date +%F)-postgis-${POINTS}x${POLYS}-$(hostname -s).md"

@@ -52,6 +52,29 @@ is_postgis_library(const char *probin)
 }
 
 bool
+warp_postgis_function(Oid funcid, const char *symbol)
+{
+	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	Datum		d;
+	bool		isnull;
+	bool		ok = false;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	if (((Form_pg_proc) GETSTRUCT(tup))->prolang == ClanguageId)
+	{
+		d = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_probin, &isnull);
+		if (!isnull && is_postgis_library(TextDatumGetCString(d)))
+		{
+			d = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
+			ok = !isnull && strcmp(TextDatumGetCString(d), symbol) == 0;
+		}
+	}
+	ReleaseSysCache(tup);
+	return ok;
+}
+
+bool
 warp_spatial_func(Oid funcid, WarpSpatialFunc *out, const char **why)
 {
 	HeapTuple	tup;

@@ -39,6 +39,9 @@ typedef struct WarpSpatialFunc
  */
 extern bool warp_spatial_func(Oid funcid, WarpSpatialFunc *out, const char **why);
 
+/* funcid is the C function `symbol` of PostGIS's library */
+extern bool warp_postgis_function(Oid funcid, const char *symbol);
+
 /* the plan of one spatial join (custom_private of WarpSpatialJoin) */
 typedef struct WarpSpatialPlan
 {

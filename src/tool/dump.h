@@ -31,7 +31,11 @@ typedef enum PgKind
 	PGK_TIMESTAMPTZ,
 	PGK_INTERVAL,
 	PGK_ARRAY,					/* one child: the element */
-	PGK_COMPOSITE				/* children: the attributes */
+	PGK_COMPOSITE,				/* children: the attributes */
+	PGK_GEOM_WKB,				/* PostGIS geometry, fetched as ST_AsBinary:
+								 * geoarrow.wkb */
+	PGK_GEOM_POINT				/* geometry(Point), fetched as ST_AsBinary:
+								 * geoarrow.point Struct<x, y> (children) */
 } PgKind;
 
 typedef struct PgNode
@@ -46,6 +50,11 @@ typedef struct PgNode
 	int			precision;
 	int			scale;
 	bool		scale_from_data;	/* unconstrained or p > 38: pre-pass */
+	/* PGK_GEOM_*: PostGIS's schema (quoted), the SRID (-1: from the data),
+	 * the GeoArrow extension metadata (dump_geo.c) */
+	char	   *geo_schema;
+	int32_t		geo_srid;
+	char	   *geo_meta;
 	int			n_children;
 	struct PgNode *children;
 	ArrowBuilder *builder;		/* set once the writer exists */
@@ -85,6 +94,16 @@ int			dump_arrow_schema(const DumpSchema *ds, ArrowArena *arena,
 
 /* Attach the writer's builders to the nodes. */
 void		dump_attach_builders(DumpSchema *ds, ArrowWriter *w);
+
+/*
+ * dump_geo.c: the SRID of geometry columns whose type does not fix it (one
+ * pass of the query; several SRIDs in one column are an error, since
+ * GeoArrow gives a column one CRS) and each one's GeoArrow metadata.
+ */
+int			dump_geo_prepass(PGconn *conn, const char *query, DumpSchema *ds);
+
+/* x, y of a 2-D WKB point (NaN, NaN when empty); false if p is not one */
+bool		dump_geo_wkb_point(const uint8_t *p, int32_t len, double *x, double *y);
 
 /* print a libpq failure ("<what>: <server message>") and return 1 */
 int			dump_pg_error(PGconn *conn, const PGresult *res, const char *what);

@@ -9,8 +9,10 @@
  *   uuid -> FixedSizeBinary(16); date -> Date32; time -> Time64(us);
  *   timestamp -> Timestamp(us); timestamptz -> Timestamp(us, UTC);
  *   interval -> Interval(MonthDayNano); arrays -> List; composites ->
- *   Struct; domains -> their base type; anything else (or a tree containing
- *   it) -> the column is cast to text by the server and written as Utf8.
+ *   Struct; domains -> their base type; PostGIS geometry (top level) ->
+ *   GeoArrow, fetched as ST_AsBinary (dump_geo.c); anything else (or a tree
+ *   containing it) -> the column is cast to text by the server and written
+ *   as Utf8.
  * Every field carries metadata pg_type = format_type(oid, typmod).
  */
 #include <stdlib.h>
@@ -61,6 +63,8 @@ typedef struct TypeInfo
 	char	  **attnames;
 	Oid		   *atttypids;
 	int32_t    *atttypmods;
+	bool		is_geometry;	/* PostGIS's geometry */
+	char	   *nspname;		/* its schema, quoted */
 } TypeInfo;
 
 static TypeInfo *types;
@@ -272,7 +276,10 @@ resolve_types(PGconn *conn, const Oid *oids, int n)
 		}
 		res = PQexecParams(conn,
 						   "SELECT t.oid, t.typtype, t.typelem, t.typbasetype, t.typtypmod, "
-						   "t.typrelid, t.typsubscript = 'pg_catalog.array_subscript_handler'::pg_catalog.regproc "
+						   "t.typrelid, t.typsubscript = 'pg_catalog.array_subscript_handler'::pg_catalog.regproc, "
+						   "EXISTS (SELECT FROM pg_catalog.pg_proc p WHERE p.oid = t.typinput "
+						   "AND p.prosrc = 'LWGEOM_in' AND p.probin ~ '(^|/)postgis-[^/]*$'), "
+						   "t.typnamespace::pg_catalog.regnamespace::pg_catalog.text "
 						   "FROM pg_catalog.pg_type t WHERE t.oid = ANY ($1::pg_catalog.oid[])",
 						   1, NULL, params, NULL, NULL, 0);
 		free(lit);
@@ -297,6 +304,8 @@ resolve_types(PGconn *conn, const Oid *oids, int n)
 			t->typtypmod = atoi(PQgetvalue(res, r, 4));
 			t->typrelid = (Oid) strtoul(PQgetvalue(res, r, 5), NULL, 10);
 			t->is_array = PQgetvalue(res, r, 6)[0] == 't';
+			t->is_geometry = PQgetvalue(res, r, 7)[0] == 't';
+			t->nspname = xstrdup(PQgetvalue(res, r, 8));
 		}
 		PQclear(res);
 		todo.n = 0;
@@ -372,6 +381,35 @@ resolve_types(PGconn *conn, const Oid *oids, int n)
 }
 
 /* ------------------------------------------------------------- nodes */
+
+/*
+ * A top-level PostGIS geometry column (nested ones go through text): a
+ * declared 2-D geometry(Point) becomes geoarrow.point, anything else
+ * geoarrow.wkb.  The SRID comes from the typmod (PostGIS's TYPMOD_GET_*
+ * fields) or, when it has none, from the data (dump_geo_prepass).
+ */
+static void
+build_geometry_node(PgNode *n, const TypeInfo *t, int32_t tm)
+{
+	bool		point = tm >= 0 && ((tm & 0xFC) >> 2) == 1 && (tm & 3) == 0;
+	int32_t		srid = tm >= 0 ? (((tm & 0x0FFFFF00) - (tm & 0x10000000)) >> 8) : 0;
+
+	n->geo_schema = xstrdup(t->nspname);
+	n->geo_srid = srid > 0 ? srid : -1;
+	n->kind = point ? PGK_GEOM_POINT : PGK_GEOM_WKB;
+	if (point)
+	{
+		n->n_children = 2;
+		n->children = xcalloc(2, sizeof(PgNode));
+		for (int i = 0; i < 2; i++)
+		{
+			n->children[i].kind = PGK_FLOAT8;
+			n->children[i].oid = n->children[i].base_oid = FLOAT8OID;
+			n->children[i].typmod = -1;
+			n->children[i].name = xstrdup(i == 0 ? "x" : "y");
+		}
+	}
+}
 
 static void
 build_node(PgNode *n, Oid oid, int32_t typmod, const char *name, int depth)
@@ -462,6 +500,11 @@ build_node(PgNode *n, Oid oid, int32_t typmod, const char *name, int depth)
 			return;
 		default:
 			break;
+	}
+	if (t->is_geometry && depth == 0)
+	{
+		build_geometry_node(n, t, tm);
+		return;
 	}
 	if (t->is_array && t->typelem != 0)
 	{
@@ -762,7 +805,7 @@ dump_describe(PGconn *conn, const char *query, bool numeric_as_text,
 			(numeric_as_text && tree_needs_scale(&c->node)))
 			c->as_text = true;
 	}
-	if (format_types(conn, ds) != 0)
+	if (format_types(conn, ds) != 0 || dump_geo_prepass(conn, query, ds) != 0)
 		return 1;
 	for (int i = 0; i < n; i++)
 	{
@@ -786,7 +829,7 @@ dump_copy_query(const char *query, const DumpSchema *ds)
 	bool		any = false;
 
 	for (int i = 0; i < ds->n_columns; i++)
-		any |= ds->columns[i].as_text;
+		any |= ds->columns[i].as_text || ds->columns[i].node.geo_schema != NULL;
 	if (!any)
 		return xstrdup(query);
 	str_add(&b, "SELECT ");
@@ -797,7 +840,15 @@ dump_copy_query(const char *query, const DumpSchema *ds)
 		/* inet's text cast adds the netmask; abbrev() is its output form */
 		if (ds->columns[i].as_text && ds->columns[i].node.base_oid == INETOID)
 			str_add(&b, "pg_catalog.abbrev(");
+		else if (!ds->columns[i].as_text && ds->columns[i].node.geo_schema)
+		{
+			/* ISO WKB, as GeoArrow stores it (the binary output is EWKB) */
+			str_add(&b, ds->columns[i].node.geo_schema);
+			str_add(&b, ".st_asbinary(");
+		}
 		str_addf_int(&b, "q.c%lld", i + 1);
+		if (!ds->columns[i].as_text && ds->columns[i].node.geo_schema)
+			str_add(&b, ")");
 		if (ds->columns[i].as_text && ds->columns[i].node.base_oid == INETOID)
 			str_add(&b, ")");
 		else if (ds->columns[i].as_text)
@@ -829,6 +880,23 @@ make_field(const PgNode *n, const char *name, ArrowArena *arena, ArrowField *f,
 	f->metadata[0].value = arrow_arena_strdup(arena, n->pg_type ? n->pg_type : "", err);
 	if (f->metadata[0].key == NULL || f->metadata[0].value == NULL)
 		return -1;
+	if (n->kind == PGK_GEOM_WKB || n->kind == PGK_GEOM_POINT)
+	{
+		ArrowKeyValue *m = arrow_arena_alloc(arena, 3 * sizeof(ArrowKeyValue), err);
+
+		if (m == NULL)
+			return -1;
+		m[0] = f->metadata[0];
+		m[1].key = arrow_arena_strdup(arena, "ARROW:extension:name", err);
+		m[1].value = arrow_arena_strdup(arena, n->kind == PGK_GEOM_POINT ? "geoarrow.point" :
+										"geoarrow.wkb", err);
+		m[2].key = arrow_arena_strdup(arena, "ARROW:extension:metadata", err);
+		m[2].value = arrow_arena_strdup(arena, n->geo_meta ? n->geo_meta : "{}", err);
+		if (!m[1].key || !m[1].value || !m[2].key || !m[2].value)
+			return -1;
+		f->metadata = m;
+		f->n_metadata = 3;
+	}
 
 	switch (n->kind)
 	{
@@ -862,6 +930,7 @@ make_field(const PgNode *n, const char *name, ArrowArena *arena, ArrowField *f,
 			t->id = ARROW_TYPE_UTF8;
 			break;
 		case PGK_BYTEA:
+		case PGK_GEOM_WKB:
 			t->id = ARROW_TYPE_BINARY;
 			break;
 		case PGK_UUID:
@@ -891,6 +960,7 @@ make_field(const PgNode *n, const char *name, ArrowArena *arena, ArrowField *f,
 			break;
 		case PGK_ARRAY:
 		case PGK_COMPOSITE:
+		case PGK_GEOM_POINT:
 			t->id = n->kind == PGK_ARRAY ? ARROW_TYPE_LIST : ARROW_TYPE_STRUCT;
 			f->n_children = n->n_children;
 			f->children = arrow_arena_alloc(arena, sizeof(ArrowField) * n->n_children, err);

@@ -453,7 +453,9 @@ spatial_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ctx = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
 	ExplainPropertyText("Spatial Predicate",
 						deparse_expression(linitial(cs->custom_exprs), ctx, true, false), es);
-	ExplainPropertyText("Runs On",
+	ExplainPropertyText("Runs On", node->ss.ps.plan->parallel_safe ?
+						"CPU (each parallel participant probes its share of the rows against "
+						"its own build side); the GPU has no spatial probe yet" :
 						"CPU (backend); the GPU has no spatial probe yet", es);
 	ExplainPropertyText("Build Side", ss->plan.filter ? "the constant geometry" :
 						"inner child: grid of its geometries", es);

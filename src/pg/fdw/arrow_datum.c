@@ -11,11 +11,13 @@
  * unit), plus: Utf8 into any type with a text input function (json, uuid,
  * varchar(n), enums...: the type's own input function checks each value),
  * nested values (lists, structs, maps of any depth) into json or jsonb
- * (arrow_json.c), and the Null type into anything.
+ * (arrow_json.c), GeoArrow point and WKB fields into PostGIS geometry
+ * (arrow_geo.c), and the Null type into anything.
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/transam.h"
 #include "catalog/pg_type.h"
 #include "datatype/timestamp.h"
 #include "fmgr.h"
@@ -56,7 +58,8 @@ typedef enum ConvOp
 	CONV_ARRAY,
 	CONV_COMPOSITE,
 	CONV_MAP,					/* Map: array of (key, value) composites */
-	CONV_JSON					/* a nested value as json or jsonb (arrow_json.c) */
+	CONV_JSON,					/* a nested value as json or jsonb (arrow_json.c) */
+	CONV_GEOMETRY				/* GeoArrow as PostGIS geometry (arrow_geo.c) */
 } ConvOp;
 
 struct ArrowDatumConv
@@ -83,6 +86,8 @@ struct ArrowDatumConv
 	struct ArrowDatumConv **attrs;
 	/* CONV_JSON */
 	ArrowJsonPlan *json;
+	/* CONV_GEOMETRY */
+	ArrowGeoConv *geo;
 };
 
 static const char *plan_conv(ArrowDatumConv *conv, const ArrowField *field,
@@ -299,6 +304,12 @@ plan_conv(ArrowDatumConv *conv, const ArrowField *field, Oid typid, int32 typmod
 		conv->json = arrow_json_plan(field, conv->colname ? conv->colname : field->name);
 		conv->op = CONV_JSON;
 		return NULL;
+	}
+	if (base >= FirstNormalObjectId && arrow_geo_is_geometry(base))
+	{
+		conv->op = CONV_GEOMETRY;
+		return arrow_geo_plan(field, base, typmod, conv->colname ? conv->colname : field->name,
+							  &conv->geo);
 	}
 	switch (field->type.id)
 	{
@@ -803,6 +814,8 @@ convert_value(ArrowDatumConv *conv, const ArrowArray *a, int64 i, bool *isnull)
 			return convert_composite(conv, a, i);
 		case CONV_JSON:
 			return arrow_json_get(conv->json, a, i, conv->typid);
+		case CONV_GEOMETRY:
+			return arrow_geo_get(conv->geo, a, i);
 		case CONV_NULL:
 			break;
 	}

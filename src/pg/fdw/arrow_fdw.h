@@ -53,6 +53,27 @@ extern ArrowDatumConv *arrow_datum_conv_create(const ArrowField *field,
 extern Datum arrow_datum_get(ArrowDatumConv *conv, const ArrowArray *a,
 							 int64 i, bool *isnull);
 
+/* arrow_geo.c: GeoArrow fields as PostGIS geometry */
+typedef enum ArrowGeoEncoding
+{
+	ARROW_GEO_NONE,
+	ARROW_GEO_POINT_STRUCT,		/* geoarrow.point, Struct<x, y> */
+	ARROW_GEO_POINT_INTERLEAVED,	/* geoarrow.point, FixedSizeList<double, 2> */
+	ARROW_GEO_WKB				/* geoarrow.wkb, Binary */
+} ArrowGeoEncoding;
+typedef struct ArrowGeoConv ArrowGeoConv;
+extern ArrowGeoEncoding arrow_geo_encoding(const ArrowField *field);
+/* the field's SRID (0: no CRS); false, with *why, for a CRS not mapped */
+extern bool arrow_geo_srid(const ArrowField *field, int32 *srid, const char **why);
+/* PostGIS's geometry type (InvalidOid without PostGIS), and the test for it */
+extern Oid	arrow_geo_geometry_type(void);
+extern bool arrow_geo_is_geometry(Oid typid);
+/* "schema.geometry(Point,4326)" for a GeoArrow field when PostGIS is here */
+extern bool arrow_geo_pg_type_name(const ArrowField *field, char *buf, size_t len);
+extern const char *arrow_geo_plan(const ArrowField *field, Oid typid, int32 typmod,
+								  const char *colname, ArrowGeoConv **out);
+extern Datum arrow_geo_get(ArrowGeoConv *gc, const ArrowArray *a, int64 i);
+
 /* arrow_committed.c */
 extern int64 arrow_committed_length(const char *path);
 extern int64 arrow_committed_lock(const char *path);

@@ -7,7 +7,9 @@
  * creates one foreign table called `name` with the file's columns.  Types
  * follow DESIGN.md's mapping; a field's "pg_type" metadata (written by
  * pgwarp dump and INSERT) is used instead when it parses and can read the
- * field (varchar(n), json, uuid, ...).  Struct fields need composite types,
+ * field (varchar(n), json, uuid, ...).  GeoArrow point and WKB fields
+ * become PostGIS geometry (with the SRID of their CRS) where PostGIS is
+ * installed.  Struct fields need composite types,
  * and ImportForeignSchema may only return CREATE FOREIGN TABLE statements,
  * so the composite types are created here (or reused when one of the same
  * name exists in the target schema and can read the field): "<table>_<column>"
@@ -124,6 +126,11 @@ field_type(const ArrowField *field, const char *schema, const char *typname, int
 		if (OidIsValid(typid) && arrow_datum_check_type(field, typid, *typmod) == NULL)
 			return typid;
 		*typmod = -1;
+	}
+	if (arrow_geo_pg_type_name(field, buf, sizeof(buf)))
+	{
+		parseTypeString(buf, &typid, typmod, false);
+		return typid;
 	}
 	switch (field->type.id)
 	{

@@ -5,12 +5,14 @@
  * This is the mapping from the Arrow type alone; a field's "pg_type"
  * metadata (written by pgwarp dump and INSERT) may name a more precise type
  * (varchar(n), json, uuid), which the FDW checks against this mapping before
- * using it.
+ * using it.  GeoArrow fields (geoarrow.point, geoarrow.wkb) map to PostGIS's
+ * geometry where PostGIS is installed in the database (arrow_geo.c), else
+ * to their storage type's mapping.
  */
 #include "postgres.h"
 
 #include "pg_warp.h"
-#include "fdw/arrow_pg.h"
+#include "fdw/arrow_fdw.h"
 
 static const char *
 int_type_name(const ArrowType *t)
@@ -44,6 +46,9 @@ pgwarp_arrow_pg_type_name(const ArrowField *field, char *buf, size_t len,
 	char		elem[NAMEDATALEN * 4];
 
 	*why_not = NULL;
+	/* GeoArrow points and WKB are geometry where PostGIS is installed */
+	if (arrow_geo_pg_type_name(field, buf, len))
+		return true;
 	switch (t->id)
 	{
 		case ARROW_TYPE_INT:

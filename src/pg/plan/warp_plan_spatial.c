@@ -128,6 +128,35 @@ find_spatial_clause(List *restrictlist, RelOptInfo *outerrel, RelOptInfo *innerr
 	return NULL;
 }
 
+/* the cheapest unparameterized parallel-safe path of a list, or NULL */
+static Path *
+cheapest_parallel_safe(List *paths)
+{
+	ListCell   *lc;
+	Path	   *best = NULL;
+
+	foreach(lc, paths)
+	{
+		Path	   *p = lfirst(lc);
+
+		if (p->param_info == NULL && p->parallel_safe &&
+			(best == NULL || p->total_cost < best->total_cost))
+			best = p;
+	}
+	return best;
+}
+
+/* a WarpSpatialJoin or WarpSpatialFilter path over children (inner: NULL) */
+static CustomPath *
+spatial_path(RelOptInfo *rel, Path *outer, Path *inner, double rows, Cost startup, Cost total)
+{
+	CustomPath *cp = serial_custom_path(rel, rel->reltarget, rows, startup, total);
+
+	cp->custom_paths = inner ? list_make2(outer, inner) : list_make1(outer);
+	cp->methods = &warp_spatial_path_methods;
+	return cp;
+}
+
 void
 warp_spatial_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 						RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
@@ -179,24 +208,37 @@ warp_spatial_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *oute
 	total = startup + outer_path->total_cost +
 		outerrel->rows * (cpu_tuple_cost + SPATIAL_PROBE_COST) +
 		joinrel->rows * cpu_operator_cost * (1 + list_length(quals));
-
-	cp = makeNode(CustomPath);
-	cp->path.pathtype = T_CustomScan;
-	cp->path.parent = joinrel;
-	cp->path.pathtarget = joinrel->reltarget;
-	cp->path.param_info = NULL;
-	cp->path.parallel_aware = false;
-	cp->path.parallel_safe = false;
-	cp->path.parallel_workers = 0;
-	cp->path.rows = joinrel->rows;
-	cp->path.startup_cost = startup;
-	cp->path.total_cost = total;
-	cp->path.pathkeys = NIL;
-	cp->flags = 0;
-	cp->custom_paths = list_make2(outer_path, inner_path);
+	cp = spatial_path(joinrel, outer_path, inner_path, joinrel->rows, startup, total);
 	cp->custom_private = list_make3(sri->clause, makeInteger(build_arg), quals);
-	cp->methods = &warp_spatial_path_methods;
 	add_path(joinrel, &cp->path);
+
+	/*
+	 * The parallel probe: each participant probes its share of the outer
+	 * rows (a partial path) against its own copy of the build side (the
+	 * inner path whole: a few thousand polygons cost milliseconds to index,
+	 * less than sharing them would).
+	 */
+	inner_path = cheapest_parallel_safe(innerrel->pathlist);
+	if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL && inner_path)
+	{
+		Path	   *part = linitial(outerrel->partial_pathlist);
+		double		share = outerrel->rows > 0 ? part->rows / outerrel->rows : 1.0;
+
+		if (part->param_info || !plain_target(part->pathtarget) ||
+			!plain_target(inner_path->pathtarget))
+			return;
+		startup = inner_path->total_cost +
+			innerrel->rows * (cpu_tuple_cost + SPATIAL_BUILD_COST);
+		total = startup + part->total_cost +
+			part->rows * (cpu_tuple_cost + SPATIAL_PROBE_COST) +
+			joinrel->rows * share * cpu_operator_cost * (1 + list_length(quals));
+		cp = spatial_path(joinrel, part, inner_path, clamp_row_est(joinrel->rows * share),
+						  startup, total);
+		cp->path.parallel_safe = true;
+		cp->path.parallel_workers = part->parallel_workers;
+		cp->custom_private = list_make3(sri->clause, makeInteger(build_arg), quals);
+		add_partial_path(joinrel, &cp->path);
+	}
 }
 
 /* an index path of rel whose index conditions come from the clause ri */
@@ -237,21 +279,83 @@ has_index_path(RelOptInfo *rel, RestrictInfo *ri)
 }
 
 /*
- * WarpSpatialFilter's paths: a heap table's rows filtered by a PostGIS
- * predicate between one of its geometry columns and a constant geometry
- * (a literal, a parameter, ST_MakePoint of them).  The child is a fresh
- * sequential scan of the table whose plan loses the spatial clause (the
- * node evaluates it); its other quals stay in the scan.
+ * A copy of the cheapest unparameterized foreign path in a list (partial or
+ * not), or NULL: a copy, since add_path frees the paths a cheaper one (the
+ * filter's own) displaces.
+ */
+static Path *
+cheapest_foreign(List *paths)
+{
+	ListCell   *lc;
+	Path	   *best = NULL;
+	ForeignPath *copy;
+
+	foreach(lc, paths)
+	{
+		Path	   *p = lfirst(lc);
+
+		if (p->param_info == NULL && IsA(p, ForeignPath) &&
+			(best == NULL || p->total_cost < best->total_cost))
+			best = p;
+	}
+	if (best == NULL)
+		return NULL;
+	copy = makeNode(ForeignPath);
+	memcpy(copy, best, sizeof(ForeignPath));
+	return &copy->path;
+}
+
+/*
+ * A filter path over child (a scan of rel whose plan loses the spatial
+ * clause), and its parallel twin over partial, if any.
+ */
+static void
+add_filter_paths(PlannerInfo *root, RelOptInfo *rel, RestrictInfo *ri, int probe_arg,
+				 Path *child, Path *partial)
+{
+	QualCost	qc;
+	CustomPath *cp;
+	double		share;
+
+	cost_qual_eval_node(&qc, (Node *) ri->clause, root);
+	cp = spatial_path(rel, child, NULL, rel->rows, child->startup_cost,
+					  child->total_cost + rel->tuples * (SPATIAL_PROBE_COST - qc.per_tuple) +
+					  rel->rows * cpu_tuple_cost);
+	cp->custom_private = list_make3(ri->clause, makeInteger(1 - probe_arg), NIL);
+	add_path(rel, &cp->path);
+	if (partial == NULL || !rel->consider_parallel)
+		return;
+	share = rel->rows > 0 ? partial->rows / rel->rows : 1.0;
+	cp = spatial_path(rel, partial, NULL, partial->rows, partial->startup_cost,
+					  partial->total_cost +
+					  rel->tuples * share * (SPATIAL_PROBE_COST - qc.per_tuple) +
+					  partial->rows * cpu_tuple_cost);
+	cp->path.parallel_safe = true;
+	cp->path.parallel_workers = partial->parallel_workers;
+	cp->custom_private = list_make3(ri->clause, makeInteger(1 - probe_arg), NIL);
+	add_partial_path(rel, &cp->path);
+}
+
+/*
+ * WarpSpatialFilter's paths: a table's rows filtered by a PostGIS predicate
+ * between one of its geometry columns and a constant geometry (a literal,
+ * a parameter, ST_MakePoint of them).  The table is a heap table (the
+ * child a fresh sequential scan, parallel or not) or an Arrow table (the
+ * child arrow_fdw's own scan); the child's plan loses the spatial clause
+ * (the node evaluates it), its other quals stay in the scan.
  */
 void
 warp_spatial_rel_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 {
 	ListCell   *lc;
+	bool		arrow;
 
 	if (rel->reloptkind != RELOPT_BASEREL || rte->rtekind != RTE_RELATION ||
-		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW) ||
 		root->parse->commandType != CMD_SELECT || !bms_is_empty(rel->lateral_relids) ||
 		!plain_target(rel->reltarget))
+		return;
+	arrow = rte->relkind == RELKIND_FOREIGN_TABLE && arrow_fdw_is_arrow_rel(rel);
+	if (!arrow && rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW)
 		return;
 	foreach(lc, rel->baserestrictinfo)
 	{
@@ -263,9 +367,8 @@ warp_spatial_rel_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		const char *why;
 		Var		   *v;
 		int			probe_arg;
-		Path	   *child;
-		CustomPath *cp;
-		QualCost	qc;
+		Path	   *child,
+				   *partial = NULL;
 
 		if (!warp_spatial_clause_parts(ri->clause, &funcid, &collid, &fargs) ||
 			list_length(fargs) < 2 || !warp_spatial_func(funcid, &fn, &why))
@@ -293,25 +396,29 @@ warp_spatial_rel_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		 * operators, which makes every plan that calls them fewer times
 		 * look cheap, but reading the table is what counts then).
 		 */
-		if (rel->tuples > 0 && rel->rows < 0.02 * rel->tuples && has_index_path(rel, ri))
+		if (!arrow && rel->tuples > 0 && rel->rows < 0.02 * rel->tuples &&
+			has_index_path(rel, ri))
 		{
 			not_offloaded("a selective spatial filter is left to an index scan");
 			return;
 		}
-		child = (Path *) create_seqscan_path(root, rel, NULL, 0);
-		cost_qual_eval_node(&qc, (Node *) ri->clause, root);
-		cp = makeNode(CustomPath);
-		cp->path.pathtype = T_CustomScan;
-		cp->path.parent = rel;
-		cp->path.pathtarget = rel->reltarget;
-		cp->path.rows = rel->rows;
-		cp->path.startup_cost = child->startup_cost;
-		cp->path.total_cost = child->total_cost +
-			rel->tuples * (SPATIAL_PROBE_COST - qc.per_tuple) + rel->rows * cpu_tuple_cost;
-		cp->custom_paths = list_make1(child);
-		cp->custom_private = list_make3(ri->clause, makeInteger(1 - probe_arg), NIL);
-		cp->methods = &warp_spatial_path_methods;
-		add_path(rel, &cp->path);
+		if (arrow)
+		{
+			child = cheapest_foreign(rel->pathlist);
+			partial = cheapest_foreign(rel->partial_pathlist);
+			if (child == NULL)
+				return;
+		}
+		else
+		{
+			int			w = rel->consider_parallel ?
+				compute_parallel_worker(rel, rel->pages, -1, max_parallel_workers_per_gather) : 0;
+
+			child = (Path *) create_seqscan_path(root, rel, NULL, 0);
+			if (w > 0)
+				partial = (Path *) create_seqscan_path(root, rel, NULL, w);
+		}
+		add_filter_paths(root, rel, ri, probe_arg, child, partial);
 		return;
 	}
 }
