@@ -368,7 +368,7 @@ warp_cpu_create(const WarpProgram *prog, WarpJoinTable *const *tables, const War
 		return NULL;
 	if (prog->topn_limit > 0)
 	{
-		x->topn_float = IS_FLOAT_NODE(x, prog->keys[prog->topn_key].node);
+		x->topn_order = warp_topn_order(prog);
 		x->topn_compact_at = cpu_topn_compact_floor(prog);
 	}
 	return x;

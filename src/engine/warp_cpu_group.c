@@ -59,119 +59,31 @@ rehash_groups(WarpCpu *x)
 
 /* ------------------------------------------------------ row-mode top-N */
 
-/*
- * PostgreSQL's order of two values of the first ORDER BY key (int64 or
- * float bits, NULL flags): < 0 when a comes first.  NULLs where the ORDER
- * BY item puts them; float NaN after every other value and equal to NaN,
- * -0 equal to 0 (float8_cmp_internal); DESC reverses the values' order.
- */
+/* the first ORDER BY key's order (warp_topn_order.h, shared with the GPU) */
 static inline int
 topn_cmp(const WarpCpu *x, warp_int64 a, warp_uint8 an, warp_int64 b, warp_uint8 bn)
 {
-	int			c;
-
-	if (an || bn)
-	{
-		if (an && bn)
-			return 0;
-		c = an ? 1 : -1;
-		return x->p->topn_nulls_first ? -c : c;
-	}
-	if (x->topn_float)
-	{
-		double		fa,
-					fb;
-
-		memcpy(&fa, &a, sizeof(fa));
-		memcpy(&fb, &b, sizeof(fb));
-		if (isnan(fa) || isnan(fb))
-			c = isnan(fa) ? (isnan(fb) ? 0 : 1) : -1;
-		else
-			c = fa < fb ? -1 : (fa > fb ? 1 : 0);
-	}
-	else
-		c = a < b ? -1 : (a > b ? 1 : 0);
-	return x->p->topn_desc ? -c : c;
+	return warp_topn_cmp(&x->topn_order, a, an, b, bn);
 }
 
 /* compact when the table holds twice the limit, and not for tiny ones */
 warp_int64
 cpu_topn_compact_floor(const WarpProgram *p)
 {
-	return p->topn_limit * 2 > 4096 ? p->topn_limit * 2 : 4096;
-}
-
-static inline int
-topn_cmp_rows(const WarpCpu *x, warp_int64 g, warp_int64 h)
-{
-	int			nk = x->p->nkeys,
-				k = x->p->topn_key;
-
-	return topn_cmp(x, x->gkey[g * nk + k], x->gnull[g * nk + k],
-					x->gkey[h * nk + k], x->gnull[h * nk + k]);
-}
-
-/*
- * Rearrange idx[0..n) so idx[kth] holds the row of rank kth by the first
- * ORDER BY key (three-way partitions: many equal keys cost nothing extra).
- */
-static void
-topn_select(const WarpCpu *x, warp_int32 *idx, warp_int64 n, warp_int64 kth)
-{
-	warp_int64	lo = 0,
-				hi = n - 1;
-
-	while (lo < hi)
-	{
-		warp_int32	pivot = idx[lo + (hi - lo) / 2];
-		warp_int64	lt = lo,
-					i = lo,
-					gt = hi;
-
-		while (i <= gt)
-		{
-			int			c = topn_cmp_rows(x, idx[i], pivot);
-			warp_int32	t;
-
-			if (c < 0)
-			{
-				t = idx[lt];
-				idx[lt++] = idx[i];
-				idx[i++] = t;
-			}
-			else if (c > 0)
-			{
-				t = idx[gt];
-				idx[gt--] = idx[i];
-				idx[i] = t;
-			}
-			else
-				i++;
-		}
-		if (kth < lt)
-			hi = lt - 1;
-		else if (kth > gt)
-			lo = gt + 1;
-		else
-			return;
-	}
+	return warp_topn_compact_floor(p);
 }
 
 /*
  * The table holds topn_compact_at rows: find the topn_limit-th best first
  * ORDER BY key among them, make it the threshold, and drop the rows that
- * sort after it (those equal to it stay: later keys decide between them).
- * false on no memory.
+ * sort after it (warp_topn_compact_rows).  false on no memory.
  */
 static bool
 topn_compact(WarpCpu *x)
 {
 	const WarpProgram *p = x->p;
-	int			nk = p->nkeys;
 	warp_int64	n = x->ngroups,
-				g,
-				w = 0,
-				thr;
+				w;
 
 	if (n > x->topn_idx_cap)
 	{
@@ -180,25 +92,9 @@ topn_compact(WarpCpu *x)
 			return false;
 		x->topn_idx_cap = n;
 	}
-	for (g = 0; g < n; g++)
-		x->topn_idx[g] = (warp_int32) g;
-	topn_select(x, x->topn_idx, n, p->topn_limit - 1);
-	thr = x->topn_idx[p->topn_limit - 1];
-	x->topn_val = x->gkey[thr * nk + p->topn_key];
-	x->topn_null = x->gnull[thr * nk + p->topn_key];
+	w = warp_topn_compact_rows(p, x->gkey, x->gnull, n, x->topn_idx, &x->topn_val,
+							   &x->topn_null);
 	x->topn_have = true;
-	for (g = 0; g < n; g++)
-	{
-		if (topn_cmp(x, x->gkey[g * nk + p->topn_key], x->gnull[g * nk + p->topn_key],
-					 x->topn_val, x->topn_null) > 0)
-			continue;
-		if (w != g)
-		{
-			memcpy(x->gkey + w * nk, x->gkey + g * nk, sizeof(warp_int64) * nk);
-			memcpy(x->gnull + w * nk, x->gnull + g * nk, nk);
-		}
-		w++;
-	}
 	x->ngroups = w;
 	/* many rows equal to the threshold: compact again only at twice them */
 	x->topn_compact_at = w * 2 > cpu_topn_compact_floor(p) ? w * 2 : cpu_topn_compact_floor(p);

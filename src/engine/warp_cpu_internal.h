@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "warp_cpu.h"
+#include "warp_topn_order.h"
 
 /* shared between this layer's files only: not exported from the module */
 #pragma GCC visibility push(hidden)
@@ -131,7 +132,7 @@ struct WarpCpu
 	/* row mode under ORDER BY ... LIMIT (WarpProgram.topn_limit): rows
 	 * whose first ORDER BY key sorts after topn_val are dropped */
 	bool		topn_have;
-	bool		topn_float;
+	WarpTopnOrder topn_order;	/* how the first ORDER BY key compares */
 	warp_int64	topn_val;		/* (float bits for floats) */
 	warp_uint8	topn_null;
 	warp_int64	topn_compact_at;	/* rows at which to compact next */

@@ -311,7 +311,10 @@ warp_row_key_hash(const warp_int64 *kv, const warp_uint8 *kn, int nkeys)
 	return h;
 }
 
-/* Slot of the group with these keys, created if new; -1 if the table is full. */
+/*
+ * Slot of the group with these keys, created if new (append form: a new
+ * slot every time); -1 if the table is full.
+ */
 WARP_FN warp_int64
 warp_row_group(const WarpRowGroups *g, const warp_int64 *kv, const warp_uint8 *kn, warp_int64 code)
 {
@@ -320,6 +323,20 @@ warp_row_group(const WarpRowGroups *g, const warp_int64 *kv, const warp_uint8 *k
 	warp_uint64 i,
 				probes;
 
+	if (g->append)
+	{
+		/* row mode: the next slot, whatever the keys */
+		i = warp_row_fetch_add_u64((warp_uint64 *) g->nused, 1);
+		if (i > g->mask || i >= g->max_used)
+			return -1;
+		for (k = 0; k < nkeys; k++)
+		{
+			g->keys[i * nkeys + k] = kv[k];
+			g->knull[i * nkeys + k] = kn[k];
+		}
+		warp_row_publish_u32(&g->state[i], 2);
+		return (warp_int64) i;
+	}
 	if (g->direct)
 	{
 		if (warp_row_load_u32(&g->state[code]) != 2)

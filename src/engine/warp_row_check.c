@@ -63,8 +63,6 @@ program_problem(const WarpProgram *p)
 {
 	int			i;
 
-	if (p->emit_rows)
-		return "row mode is the vector driver's";
 	if (p->nnodes > WARP_ROW_MAX_NODES)
 		return "too many expression nodes for the row evaluator";
 	if (p->njoins > WARP_ROW_MAX_JOINS)

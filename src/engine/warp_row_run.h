@@ -239,20 +239,26 @@ warp_row_emit(const WarpRowEnv *env, WarpRowState *s, const WarpRowGroups *g,
 					code += pid * g->stride[i];
 			}
 		}
-		slot = warp_row_group(g, kv, kn, code);
-		if (slot < 0)
-			return WARP_ROW_FULL;
-		for (i = 0; i < p->naggs; i++)
+		/* row mode under a Top-N: at least topn_limit rows come first */
+		if (!g->topn_have ||
+			warp_topn_cmp(&g->topn, kv[g->topn.key], kn[g->topn.key],
+						  g->topn_val, g->topn_null) <= 0)
 		{
-			const WarpAggSpec *ag = &p->aggs[i];
+			slot = warp_row_group(g, kv, kn, code);
+			if (slot < 0)
+				return WARP_ROW_FULL;
+			for (i = 0; i < p->naggs; i++)
+			{
+				const WarpAggSpec *ag = &p->aggs[i];
 
-			if (!ok[i])
-				continue;
-			st = warp_row_agg_update(ag, &g->aggs[slot * p->naggs + i],
-									 ag->arg >= 0 ? WRS_V(s, ag->arg) : 0,
-									 ag->arg >= 0 ? warp_row_bitsd(WRS_V(s, ag->arg)) : 0.0);
-			if (st != WARP_OK)
-				return st;
+				if (!ok[i])
+					continue;
+				st = warp_row_agg_update(ag, &g->aggs[slot * p->naggs + i],
+										 ag->arg >= 0 ? WRS_V(s, ag->arg) : 0,
+										 ag->arg >= 0 ? warp_row_bitsd(WRS_V(s, ag->arg)) : 0.0);
+				if (st != WARP_OK)
+					return st;
+			}
 		}
 
 		/* next combination: an odometer over the duplicate-key chains

@@ -19,6 +19,7 @@
 #include "warp_program.h"
 #include "warp_row_conv.h"
 #include "warp_row_limits.h"
+#include "warp_topn_order.h"
 
 /*
  * Statuses besides WarpStatus: the row needs the CPU driver.  LOAD: a
@@ -169,21 +170,32 @@ typedef struct WarpRowCounts
  * aggs[s * naggs + a].  At most max_used slots may be taken in hash form
  * (the host sizes batches so that it never runs over; if it did, the row
  * would return WARP_ROW_FULL rather than be lost).
+ *
+ * Append form (row mode, WarpProgram.emit_rows): every joined row takes the
+ * next slot (a counter, no lookup), so duplicates stay duplicates, as the
+ * CPU driver's appended rows; under a Top-N a row whose first ORDER BY key
+ * sorts after the threshold the host found (topn_have) is not kept
+ * (warp_topn_order.h).
  */
 typedef struct WarpRowGroups
 {
 	warp_int32	direct;
 	warp_int32	nkeys;
 	warp_int32	naggs;
-	warp_int32	pad;
-	warp_uint64 mask;			/* hash: slots - 1 */
-	warp_uint64 max_used;		/* hash: claim limit */
+	warp_int32	append;			/* append form */
+	warp_uint64 mask;			/* hash, append: slots - 1 */
+	warp_uint64 max_used;		/* hash, append: claim limit */
 	warp_int64	stride[WARP_ROW_MAX_KEYS];	/* direct */
 	warp_uint32 *state;
 	warp_int64 *keys;
 	warp_uint8 *knull;
 	WarpAggState *aggs;
 	unsigned long long *nused;	/* groups created */
+	/* append form under a Top-N */
+	WarpTopnOrder topn;
+	warp_int32	topn_have;
+	warp_uint8	topn_null;
+	warp_int64	topn_val;
 } WarpRowGroups;
 
 #endif							/* WARP_ROW_TYPES_H */

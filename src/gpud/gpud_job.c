@@ -264,6 +264,15 @@ assign_lanes(Run *r)
 	/* a job with no batch still runs (and brings back its empty groups) */
 	if (total == 0)
 		used[0] = true;
+	else if (r->prog.emit_rows)
+	{
+		/* row mode: one part, which streams its rows in the listed order */
+		int			lane = r->lane_of[0];
+
+		memset(used, 0, sizeof(used));
+		memset(r->lane_of, lane, total);
+		used[lane] = true;
+	}
 	r->nparts = 0;
 	for (l = 0; l < dev->ngpus * dev->lanes_per_gpu; l++)
 		if (used[l])
@@ -399,7 +408,9 @@ build_result(Run *r, uint64_t *len)
 	bool		ok = res->status == WARP_OK && res->load_status == WARP_LOAD_OK &&
 		!res->has_arrow_error;
 
-	if (ok && r->use_gpu)
+	if (r->prog.emit_rows)
+		ng = 0;					/* the rows went before (gpud_job_rows.c) */
+	else if (ok && r->use_gpu)
 		for (k = 0; k < r->nparts; k++)
 			ng += warp_gpu_ngroups(r->parts[k].drv);
 	else if (ok && r->cpu)
@@ -567,9 +578,15 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 	}
 	if (rc == -1)
 	{
-		/* run it again, all of it, on the CPU driver */
+		/* run it again, all of it, on the CPU driver (in row mode: from the
+		 * first batch whose rows did not go yet) */
+		int64_t		rows_sent = r->res.rows_sent,
+					chunks_sent = r->res.chunks_sent;
+
 		r->use_gpu = false;
 		memset(&r->res, 0, sizeof(r->res));
+		r->res.rows_sent = rows_sent;
+		r->res.chunks_sent = chunks_sent;
 		r->res.magic = GPUD_MAGIC;
 		r->res.bad_file = -1;
 		snprintf(r->res.fallback, sizeof(r->res.fallback), "%s", r->fallback);
@@ -579,6 +596,15 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 			 * daemon exits and the supervisor starts a fresh one */
 			fprintf(stderr, "pg_warp_gpud: CUDA context lost (%s); will restart\n", r->fallback);
 		}
+	}
+	if (r->use_gpu && rc == 0 && r->prog.emit_rows && r->prog.topn_limit > 0 &&
+		!part_has_error(&r->parts[0]))
+	{
+		/* row mode under a Top-N: the candidates, once, at the end */
+		GpudRowSource src;
+
+		gpud_rows_of_gpu(r->parts[0].drv, &src);
+		rc = gpud_rows_send(r, &src);
 	}
 	if (r->use_gpu)
 	{
@@ -616,6 +642,14 @@ gpud_run_job(GpudDevice *dev, uint8_t *arena, uint64_t arena_size, int sock,
 			rc = gpud_tcache_run(p, why, whylen);
 		else
 			rc = run_batches(p);
+		if (rc == 0 && r->prog.emit_rows && r->prog.topn_limit > 0 && !part_has_error(p))
+		{
+			/* row mode under a Top-N: the candidates, once, at the end */
+			GpudRowSource src;
+
+			gpud_rows_of_cpu(r->cpu, &src);
+			rc = gpud_rows_send(r, &src);
+		}
 		take_part_error(&r->res, p);
 		add_part_counts(&r->res, p);
 	}

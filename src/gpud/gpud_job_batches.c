@@ -109,12 +109,19 @@ should_stop(GpudArenaHeader *h, int sock)
 
 /* ------------------------------------------------------------ running */
 
-/* does part p run the i-th listed batch of file fi? */
+/*
+ * Does part p run the i-th listed batch of file fi?  The CPU driver takes
+ * them all, but in row mode not those whose rows a GPU part already sent
+ * before it gave up (from resume_at on, in the listed order).
+ */
 static bool
 part_takes(const Part *p, int fi, int i)
 {
-	return p->lane == NULL ||
-		p->run->lane_of[p->run->file_first[fi] + i] == p->lane_index;
+	const Run  *r = p->run;
+
+	if (p->lane == NULL)
+		return r->resume_at == 0 || r->file_first[fi] + i >= r->resume_at;
+	return r->lane_of[r->file_first[fi] + i] == p->lane_index;
 }
 
 static bool
@@ -127,7 +134,10 @@ other_part_stopped(Part *p)
 /*
  * Run part p's driver over one loaded batch: 0, 1 when a row failed (the
  * CPU driver's error in p->res), -1 when the GPU driver gave up
- * (p->fallback says why).
+ * (p->fallback says why), -2 when the backend stopped reading rows.  In
+ * row mode without a Top-N the CPU driver's rows of the batch (those
+ * before a failing row included, as the backend's own driver returns
+ * them) are streamed to the backend now, and the driver forgets them.
  */
 static int
 run_loaded(Part *p, const ArrowArray *cols, int64_t nrows, const WarpGpuFile *gfile)
@@ -140,9 +150,26 @@ run_loaded(Part *p, const ArrowArray *cols, int64_t nrows, const WarpGpuFile *gf
 
 	p->res.batches++;
 	if (p->lane != NULL)
-		return warp_gpu_run_batch(p->drv, cols, nrows, gfile, p->fallback,
-								  sizeof(p->fallback)) != 0 ? -1 : 0;
+	{
+		/* row mode: the batch's rows to the host (streamed once the turn
+		 * is left, part_send_rows) */
+		if (warp_gpu_run_batch(p->drv, cols, nrows, gfile, p->fallback,
+							   sizeof(p->fallback)) != 0 ||
+			(r->prog.emit_rows &&
+			 warp_gpu_take_rows(p->drv, p->fallback, sizeof(p->fallback)) != 0))
+			return -1;
+		return 0;
+	}
 	st = warp_cpu_run_batch(r->cpu, cols, nrows, NULL, &ls, &bad_col, &bad_row);
+	if (r->prog.emit_rows && r->prog.topn_limit == 0)
+	{
+		GpudRowSource src;
+
+		gpud_rows_of_cpu(r->cpu, &src);
+		if (gpud_rows_send(r, &src) != 0)
+			return -2;
+		warp_cpu_reset_groups(r->cpu);
+	}
 	if (st != WARP_OK)
 	{
 		p->res.status = st;
@@ -716,6 +743,27 @@ run_read_batch(Part *p, PartFile *pf, int b, ArrowArray *cols, bool turn, int *r
 }
 
 /*
+ * Row mode on a GPU part, without a Top-N: the rows of the listed batch i
+ * of file fi, on the host since warp_gpu_take_rows, streamed to the
+ * backend (outside the GPU turn: the backend reads at its own pace) and
+ * forgotten; the CPU driver takes over after it if the GPU gives up
+ * later.  0, or -2 when the backend stopped reading.
+ */
+static int
+part_send_rows(Part *p, int fi, int i)
+{
+	Run		   *r = p->run;
+	GpudRowSource src;
+
+	gpud_rows_of_gpu(p->drv, &src);
+	if (gpud_rows_send(r, &src) != 0)
+		return -2;
+	warp_gpu_forget_rows(p->drv);
+	r->resume_at = r->file_first[fi] + i + 1;
+	return 0;
+}
+
+/*
  * Run the batches of open file pf that part p takes, in the listed order:
  * 0, or what stopped them (run_batches' codes, 1: an error in p->res).
  */
@@ -754,6 +802,8 @@ run_file_batches(Part *p, PartFile *pf, ArrowArray *cols)
 			p->res.bad_file = pf->fi;
 		if (turn)
 			gpud_turn_leave(&p->lane->turns);
+		if (rc == 0 && on_gpu && r->prog.emit_rows && r->prog.topn_limit == 0)
+			rc = part_send_rows(p, pf->fi, i);
 		if (r->job->fault == GPUD_FAULT_CRASH)
 			raise(SIGKILL);		/* as kill -9 would */
 		if (r->job->fault == GPUD_FAULT_SLOW)

@@ -93,11 +93,34 @@ typedef struct Run
 	Part		cpu_part;
 	WarpCpu    *cpu;
 	int			stop;			/* a part gave up: the others stop too */
+	int			resume_at;		/* row mode: listed batches (job order)
+								 * whose rows went already; the CPU driver
+								 * resumes after them */
 	char		fallback[192];
 	GpudResult	res;			/* header being filled */
 } Run;
 
 /* read part p's batches and run its driver over them (gpud_job_batches.c) */
 extern int	run_batches(Part *p);
+
+/* rows a driver holds in row mode: nrows of them, each key as key() gives */
+typedef struct GpudRowSource
+{
+	const void *drv;
+	warp_int64	nrows;
+	warp_int64	(*key) (const void *drv, warp_int64 row, int k, bool *isnull);
+} GpudRowSource;
+
+/*
+ * Row mode: stream src's rows to the backend in chunks (gpud_job_rows.c),
+ * each read before the next is written.  0, or -2 when the backend
+ * cancelled or went away.
+ */
+extern int	gpud_rows_send(Run *r, const GpudRowSource *src);
+
+/* the CPU driver's rows, and the GPU driver's taken rows, as a
+ * GpudRowSource */
+extern void gpud_rows_of_cpu(const WarpCpu *cpu, GpudRowSource *src);
+extern void gpud_rows_of_gpu(const WarpGpu *gpu, GpudRowSource *src);
 
 #endif							/* GPUD_JOB_INTERNAL_H */

@@ -6,8 +6,10 @@
  * Started (and restarted) by the pg_warp supervisor background worker with
  * its working directory set to $PGDATA.  It listens on the UNIX socket
  * pg_warp_gpud.sock there, accepts only peers running as its own user
- * (SO_PEERCRED), and serves each connection in a thread: one job per
- * connection, exchanged through a memfd arena (gpud_wire.h).  It has no
+ * (SO_PEERCRED), and serves each connection in a thread: a backend keeps
+ * its connection for the session and sends its jobs over it one after the
+ * other, each exchanged through the connection's memfd arena
+ * (gpud_wire.h).  It has no
  * PGPROC and touches no PostgreSQL state; a backend that loses its
  * connection runs the query on its own CPU driver.
  *
@@ -79,50 +81,6 @@ logmsg(const char *fmt,...)
 	fprintf(stderr, "pg_warp_gpud[%d]: %s\n", (int) getpid(), buf);
 }
 
-/* ------------------------------------------------------------ messages */
-
-static int
-send_msg(int sock, uint32_t type, uint64_t a0, uint64_t a1, const char *text, int fd)
-{
-	GpudMsg		m;
-	GpudSockMsg sm;
-
-	gpud_msg_init(&m, type, a0, a1);
-	if (text)
-		snprintf(m.text, sizeof(m.text), "%s", text);
-	gpud_sockmsg_init(&sm, &m, sizeof(m));
-	if (fd >= 0)
-		gpud_sockmsg_put_fd(&sm, fd);
-	for (;;)
-	{
-		ssize_t		n = sendmsg(sock, &sm.mh, MSG_NOSIGNAL);
-
-		if (n == (ssize_t) sizeof(m))
-			return 0;
-		if (n < 0 && errno == EINTR)
-			continue;
-		return -1;				/* a short write of 128 bytes: peer gone */
-	}
-}
-
-static int
-recv_msg(int sock, GpudMsg *m)
-{
-	size_t		got = 0;
-
-	while (got < sizeof(*m))
-	{
-		ssize_t		n = recv(sock, (char *) m + got, sizeof(*m) - got, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		got += n;
-	}
-	return m->magic == GPUD_MAGIC ? 0 : -1;
-}
-
 /* A shared arena of size bytes: the memfd and its mapping. */
 static uint8_t *
 make_arena(uint64_t size, int *fd_out)
@@ -154,10 +112,16 @@ make_arena(uint64_t size, int *fd_out)
 #define MAX_JOB_BYTES	((uint64_t) 64 << 30)
 
 /*
- * One connection: a job (RUN), or GPU table cache requests (CACHE), which
- * may follow one another on the same connection and reuse its arena when
- * they fit (a backend ships its row changes at every commit).
+ * One connection: jobs (RUN) and GPU table cache requests (CACHE), one
+ * after the other for as long as the backend keeps it, each reusing the
+ * connection's arena when it fits.  A backend keeps its connection for the
+ * session, so a query pays neither a connection (a thread here, the
+ * greeting) nor a new arena (memfd, mappings) unless it needs a bigger one;
+ * an arena above GPUD_KEEP_ARENA is given up after its job, so an idle
+ * session does not hold a big job's memory.
  */
+#define GPUD_KEEP_ARENA	((uint64_t) 64 << 20)
+
 static void *
 serve(void *arg)
 {
@@ -170,28 +134,36 @@ serve(void *arg)
 	uint64_t	rlen = 0;
 	char		why[256];
 	bool		is_cache = false;
-	bool		first = true;
 
-	if (send_msg(sock, GPUD_HELLO, device.kind, device.ngpus, device.name, -1) != 0)
+	if (gpud_send_msg(sock, GPUD_HELLO, device.kind, device.ngpus, device.name, -1) != 0)
 		goto done;
-	for (;; first = false)
+	for (;;)
 	{
 		uint64_t	need;
 
-		if (recv_msg(sock, &m) != 0 || (m.type != GPUD_CACHE && (m.type != GPUD_RUN || !first)))
+		if (gpud_recv_msg(sock, &m) != 0 || (m.type != GPUD_CACHE && m.type != GPUD_RUN))
 			goto done;
 		is_cache = m.type == GPUD_CACHE;
 		if (m.arg0 == 0 || m.arg0 > MAX_JOB_BYTES)
 		{
-			send_msg(sock, GPUD_FAIL, 0, 0, "job size out of range", -1);
+			gpud_send_msg(sock, GPUD_FAIL, 0, 0, "job size out of range", -1);
 			goto done;
 		}
 		need = WARP_ARENA_JOB_OFF + m.arg0;
-		if (arena != NULL && need <= size)
+		if (m.type == GPUD_RUN && m.arg1 == GPUD_RUN_INLINE)
+		{
+			/* the job is in the connection's arena already, GO implied */
+			if (arena == NULL || need > size)
+			{
+				gpud_send_msg(sock, GPUD_FAIL, 0, 0, "no arena for the job", -1);
+				goto done;
+			}
+		}
+		else if (arena != NULL && need <= size)
 		{
 			/* the same arena again: no descriptor passed */
 			((GpudArenaHeader *) arena)->cancel = 0;
-			if (send_msg(sock, GPUD_ARENA, size, 0, NULL, -1) != 0)
+			if (gpud_send_msg(sock, GPUD_ARENA, size, 0, NULL, -1) != 0)
 				goto done;
 		}
 		else
@@ -202,15 +174,16 @@ serve(void *arg)
 			arena = make_arena(size, &afd);
 			if (arena == NULL)
 			{
-				send_msg(sock, GPUD_FAIL, 0, 0, "could not create the shared arena", -1);
+				gpud_send_msg(sock, GPUD_FAIL, 0, 0, "could not create the shared arena", -1);
 				goto done;
 			}
-			if (send_msg(sock, GPUD_ARENA, size, 0, NULL, afd) != 0)
+			if (gpud_send_msg(sock, GPUD_ARENA, size, 0, NULL, afd) != 0)
 				goto done;
 			close(afd);
 			afd = -1;
 		}
-		if (recv_msg(sock, &m) != 0 || m.type != GPUD_GO)
+		if (m.arg1 != GPUD_RUN_INLINE &&
+			(gpud_recv_msg(sock, &m) != 0 || m.type != GPUD_GO))
 			goto done;
 		switch (is_cache ?
 				gpud_tcache_request(arena, size, &result, &rlen, why, sizeof(why)) :
@@ -219,7 +192,7 @@ serve(void *arg)
 			case GPUD_JOB_CANCELLED:
 				goto done;
 			case GPUD_JOB_BAD:
-				send_msg(sock, GPUD_FAIL, 0, 0, why, -1);
+				gpud_send_msg(sock, GPUD_FAIL, 0, 0, why, -1);
 				goto done;
 			case GPUD_JOB_DONE:
 				break;
@@ -232,7 +205,7 @@ serve(void *arg)
 			if (roff <= size && rlen <= size - roff)
 			{
 				memcpy(arena + roff, result, rlen);
-				send_msg(sock, GPUD_DONE, roff, rlen, NULL, -1);
+				gpud_send_msg(sock, GPUD_DONE, roff, rlen, NULL, -1);
 			}
 			else
 			{
@@ -241,20 +214,24 @@ serve(void *arg)
 
 				if (na == NULL)
 				{
-					send_msg(sock, GPUD_FAIL, 0, 0, "could not create the result arena", -1);
+					gpud_send_msg(sock, GPUD_FAIL, 0, 0, "could not create the result arena", -1);
 					goto done;
 				}
 				memcpy(na + 64, result, rlen);
 				munmap(na, nsize);
-				send_msg(sock, GPUD_DONE, 64, rlen, NULL, afd);
+				gpud_send_msg(sock, GPUD_DONE, 64, rlen, NULL, afd);
 				close(afd);
 				afd = -1;
 			}
 		}
 		free(result);
 		result = NULL;
-		if (!is_cache)
-			break;
+		if (size > GPUD_KEEP_ARENA)
+		{
+			munmap(arena, size);
+			arena = NULL;
+			size = 0;
+		}
 	}
 
 done:

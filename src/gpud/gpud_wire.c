@@ -3,12 +3,14 @@
  * gpud_wire.c
  *	  Writing a job into the shared arena (backend) and checking one read
  *	  from it (daemon); socket messages with a file descriptor passed
- *	  along (both).  See gpud_wire.h.
+ *	  along (both), and the daemon's blocking send and receive; checking a
+ *	  result (backend).  See gpud_wire.h.
  *
  * Pure C; no PostgreSQL headers.
  *
  *-------------------------------------------------------------------------
  */
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -110,8 +112,6 @@ gpud_job_open(uint8_t *arena, uint64_t arena_size, uint64_t job_off,
 #undef ARR
 	if ((bad = warp_program_validate(prog)) != NULL)
 		return bad;
-	if (prog->emit_rows)
-		return "row mode (a join without aggregation) runs in the backend only";
 	for (i = 0; i < prog->ncols; i++)
 		if (prog->cols[i].text == WARP_TEXT_KEY)
 			return "text group keys are computed in the backend only";	/* ids, not strings, would go back */
@@ -211,4 +211,72 @@ gpud_sockmsg_fd(GpudSockMsg *s)
 		return fd;
 	}
 	return -1;
+}
+
+int
+gpud_send_msg(int sock, uint32_t type, uint64_t a0, uint64_t a1, const char *text, int fd)
+{
+	GpudMsg		m;
+	GpudSockMsg sm;
+
+	gpud_msg_init(&m, type, a0, a1);
+	if (text)
+	{
+		strncpy(m.text, text, sizeof(m.text) - 1);
+		m.text[sizeof(m.text) - 1] = '\0';
+	}
+	gpud_sockmsg_init(&sm, &m, sizeof(m));
+	if (fd >= 0)
+		gpud_sockmsg_put_fd(&sm, fd);
+	for (;;)
+	{
+		ssize_t		n = sendmsg(sock, &sm.mh, MSG_NOSIGNAL);
+
+		if (n == (ssize_t) sizeof(m))
+			return 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		return -1;				/* a short write of 128 bytes: peer gone */
+	}
+}
+
+int
+gpud_recv_msg(int sock, GpudMsg *m)
+{
+	size_t		got = 0;
+
+	while (got < sizeof(*m))
+	{
+		ssize_t		n = recv(sock, (char *) m + got, sizeof(*m) - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		got += n;
+	}
+	return m->magic == GPUD_MAGIC ? 0 : -1;
+}
+
+GpudResult *
+gpud_result_open(uint8_t *arena, uint64_t size, uint64_t off, uint64_t len, int nkeys,
+				 int naggs)
+{
+	GpudResult *res = gpud_at(arena, size, off, sizeof(GpudResult));
+	uint8_t    *r0 = (uint8_t *) res;
+	uint64_t	ng;
+
+	if (res == NULL || len < sizeof(GpudResult) || len > size - off ||
+		res->magic != GPUD_MAGIC || res->ngroups < 0 ||
+		res->nkeys != nkeys || res->naggs != naggs)
+		return NULL;
+	ng = (uint64_t) res->ngroups;
+	/* (rows without keys take no bytes: any count is valid) */
+	if ((nkeys > 0 || naggs > 0) && ng > len)
+		return NULL;
+	if (array_at(r0, len, res->off_keys, (int64_t) (ng * nkeys), sizeof(int64_t)) == NULL ||
+		array_at(r0, len, res->off_nulls, (int64_t) (ng * nkeys), 1) == NULL ||
+		array_at(r0, len, res->off_states, (int64_t) (ng * naggs), sizeof(WarpAggState)) == NULL)
+		return NULL;
+	return res;
 }

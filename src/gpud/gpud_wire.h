@@ -4,17 +4,39 @@
  *	  What a backend and pg_warp_gpud say to each other: socket messages,
  *	  the shared arena, and the layout of a job and of its result in it.
  *
- * Conversation (one job per connection):
+ * Conversation (any number of jobs on one connection, one at a time: a
+ * backend keeps its connection for the session):
  *
- *   daemon  -> HELLO   (device kind and name)
+ *   daemon  -> HELLO   (device kind and name), once
  *   backend -> RUN     arg0 = bytes the job needs
  *   daemon  -> ARENA   a memfd of that size (+ header), passed with
- *                      SCM_RIGHTS; both sides map it shared
+ *                      SCM_RIGHTS; both sides map it shared (no memfd:
+ *                      the connection's arena again, when it is big enough)
  *   backend    writes the job at WARP_ARENA_JOB_OFF, then
  *   backend -> GO
  *   daemon     runs it; writes the result into the arena (or into a new,
  *              larger memfd passed along with DONE)
  *   daemon  -> DONE    arg0 = result offset, arg1 = result length
+ *
+ * A job in row mode (WarpProgram.emit_rows: WarpJoin, WarpScan) streams its
+ * rows before DONE, in chunks laid out in the arena after the job (the
+ * "row area": the arena's bytes beyond the job, which the backend asked
+ * for with RUN):
+ *
+ *   daemon  -> ROWS    arg0 = chunk offset, arg1 = chunk length; the chunk
+ *                      is a GpudResult of ngroups rows (keys and NULL
+ *                      flags, no aggregates)
+ *   backend    returns those rows, then
+ *   backend -> NEXT    (the daemon may overwrite the chunk now)
+ *   ...
+ *   daemon  -> DONE    the job's result, ngroups = 0: counts, errors
+ *
+ * A backend that stops reading (LIMIT, an error, a cancel) closes the
+ * connection; the daemon sees end of file and drops the job.
+ *
+ * A job that fits the connection's arena skips a round trip: the backend
+ * writes it there and says RUN with arg1 = GPUD_RUN_INLINE, which stands
+ * for RUN, ARENA and GO (it clears the cancel word itself first).
  *
  * The backend cancels by setting the arena header's cancel word; the
  * daemon looks at it (and at the socket: end of file means the backend is
@@ -37,7 +59,7 @@
 #include "gpud_tcache_wire.h"
 
 #define GPUD_MAGIC			0x44555047	/* "GPUD" */
-#define GPUD_VERSION		9
+#define GPUD_VERSION		10
 #define GPUD_SOCKET_NAME	"pg_warp_gpud.sock"	/* under $PGDATA */
 #define GPUD_STATUS_NAME	"pg_warp_gpud.status"
 
@@ -49,8 +71,10 @@ typedef enum GpudMsgType
 	GPUD_GO,
 	GPUD_DONE,
 	GPUD_FAIL,					/* the daemon could not run the job: text */
-	GPUD_CACHE					/* instead of RUN: a GPU table cache request
+	GPUD_CACHE,					/* instead of RUN: a GPU table cache request
 								 * (gpud_tcache_wire.h), arg0 = its bytes */
+	GPUD_ROWS,					/* row mode: a chunk of rows (see above) */
+	GPUD_NEXT					/* row mode: the chunk was read */
 } GpudMsgType;
 
 typedef enum GpudDeviceKind
@@ -71,6 +95,15 @@ typedef struct GpudMsg
 
 /* m as a message of type with arguments a0 and a1, no text */
 extern void gpud_msg_init(GpudMsg *m, uint32_t type, uint64_t a0, uint64_t a1);
+
+/*
+ * The daemon's side of a message (blocking): send one, with text (NULL:
+ * none) and a descriptor passed along (-1: none), 0 or -1 when the peer is
+ * gone; receive one, 0 or -1 (end of file, error, bad magic).
+ */
+extern int	gpud_send_msg(int sock, uint32_t type, uint64_t a0, uint64_t a1,
+						  const char *text, int fd);
+extern int	gpud_recv_msg(int sock, GpudMsg *m);
 
 /*
  * A socket message as sendmsg and recvmsg see it: bytes, and room for one
@@ -107,6 +140,16 @@ typedef struct GpudArenaHeader
 } GpudArenaHeader;
 
 #define WARP_ARENA_JOB_OFF	64
+
+/* where the result (and a row-mode job's chunks) go: after the job */
+#define GPUD_RESULT_OFF(job_total) \
+	((((uint64_t) WARP_ARENA_JOB_OFF + (job_total)) + 63) & ~(uint64_t) 63)
+
+/* RUN's arg1: the job is in the connection's arena already, GO implied */
+#define GPUD_RUN_INLINE		1
+
+/* the bytes a row-mode job asks for beyond the job, for its chunks */
+#define GPUD_ROW_AREA		((uint64_t) 4 << 20)
 
 /* Developer fault injection (pg_warp.gpud_fault), for the tests. */
 typedef enum GpudFault
@@ -230,6 +273,8 @@ typedef struct GpudResult
 									 * parts held */
 	double		phase_ms[6];	/* GpudPhase: where total_ms went (the
 								 * slowest lane's, for the lanes' phases) */
+	int64_t		rows_sent;		/* row mode: rows streamed before DONE ... */
+	int64_t		chunks_sent;	/* ... in this many chunks */
 	int64_t		ngroups;
 	int32_t		nkeys;
 	int32_t		naggs;
@@ -260,6 +305,13 @@ extern void gpud_put_program(GpudBuf *b, GpudJob *job, const WarpProgram *prog);
  */
 extern const char *gpud_job_open(uint8_t *arena, uint64_t arena_size, uint64_t job_off,
 								 GpudJob **job_out, WarpProgram *prog);
+
+/*
+ * Check a result (or a row-mode chunk) of len bytes at off in an arena
+ * of size bytes: its header, counts and arrays.  The result, or NULL.
+ */
+extern GpudResult *gpud_result_open(uint8_t *arena, uint64_t size, uint64_t off,
+									uint64_t len, int nkeys, int naggs);
 
 /* pointer to len bytes at off, or NULL if it lies outside the arena */
 extern void *gpud_at(uint8_t *arena, uint64_t arena_size, uint64_t off, uint64_t len);

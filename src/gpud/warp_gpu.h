@@ -145,12 +145,24 @@ extern int	warp_gpu_wait(WarpGpu *g, char *why, size_t whylen);
 /* Bring every group to the host (after the last batch).  0 or -1 as above. */
 extern int	warp_gpu_finish(WarpGpu *g, char *why, size_t whylen);
 
-/* After warp_gpu_finish: the groups, as warp_cpu_ngroups etc. give them. */
+/* After warp_gpu_finish: the groups, as warp_cpu_ngroups etc. give them
+ * (warp_gpu_group_key: also rows taken in row mode). */
 extern warp_int64 warp_gpu_ngroups(const WarpGpu *g);
 extern warp_int64 warp_gpu_group_key(const WarpGpu *g, warp_int64 grp, int k, bool *isnull);
 extern const WarpAggState *warp_gpu_group_agg(const WarpGpu *g, warp_int64 grp, int a);
 
 extern void warp_gpu_counters(const WarpGpu *g, WarpCpuCounters *c);
+
+/*
+ * Row mode (prog->emit_rows): after a batch, wait for it and bring the rows
+ * it appended to the host (0, or -1 as warp_gpu_run_batch); then
+ * warp_gpu_nrows rows are read with warp_gpu_group_key, and
+ * warp_gpu_forget_rows drops them (not under a Top-N, whose candidates
+ * are kept, compacted on the host, and read after warp_gpu_finish).
+ */
+extern int	warp_gpu_take_rows(WarpGpu *g, char *why, size_t whylen);
+extern warp_int64 warp_gpu_nrows(const WarpGpu *g);
+extern void warp_gpu_forget_rows(WarpGpu *g);
 
 /* bytes copied host to device, milliseconds spent in those copies and in
  * the kernels (from the end of a batch's copies to its kernels' end; with

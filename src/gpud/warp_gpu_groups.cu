@@ -4,7 +4,9 @@
  *	  The GPU driver's device group table (see warp_gpu.cu): its sizing
  *	  (direct or hash, also for warp_gpu_estimate), allocation and
  *	  clearing, growing in place of a flush, flushing its groups into the
- *	  host result, and the accessors of that result.  The kernels it
+ *	  host result, and the accessors of that result; in row mode (append
+ *	  form) a batch's rows taken to the host, and a Top-N's candidates
+ *	  compacted there.  The kernels it
  *	  launches are in warp_gpu_kernels.cu.
  *
  *-------------------------------------------------------------------------
@@ -122,7 +124,25 @@ size_groups(WarpGpu *g, const WarpProgram *p, WarpJoinTable *const *tables,
 	g->grp.nkeys = p->nkeys;
 	g->grp.naggs = p->naggs;
 	g->fan = 1;
-	for (k = p->nkeys - 1; k >= 0; k--)
+	if (p->emit_rows)
+	{
+		/* append form: every joined row a slot, up to fan per fact row
+		 * (a left join's miss is one row too) */
+		g->grp.append = 1;
+		all_dim = false;
+		if (p->topn_limit > 0)
+			g->grp.topn = warp_topn_order(p);
+		for (k = 0; k < p->njoins; k++)
+			if (p->joins[k].kind == WARP_JOIN_INNER || p->joins[k].kind == WARP_JOIN_LEFT)
+			{
+				warp_int64	chain = warp_row_max_chain(tables[p->joins[k].table]);
+
+				g->fan *= chain > 1 ? chain : 1;
+				if (g->fan > HASH_SLOTS_WANT)
+					g->fan = HASH_SLOTS_WANT + 1;
+			}
+	}
+	for (k = p->emit_rows ? -1 : p->nkeys - 1; k >= 0; k--)
 	{
 		const WarpGroupKey *gk = &p->keys[k];
 
@@ -171,7 +191,8 @@ size_groups(WarpGpu *g, const WarpProgram *p, WarpJoinTable *const *tables,
 		g->grp.max_used = (warp_uint64) g->max_fill;
 		if (g->fan > g->max_fill)
 		{
-			set_why(why, whylen, "duplicate join keys fan out beyond the device group table");
+			set_why(why, whylen, "duplicate join keys fan out beyond the device %s",
+					p->emit_rows ? "row buffer" : "group table");
 			return false;
 		}
 	}
@@ -310,8 +331,9 @@ flush_groups(WarpGpu *g, char *why, size_t whylen)
 			warp_row_agg_export(&p->aggs[a], &st[a]);
 		}
 		/* the device table's groups are distinct: the first flush only
-		 * appends them (the index is built if another flush comes) */
-		if (first ? !warp_row_result_append(&g->result, kv, kn, st)
+		 * appends them (the index is built if another flush comes); rows
+		 * (append form) are only ever appended */
+		if (first || g->grp.append ? !warp_row_result_append(&g->result, kv, kn, st)
 			: !warp_row_result_merge(&g->result, p, kv, kn, st))
 		{
 			set_why(why, whylen, "out of memory");
@@ -320,6 +342,72 @@ flush_groups(WarpGpu *g, char *why, size_t whylen)
 	}
 	g->flush_host_ms += gpud_now_ms() - t1;
 	return true;
+}
+
+/* ------------------------------------------------------------ row mode */
+
+/*
+ * Row mode under a Top-N: the candidates on the host are twice the limit:
+ * keep those not after the limit-th best first ORDER BY key, which becomes
+ * the threshold the kernel drops later rows by (warp_topn_order.h).
+ */
+static bool
+compact_topn(WarpGpu *g, char *why, size_t whylen)
+{
+	const WarpProgram *p = g->prog;
+	WarpRowResult *r = &g->result;
+	warp_int32 *idx;
+	warp_int64	floor = warp_topn_compact_floor(p);
+
+	if (r->n < (g->topn_compact_at > floor ? g->topn_compact_at : floor))
+		return true;
+	idx = (warp_int32 *) malloc(sizeof(warp_int32) * r->n);
+	if (idx == NULL)
+	{
+		set_why(why, whylen, "out of memory");
+		return false;
+	}
+	r->n = warp_topn_compact_rows(p, r->keys, r->knull, r->n, idx, &g->grp.topn_val,
+								  &g->grp.topn_null);
+	free(idx);
+	g->grp.topn_have = 1;
+	/* many rows equal to the threshold: compact again only at twice them */
+	g->topn_compact_at = r->n * 2;
+	return true;
+}
+
+extern "C" int
+warp_gpu_take_rows(WarpGpu *g, char *why, size_t whylen)
+{
+	if (!g->grp.append || g->finished)
+	{
+		set_why(why, whylen, "the GPU driver is not in row mode");
+		return -1;
+	}
+	if (warp_gpu_wait(g, why, whylen) != 0)
+	{
+		g->failed = true;
+		return -1;
+	}
+	if (!flush_groups(g, why, whylen) ||
+		(g->prog->topn_limit > 0 && !compact_topn(g, why, whylen)))
+	{
+		g->failed = true;
+		return -1;
+	}
+	return 0;
+}
+
+extern "C" warp_int64
+warp_gpu_nrows(const WarpGpu *g)
+{
+	return g->result.n;
+}
+
+extern "C" void
+warp_gpu_forget_rows(WarpGpu *g)
+{
+	g->result.n = 0;
 }
 
 /* ------------------------------------------------------------ results */

@@ -102,6 +102,8 @@ struct WarpGpu
 	DevResult  *d_res;
 	DevResult  *h_res;			/* pinned */
 	warp_int64	used;			/* groups in the device table */
+	warp_int64	topn_compact_at;	/* row mode, Top-N: candidates on the
+									 * host that trigger a compaction */
 
 	/* flush buffers */
 	void	   *d_out;

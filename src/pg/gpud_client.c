@@ -1,11 +1,17 @@
 /*
  * gpud_client.c — a backend's side of the conversation with pg_warp_gpud.
  *
- * One connection per query: connect to $PGDATA/pg_warp_gpud.sock (the
+ * One connection per session: connect to $PGDATA/pg_warp_gpud.sock (the
  * backend's working directory is $PGDATA), ask for an arena big enough
  * for the job (before reading the daemon's HELLO, so that no reply is
  * waited for twice), map the memfd the daemon sends, write the job,
- * say GO and wait for DONE.  Waiting is WaitLatchOrSocket, so a query
+ * say GO and wait for DONE.  The connection and its arena are kept for the
+ * next job (the daemon serves a connection's jobs one after the other), so
+ * a query pays no connection, no daemon thread and no new arena unless it
+ * needs a bigger one; a job whose result is still being read when another
+ * starts (two daemon nodes in one plan) makes the other open a connection
+ * of its own.  A row-mode job (WarpJoin, WarpScan) streams its rows in
+ * chunks (pgwarp_gpud_rows_start / _next).  Waiting is WaitLatchOrSocket, so a query
  * cancel is seen at once: the backend sets the arena's cancel word (the
  * daemon stops within one batch) and raises the usual error.  End of file
  * on the socket means the daemon died; the caller then runs the query on
@@ -17,6 +23,7 @@
  */
 #include "postgres.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -39,6 +46,8 @@ typedef struct GpudConn
 	uint64		arena_size;
 	uint8	   *rarena;			/* a separate result arena, if sent */
 	uint64		rarena_size;
+	uint64		inline_need;	/* the job goes in the arena as it is:
+								 * RUN(need, GPUD_RUN_INLINE) for GO */
 	MemoryContextCallback cb;
 } GpudConn;
 
@@ -112,16 +121,32 @@ pgwarp_gpud_serving(int *kind)
 /* ------------------------------------------------------------ messages */
 
 static bool
-send_msg(GpudConn *c, uint32 type, uint64 a0)
+send_msg2(GpudConn *c, uint32 type, uint64 a0, uint64 a1)
 {
 	GpudMsg		m;
 	ssize_t		n;
 
-	gpud_msg_init(&m, type, a0, 0);
+	gpud_msg_init(&m, type, a0, a1);
 	do
 		n = send(c->sock, &m, sizeof(m), MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	return n == (ssize_t) sizeof(m);
+}
+
+static bool
+send_msg(GpudConn *c, uint32 type, uint64 a0)
+{
+	return send_msg2(c, type, a0, 0);
+}
+
+/* GO, or for a job written into the kept arena as it was, RUN inline */
+static bool
+send_go(GpudConn *c)
+{
+	if (c->inline_need == 0)
+		return send_msg(c, GPUD_GO, 0);
+	((GpudArenaHeader *) c->arena)->cancel = 0;
+	return send_msg2(c, GPUD_RUN, c->inline_need, GPUD_RUN_INLINE);
 }
 
 /*
@@ -320,6 +345,9 @@ conn_arena(GpudConn *c, uint32 type, uint64 need, char *why, size_t whylen)
 #undef FAIL
 }
 
+static bool conn_take_done(GpudConn *c, GpudMsg *m, int fd, uint8 **rbase, uint64 *rsize,
+						   char *why, size_t whylen);
+
 static bool
 conn_start(GpudConn *c, uint32 type, uint64 need, char *why, size_t whylen)
 {
@@ -336,7 +364,7 @@ conn_finish(GpudConn *c, uint8 **rbase, uint64 *rsize, GpudMsg *m, char *why, si
 	int			fd;
 
 #define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); conn_release(c); return false; } while (0)
-	if (!send_msg(c, GPUD_GO, 0) || !recv_msg(c, m, &fd))
+	if (!send_go(c) || !recv_msg(c, m, &fd))
 		FAIL("pg_warp_gpud died while running the query");
 	if (m->type == GPUD_FAIL)
 	{
@@ -345,8 +373,25 @@ conn_finish(GpudConn *c, uint8 **rbase, uint64 *rsize, GpudMsg *m, char *why, si
 		m->text[sizeof(m->text) - 1] = '\0';
 		FAIL("pg_warp_gpud could not run the query: %s", m->text);
 	}
+	return conn_take_done(c, m, fd, rbase, rsize, why, whylen);
+#undef FAIL
+}
+
+/*
+ * m (with fd) should be DONE: the result's mapping (the arena, or the
+ * result arena passed along) into *rbase and *rsize, or false with *why.
+ */
+static bool
+conn_take_done(GpudConn *c, GpudMsg *m, int fd, uint8 **rbase, uint64 *rsize,
+			   char *why, size_t whylen)
+{
+#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); conn_release(c); return false; } while (0)
 	if (m->type != GPUD_DONE)
+	{
+		if (fd >= 0)
+			close(fd);
 		FAIL("pg_warp_gpud sent an unexpected message");
+	}
 	*rbase = c->arena;
 	*rsize = c->arena_size;
 	if (fd >= 0)
@@ -362,6 +407,104 @@ conn_finish(GpudConn *c, uint8 **rbase, uint64 *rsize, GpudMsg *m, char *why, si
 #undef FAIL
 }
 
+/*
+ * The connection kept for the session (see the top), lent to one job at a
+ * time: from pgwarp_gpud_run_job (or _rows_start) until the memory context
+ * current then goes, since the result is read in place in its arena.
+ * busy: an exchange started and not finished (an error, a cancel, a
+ * stream not read to its end), so what the daemon sends next would be
+ * that job's: the connection is closed when it comes back.  An arena above
+ * KEEP_ARENA goes back too, as the daemon gives its own up.
+ */
+#define KEEP_ARENA	((uint64) 64 << 20)
+
+static GpudConn kept_conn = {.sock = -1};
+static bool kept_lent;
+static bool kept_busy;
+
+static void
+kept_return(void *arg)
+{
+	if (kept_busy || kept_conn.arena_size > KEEP_ARENA)
+		conn_release(&kept_conn);
+	else if (kept_conn.rarena)
+	{
+		munmap(kept_conn.rarena, kept_conn.rarena_size);
+		kept_conn.rarena = NULL;
+	}
+	kept_lent = false;
+	kept_busy = false;
+}
+
+static GpudConn *conn_new(void);
+
+/* the kept connection, lent until CurrentMemoryContext goes, or NULL when
+ * it is lent already */
+static GpudConn *
+kept_lend(void)
+{
+	MemoryContextCallback *cb;
+
+	if (kept_lent)
+		return NULL;
+	cb = MemoryContextAllocZero(CurrentMemoryContext, sizeof(MemoryContextCallback));
+	cb->func = kept_return;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
+	kept_lent = true;
+	kept_busy = true;
+	return &kept_conn;
+}
+
+/*
+ * A connection with an arena of at least need bytes for a job of type
+ * (GPUD_RUN): the kept one when it is free (connected again if the daemon
+ * went away since: it restarted), else a new one closed with the current
+ * memory context.  NULL with *why.
+ */
+static GpudConn *
+conn_for_job(uint32 type, uint64 need, char *why, size_t whylen)
+{
+	GpudConn   *c = kept_lend();
+	struct pollfd pfd;
+
+	if (c == NULL)
+	{
+		c = conn_new();
+		return conn_start(c, type, need, why, whylen) ? c : NULL;
+	}
+	c->inline_need = 0;
+	/* the daemon sends nothing between jobs: readable is end of file (it
+	 * went away, or restarted) */
+	pfd.fd = c->sock;
+	pfd.events = POLLIN | POLLRDHUP;
+	pfd.revents = 0;
+	if (c->sock >= 0 && poll(&pfd, 1, 0) != 0)
+		conn_release(c);
+	if (c->sock >= 0 && c->arena && WARP_ARENA_JOB_OFF + need <= c->arena_size)
+	{
+		/* it fits the arena: written there, and RUN inline for GO */
+		c->inline_need = need;
+		return c;
+	}
+	if (c->sock >= 0 && conn_arena(c, type, need, why, whylen))
+		return c;
+	/* none yet, or a stale one (conn_arena released it) */
+	return conn_start(c, type, need, why, whylen) ? c : NULL;
+}
+
+/* the job on c is over and its result read: c may serve the next */
+static void
+conn_job_done(GpudConn *c)
+{
+	if (c == &kept_conn)
+		kept_busy = false;
+	else
+	{
+		close(c->sock);
+		c->sock = -1;
+	}
+}
+
 static GpudConn *
 conn_new(void)
 {
@@ -374,31 +517,30 @@ conn_new(void)
 	return c;
 }
 
-GpudResult *
-pgwarp_gpud_run_job(const WarpProgram *prog, int ntables, const GpudClientTable *tables,
-					int nfiles, const GpudClientFile *files, const GpudClientCached *cached,
-					GpudClientTimes *times, char *why, size_t whylen)
+/*
+ * Connect (or take the kept connection) and write the job with room for
+ * `extra` bytes after it (its result, or a row-mode job's chunks).  NULL
+ * with *why.
+ */
+static GpudConn *
+job_start(const WarpProgram *prog, int ntables, const GpudClientTable *tables,
+		  int nfiles, const GpudClientFile *files, const GpudClientCached *cached,
+		  uint64 extra, GpudClientTimes *times, char *why, size_t whylen)
 {
-	GpudConn   *c = conn_new();
-	GpudMsg		m;
+	GpudConn   *c;
 	GpudBuf		b;
-	uint64		need;
-	GpudResult *res;
-	uint8	   *rbase;
-	uint64		rsize;
 	instr_time	t0,
 				t1;
 
-#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); conn_release(c); return NULL; } while (0)
-
 	memset(times, 0, sizeof(*times));
 	INSTR_TIME_SET_CURRENT(t0);
-	/* how big: a counting pass, plus room for a modest result */
+	/* how big: a counting pass */
 	memset(&b, 0, sizeof(b));
 	b.pos = WARP_ARENA_JOB_OFF;
 	write_job(&b, prog, ntables, tables, nfiles, files, cached);
-	need = b.pos - WARP_ARENA_JOB_OFF + (1 << 20);
-	if (!conn_start(c, GPUD_RUN, need, why, whylen))
+	c = conn_for_job(GPUD_RUN, GPUD_RESULT_OFF(b.pos - WARP_ARENA_JOB_OFF) -
+					 WARP_ARENA_JOB_OFF + extra, why, whylen);
+	if (c == NULL)
 		return NULL;
 	lap(&t0, &t1, &times->connect_ms);
 
@@ -407,32 +549,42 @@ pgwarp_gpud_run_job(const WarpProgram *prog, int ntables, const GpudClientTable 
 	b.pos = WARP_ARENA_JOB_OFF;
 	write_job(&b, prog, ntables, tables, nfiles, files, cached);
 	lap(&t0, &t1, &times->job_ms);
+	return c;
+}
+
+GpudResult *
+pgwarp_gpud_run_job(const WarpProgram *prog, int ntables, const GpudClientTable *tables,
+					int nfiles, const GpudClientFile *files, const GpudClientCached *cached,
+					GpudClientTimes *times, char *why, size_t whylen)
+{
+	GpudConn   *c;
+	GpudMsg		m;
+	GpudResult *res;
+	uint8	   *rbase;
+	uint64		rsize;
+	instr_time	t0,
+				t1;
+
+	/* room for a modest result */
+	c = job_start(prog, ntables, tables, nfiles, files, cached, 1 << 20, times, why, whylen);
+	if (c == NULL)
+		return NULL;
+	INSTR_TIME_SET_CURRENT(t0);
 	if (!conn_finish(c, &rbase, &rsize, &m, why, whylen))
 		return NULL;
 	lap(&t0, &t1, &times->wait_ms);
 	/* check the result's layout before trusting any of it */
-	res = gpud_at(rbase, rsize, m.arg0, sizeof(GpudResult));
-	if (res == NULL || m.arg1 < sizeof(GpudResult) || m.arg1 > rsize - m.arg0 ||
-		res->magic != GPUD_MAGIC || res->ngroups < 0 ||
-		res->nkeys != prog->nkeys || res->naggs != prog->naggs)
-		FAIL("pg_warp_gpud sent a malformed result");
+	res = gpud_result_open(rbase, rsize, m.arg0, m.arg1, prog->nkeys, prog->naggs);
+	if (res == NULL)
 	{
-		uint8	   *r0 = (uint8 *) res;
-		uint64		rlen = m.arg1;
-		uint64		ng = (uint64) res->ngroups;
-
-		if (ng > rlen ||
-			gpud_at(r0, rlen, res->off_keys, ng * res->nkeys * sizeof(int64)) == NULL ||
-			gpud_at(r0, rlen, res->off_nulls, ng * res->nkeys) == NULL ||
-			gpud_at(r0, rlen, res->off_states, ng * res->naggs * sizeof(WarpAggState)) == NULL)
-			FAIL("pg_warp_gpud sent a malformed result");
+		snprintf(why, whylen, "pg_warp_gpud sent a malformed result");
+		conn_release(c);
+		return NULL;
 	}
-	/* done with the socket; the mappings stay until the context goes */
-	close(c->sock);
-	c->sock = -1;
+	/* the mappings stay until the context goes */
+	conn_job_done(c);
 	lap(&t0, &t1, &times->result_ms);
 	return res;
-#undef FAIL
 }
 
 GpudResult *
@@ -441,6 +593,98 @@ pgwarp_gpud_run(const WarpProgram *prog, int ntables, const GpudClientTable *tab
 				char *why, size_t whylen)
 {
 	return pgwarp_gpud_run_job(prog, ntables, tables, nfiles, files, NULL, times, why, whylen);
+}
+
+/* ------------------------------------------------------- row mode */
+
+struct GpudRowStream
+{
+	GpudConn   *c;
+	int			nkeys;
+	bool		owe_next;		/* a chunk was handed out: say NEXT first */
+	GpudClientTimes *times;
+};
+
+GpudRowStream *
+pgwarp_gpud_rows_start(const WarpProgram *prog, int ntables, const GpudClientTable *tables,
+					   int nfiles, const GpudClientFile *files, GpudClientTimes *times,
+					   char *why, size_t whylen)
+{
+	GpudConn   *c;
+	GpudRowStream *s;
+
+	Assert(prog->emit_rows && prog->naggs == 0);
+	c = job_start(prog, ntables, tables, nfiles, files, NULL, GPUD_ROW_AREA, times, why, whylen);
+	if (c == NULL)
+		return NULL;
+	if (!send_go(c))
+	{
+		snprintf(why, whylen, "pg_warp_gpud closed the connection");
+		conn_release(c);
+		return NULL;
+	}
+	s = palloc0(sizeof(GpudRowStream));
+	s->c = c;
+	s->nkeys = prog->nkeys;
+	s->times = times;
+	return s;
+}
+
+int
+pgwarp_gpud_rows_next(GpudRowStream *s, GpudResult **out, char *why, size_t whylen)
+{
+	GpudConn   *c = s->c;
+	GpudMsg		m;
+	int			fd = -1;
+	uint8	   *rbase;
+	uint64		rsize;
+	GpudResult *res;
+	instr_time	t0,
+				t1;
+
+#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); conn_release(c); return -1; } while (0)
+	*out = NULL;
+	if (c->sock < 0)
+		FAIL("the connection to pg_warp_gpud is closed");
+	INSTR_TIME_SET_CURRENT(t0);
+	if (s->owe_next)
+	{
+		s->owe_next = false;
+		if (!send_msg(c, GPUD_NEXT, 0))
+			FAIL("pg_warp_gpud died while returning rows");
+	}
+	if (!recv_msg(c, &m, &fd))
+		FAIL("pg_warp_gpud died while returning rows");
+	lap(&t0, &t1, &s->times->wait_ms);
+	if (m.type == GPUD_ROWS)
+	{
+		if (fd >= 0)
+			close(fd);
+		res = gpud_result_open(c->arena, c->arena_size, m.arg0, m.arg1, s->nkeys, 0);
+		if (res == NULL)
+			FAIL("pg_warp_gpud sent malformed rows");
+		s->owe_next = true;
+		*out = res;
+		lap(&t0, &t1, &s->times->result_ms);
+		return 1;
+	}
+	if (m.type == GPUD_FAIL)
+	{
+		if (fd >= 0)
+			close(fd);
+		m.text[sizeof(m.text) - 1] = '\0';
+		FAIL("pg_warp_gpud could not run the query: %s", m.text);
+	}
+	if (!conn_take_done(c, &m, fd, &rbase, &rsize, why, whylen))
+		return -1;
+	res = gpud_result_open(rbase, rsize, m.arg0, m.arg1, s->nkeys, 0);
+	if (res == NULL || res->ngroups != 0)
+		FAIL("pg_warp_gpud sent a malformed result");
+	conn_job_done(c);
+	*out = res;
+	lap(&t0, &t1, &s->times->result_ms);
+	return 0;
+#undef FAIL
 }
 
 /* ------------------------------------------------- GPU table cache */

@@ -120,6 +120,26 @@ extern GpudResult *pgwarp_gpud_run_job(const WarpProgram *prog,
 									   GpudClientTimes *times, char *why, size_t whylen);
 
 /*
+ * A job in row mode (prog->emit_rows: WarpJoin, WarpScan) on the daemon,
+ * its rows streamed in chunks: start it (NULL with *why when the daemon
+ * cannot take it: the caller runs it on its own CPU driver), then take
+ * chunks until the end.  _next gives 1 and a chunk in *out (a GpudResult
+ * of ngroups rows, keys and NULL flags, valid until the next call), 0 and
+ * the job's result in *out at the end (counts, errors; no rows), or -1
+ * with *why when the daemon died or failed.  Stopping early is allowed:
+ * the connection is closed with the current memory context (the daemon
+ * then drops the job).  A query cancel while waiting raises the usual
+ * error.
+ */
+typedef struct GpudRowStream GpudRowStream;
+
+extern GpudRowStream *pgwarp_gpud_rows_start(const WarpProgram *prog, int ntables,
+											 const GpudClientTable *tables, int nfiles,
+											 const GpudClientFile *files, GpudClientTimes *times,
+											 char *why, size_t whylen);
+extern int	pgwarp_gpud_rows_next(GpudRowStream *s, GpudResult **out, char *why, size_t whylen);
+
+/*
  * A GPU table cache request: req's op, key and counts (the rest filled
  * here), the column kinds (LOAD_BEGIN) and len bytes of records.  The
  * answer (palloc'd, *resp_len bytes), or NULL with *why.

@@ -116,13 +116,18 @@ def test_not_offloaded_still_right(base):
     # aggregation stays WarpPreAgg's
     plan = plan_of(conn, "SELECT d.name, count(*) FROM f JOIN d ON f.k = d.dk GROUP BY 1")
     assert "WarpJoin" not in plan, plan
-    # the switch, and pg_warp.mode = gpu (the daemon has no row mode)
-    for setting in ("pg_warp.enable_join = off", "pg_warp.mode = gpu"):
-        conn.execute("SET " + setting)
-        try:
-            check_join(base, "SELECT f.id, d.name FROM f JOIN d ON f.k = d.dk", offload=False)
-        finally:
-            conn.execute("RESET " + setting.split(" =")[0])
+    # the switch
+    conn.execute("SET pg_warp.enable_join = off")
+    try:
+        check_join(base, "SELECT f.id, d.name FROM f JOIN d ON f.k = d.dk", offload=False)
+    finally:
+        conn.execute("RESET pg_warp.enable_join")
+    # pg_warp.mode = gpu: on pg_warp_gpud (test_gpud_rows.py)
+    conn.execute("SET pg_warp.mode = gpu")
+    try:
+        check_join(base, "SELECT f.id, d.name FROM f JOIN d ON f.k = d.dk", offload=None)
+    finally:
+        conn.execute("RESET pg_warp.mode")
 
 
 @pytest.mark.parametrize("threads", ["1", "4"])

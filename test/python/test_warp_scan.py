@@ -85,14 +85,18 @@ def test_scan_not_offloaded(base):
     set_side(conn, base.w, True)
     plan = plan_of(conn, "SELECT f.id FROM f FULL JOIN d ON f.k = d.dk")
     assert "WarpScan" not in plan, plan
-    # the switches, and pg_warp.mode = gpu (the daemon has no row mode)
-    # (pg_warp.enabled = off is the oracle's side in every check)
-    for setting in ("pg_warp.enable_scan = off", "pg_warp.mode = gpu"):
-        conn.execute("SET " + setting)
-        try:
-            check_scan(base, "SELECT id, a FROM f WHERE a > 0", offload=False)
-        finally:
-            conn.execute("RESET " + setting.split(" =")[0])
+    # the switch (pg_warp.enabled = off is the oracle's side in every check)
+    conn.execute("SET pg_warp.enable_scan = off")
+    try:
+        check_scan(base, "SELECT id, a FROM f WHERE a > 0", offload=False)
+    finally:
+        conn.execute("RESET pg_warp.enable_scan")
+    # pg_warp.mode = gpu: on pg_warp_gpud (test_gpud_rows.py)
+    conn.execute("SET pg_warp.mode = gpu")
+    try:
+        check_scan(base, "SELECT id, a FROM f WHERE a > 0", offload=None)
+    finally:
+        conn.execute("RESET pg_warp.mode")
 
 
 def test_explain(base):

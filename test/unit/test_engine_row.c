@@ -980,7 +980,10 @@ enum
 {
 	MODE_HASH,					/* one hash table for everything */
 	MODE_FLUSH,					/* small chunks, flushed and merged */
-	MODE_DIRECT					/* direct group codes */
+	MODE_DIRECT,				/* direct group codes */
+	MODE_APPEND					/* row mode: every row appended (the GPU
+								 * driver's append form), a Top-N's
+								 * candidates compacted on the host */
 };
 
 /* export every used slot of g into r, then clear g */
@@ -1003,7 +1006,8 @@ flush_groups(const WarpProgram *p, WarpRowGroups *g, warp_int64 nslots, WarpRowR
 		}
 		/* as the GPU driver: the first flush appends (its groups are
 		 * distinct), later ones merge (indexing the appended ones first) */
-		if (first ? !warp_row_result_append(r, g->keys + s * p->nkeys, g->knull + s * p->nkeys, st)
+		if (first || g->append ?
+			!warp_row_result_append(r, g->keys + s * p->nkeys, g->knull + s * p->nkeys, st)
 			: !warp_row_result_merge(r, p, g->keys + s * p->nkeys, g->knull + s * p->nkeys, st))
 			return false;
 	}
@@ -1168,7 +1172,31 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 	warp_row_prepare(p, s);
 	g.nkeys = p->nkeys;
 	g.naggs = p->naggs;
-	if (mode == MODE_DIRECT)
+	if (mode == MODE_APPEND)
+	{
+		/* as the GPU driver sizes it: rows times every inner and left
+		 * join's duplicate fan-out */
+		warp_int64	bound = 0,
+					fan = 1;
+
+		for (bi = 0; bi < nb; bi++)
+			bound += batches[bi].n;
+		for (j = 0; j < p->njoins; j++)
+			if (p->joins[j].kind == WARP_JOIN_INNER || p->joins[j].kind == WARP_JOIN_LEFT)
+			{
+				warp_int64	ch = warp_row_max_chain(&tabs[j]);
+
+				fan *= ch > 1 ? ch : 1;
+			}
+		for (nslots = 64; nslots < bound * fan + 1; nslots *= 2)
+			;
+		g.append = 1;
+		g.mask = nslots - 1;
+		g.max_used = nslots;
+		if (p->topn_limit > 0)
+			g.topn = warp_topn_order(p);
+	}
+	else if (mode == MODE_DIRECT)
 	{
 		warp_int64	product = 1;
 
@@ -1239,6 +1267,21 @@ row_driver(const WarpProgram *p, WarpJoinTable *const *ptabs, Batch *batches, in
 				flush_groups(p, &g, nslots, res);
 				inchunk = 0;
 				chunk = 1 + rn(300);
+			}
+		}
+		if (mode == MODE_APPEND && p->topn_limit > 0 && st == WARP_OK)
+		{
+			/* as warp_gpu_take_rows: the batch's rows to the host, the
+			 * candidates compacted there, the threshold back to the rows */
+			flush_groups(p, &g, nslots, res);
+			if (res->n >= warp_topn_compact_floor(p) / 64 && res->n > p->topn_limit)
+			{
+				warp_int32 *idx = malloc(sizeof(warp_int32) * res->n);
+
+				res->n = warp_topn_compact_rows(p, res->keys, res->knull, res->n, idx,
+												&g.topn_val, &g.topn_null);
+				g.topn_have = 1;
+				free(idx);
 			}
 		}
 	}
@@ -2029,6 +2072,205 @@ TEST(prefilter_ranges)
 	CHECK(pre.nquals == WARP_ROW_MAX_PRE && pre.n == WARP_ROW_MAX_PRE);
 }
 
+/* rows r (nk keys each) in a canonical order, for comparing multisets */
+static int	cmp_nk;
+
+static int
+cmp_row(const void *a, const void *b)
+{
+	const warp_int64 *x = a,
+			   *y = b;
+	int			k;
+
+	for (k = 0; k < 2 * cmp_nk; k++)
+		if (x[k] != y[k])
+			return x[k] < y[k] ? -1 : 1;
+	return 0;
+}
+
+/* n rows as (key, NULL flag) pairs, sorted: keys NULL are 0 */
+static warp_int64 *
+row_set(int nk, warp_int64 n, const warp_int64 *keys, const warp_uint8 *knull,
+		const WarpCpu *cpu)
+{
+	warp_int64 *out = malloc(sizeof(warp_int64) * (2 * nk * n + 1));
+	warp_int64	r;
+	int			k;
+
+	for (r = 0; r < n; r++)
+		for (k = 0; k < nk; k++)
+		{
+			bool		isnull;
+			warp_int64	v = cpu ? warp_cpu_group_key(cpu, r, k, &isnull) : keys[r * nk + k];
+
+			if (!cpu)
+				isnull = knull[r * nk + k] != 0;
+			out[(r * nk + k) * 2] = isnull ? 0 : v;
+			out[(r * nk + k) * 2 + 1] = isnull;
+		}
+	cmp_nk = nk;
+	qsort(out, n, sizeof(warp_int64) * 2 * nk, cmp_row);
+	return out;
+}
+
+/*
+ * The number of rows of set (sorted pairs, n >= the limit) whose first
+ * ORDER BY key sorts strictly before the limit-th best one (*kv, *kn):
+ * the rows every driver must have kept.
+ */
+static warp_int64
+topn_before(const WarpProgram *p, const warp_int64 *set, warp_int64 n, warp_int64 *kv,
+			warp_uint8 *kn)
+{
+	WarpTopnOrder o = warp_topn_order(p);
+	int			nk = p->nkeys;
+	warp_int64	r,
+				below;
+	warp_int64 *keys = malloc(sizeof(warp_int64) * (n * nk + 1));
+	warp_uint8 *knull = malloc(n * nk + 1);
+	warp_int32 *idx = malloc(sizeof(warp_int32) * (n + 1));
+
+	for (r = 0; r < n * nk; r++)
+	{
+		keys[r] = set[2 * r];
+		knull[r] = (warp_uint8) set[2 * r + 1];
+	}
+	(void) warp_topn_compact_rows(p, keys, knull, n, idx, kv, kn);
+	for (below = 0, r = 0; r < n; r++)
+		below += warp_topn_cmp(&o, set[2 * (r * nk + o.key)], (warp_uint8) set[2 * (r * nk + o.key) + 1],
+							   *kv, *kn) < 0;
+	free(keys);
+	free(knull);
+	free(idx);
+	return below;
+}
+
+/*
+ * Row mode (WarpJoin, WarpScan): the GPU driver's append form, run by the
+ * row evaluator, returns the CPU driver's rows (the same multiset); under
+ * a Top-N both keep every row whose first ORDER BY key sorts before the
+ * limit-th best one, and at least the limit rows.
+ */
+TEST(row_mode_programs_match_cpu_driver)
+{
+	int			round,
+				compared = 0,
+				topn = 0,
+				failures = 0;
+
+	build_tables();
+	for (round = 0; round < 30; round++)
+	{
+		Batch		batches[2];
+		int			nb = 1 + rn(2),
+					bi,
+					pi;
+
+		setup_fields(round % 2 == 1, ARROW_TIME_MICROSECOND);
+		for (bi = 0; bi < nb; bi++)
+			make_batch(&batches[bi], 200 + rn(1500), round % 3 == 2, 0);
+		for (pi = 0; pi < 20; pi++)
+		{
+			Prog		g;
+			WarpJoinTable *tabs[WARP_ROW_MAX_JOINS];
+			WarpCpu    *cpu;
+			WarpRowResult res;
+			WarpRowCounts rc;
+			warp_int64	rows_in;
+			bool		cpu_err = false;
+			int			st,
+						k;
+
+			gen_program(&g);
+			g.p.naggs = 0;
+			g.p.emit_rows = 1;
+			g.p.topn_limit = 0;
+			for (k = 0; k < g.p.nkeys && rn(2); k++)
+				if (g.p.keys[k].kind == WG_FACT)
+				{
+					g.p.topn_limit = 1 + rn(60);
+					g.p.topn_key = k;
+					g.p.topn_desc = rn(2);
+					g.p.topn_nulls_first = rn(2);
+					break;
+				}
+			if (g.overflow || warp_program_validate(&g.p) != NULL)
+				continue;
+			program_tables(&g, tabs);
+			if (warp_row_check(&g.p, tabs) != NULL)
+				continue;
+			cpu = warp_cpu_create(&g.p, tabs, &ALLOC);
+			CHECK(cpu != NULL);
+			for (bi = 0; bi < nb && !cpu_err; bi++)
+			{
+				WarpLoadStatus ls;
+				int			bad_col;
+				warp_int64	bad_row;
+
+				cpu_err = warp_cpu_run_batch(cpu, batches[bi].cols, batches[bi].n, NULL,
+											 &ls, &bad_col, &bad_row) != WARP_OK ||
+					ls != WARP_LOAD_OK;
+			}
+			st = row_driver(&g.p, tabs, batches, nb, MODE_APPEND, 0, &res, &rc, &rows_in);
+			if (cpu_err || st != WARP_OK)
+			{
+				/* a row that fails fails on both (or the GPU gives back) */
+				if (cpu_err != (st != WARP_OK) && !(st == WARP_ROW_BAD && !cpu_err))
+				{
+					if (failures++ < 5)
+						printf("round %d program %d: CPU %s, rows %d\n", round, pi,
+							   cpu_err ? "failed" : "ok", st);
+					CHECK(0);
+				}
+			}
+			else
+			{
+				int			nk = g.p.nkeys;
+				warp_int64	nc = warp_cpu_ngroups(cpu);
+				warp_int64 *a = row_set(nk, nc, NULL, NULL, cpu);
+				warp_int64 *b = row_set(nk, res.n, res.keys, res.knull, NULL);
+				bool		ok;
+
+				if (g.p.topn_limit == 0)
+					ok = nc == res.n && memcmp(a, b, sizeof(warp_int64) * 2 * nk * nc) == 0;
+				else
+				{
+					warp_int64	kv,
+								tv;
+					warp_uint8	kn,
+								tn;
+					warp_int64	ba = nc >= g.p.topn_limit ? topn_before(&g.p, a, nc, &kv, &kn) : nc;
+					warp_int64	bb = res.n >= g.p.topn_limit ? topn_before(&g.p, b, res.n, &tv, &tn) : res.n;
+
+					/* same rows strictly before the limit-th key, and as many
+					 * candidates as the limit (or every row) */
+					ok = ba == bb && (nc >= g.p.topn_limit) == (res.n >= g.p.topn_limit);
+					if (ok && nc >= g.p.topn_limit)
+						ok = kv == tv && kn == tn;
+					topn++;
+				}
+				if (!ok)
+				{
+					if (failures++ < 5)
+						printf("round %d program %d: %lld rows, CPU %lld (top-n %lld)\n", round, pi,
+							   (long long) res.n, (long long) nc, (long long) g.p.topn_limit);
+					CHECK(0);
+				}
+				else
+					compared++;
+				free(a);
+				free(b);
+			}
+			warp_row_result_free(&res);
+		}
+		for (bi = 0; bi < nb; bi++)
+			free_batch(&batches[bi]);
+	}
+	printf("  row mode: %d programs compared (%d under a Top-N)\n", compared, topn);
+	CHECK(compared > 200);
+	CHECK(topn > 30);
+}
+
 TEST(check_rejects_what_it_cannot_do)
 {
 	Prog		g;
@@ -2119,6 +2361,7 @@ main(void)
 {
 	RUN(random_programs_match_cpu_driver);
 	RUN(tile_programs_match_cpu_driver);
+	RUN(row_mode_programs_match_cpu_driver);
 	RUN(star_join_every_aggregate);
 	RUN(no_group_keys_and_empty_input);
 	RUN(float_edge_values);

@@ -263,6 +263,8 @@ warp_rescan(CustomScanState *node)
 	ws->pool = NULL;
 	ws->pool_start = NULL;
 	ws->gres = NULL;
+	ws->dstream = NULL;			/* its connection went with engine_cxt */
+	ws->daemon_done = false;
 	ws->merged = NULL;
 	ws->executed = false;
 	ws->gate_checked = false;

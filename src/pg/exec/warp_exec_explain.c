@@ -105,6 +105,18 @@ explain_join_keys(WarpScanState *ws, List *context, ExplainState *es)
 static void
 explain_daemon(WarpScanState *ws, ExplainState *es)
 {
+	if (ws->emit_rows && ws->dstream)
+	{
+		/* a LIMIT stopped reading: the daemon's account never came */
+		ExplainPropertyText("Rows From Daemon", "stopped before the end", es);
+		return;
+	}
+	if (ws->emit_rows && !ws->daemon_done)
+		return;
+	if (ws->emit_rows)
+		ExplainPropertyText("Rows From Daemon",
+							psprintf(INT64_FORMAT " in " INT64_FORMAT " chunks",
+									 ws->gres->rows_sent, ws->gres->chunks_sent), es);
 	if (ws->gres && ws->gres->ran_on == GPUD_DEVICE_GPU)
 	{
 		double		gbs = ws->gres->h2d_ms > 0 ?

@@ -175,6 +175,10 @@ typedef struct WarpScanState
 	int			rows_bad_file;
 	int64		rows_out;
 	struct OutCol *out_cols;	/* per output column (out_columns) */
+	/* ... on pg_warp_gpud: the stream of chunks (each ws->gres in turn) */
+	GpudRowStream *dstream;
+	int64		rows_skipped;	/* batches batch skipping left out */
+	bool		daemon_done;	/* its last chunk and result came */
 	/* ... on threads: rounds of units, each pool freed with round_cxt */
 	WarpJoinTable **row_tables;
 	WarpPoolBatch *row_units;
@@ -261,9 +265,19 @@ extern void warp_exec_rows_start(WarpScanState *ws);
 extern bool warp_exec_rows_next_batch(WarpScanState *ws);
 extern void warp_exec_rows_raise_pending(WarpScanState *ws);
 
-/* the dimensions for pg_warp_gpud; its result taken (errors raised) */
+/* a column the engine could not load: PostgreSQL's error for it */
+extern void warp_exec_report_load_error(WarpScanState *ws, WarpLoadStatus ls, int bad_col,
+										int64 bad_row, const char *path);
+
+/* warp_exec_daemon.c: the dimensions for pg_warp_gpud; its result taken
+ * (errors raised); the job run there (false: ws->fallback says why not) */
 extern GpudClientTable *warp_exec_daemon_tables(WarpScanState *ws);
 extern void warp_exec_take_daemon_result(WarpScanState *ws, GpudResult *res);
+extern bool warp_exec_run_on_daemon(WarpScanState *ws);
+/* row mode there: start (false: the CPU driver instead), the next chunk
+ * (1), the end (0, errors raised), or -1: run it on the CPU driver */
+extern bool warp_exec_rows_daemon_start(WarpScanState *ws);
+extern int	warp_exec_rows_daemon_next(WarpScanState *ws);
 
 /* warp_exec_tcache.c: a heap fact table's GPU table cache in the daemon;
  * false (ws->tcache_why) when it cannot answer */

@@ -5,7 +5,8 @@
  * (warp_cpu_pool.h), or the job handed to pg_warp_gpud (gpud_client.c),
  * falling back to the CPU when the daemon cannot run it; in row mode
  * (WarpJoin, WarpScan) batch by batch, or round by round on threads.  The
- * errors the engine meets are raised here as PostgreSQL's own.
+ * errors the engine meets are raised here as PostgreSQL's own.  The job on
+ * the daemon is warp_exec_daemon.c's.
  *
  * A heap fact table has its own driver (warp_exec_heap.c); the groups the
  * drivers leave are merged and read by warp_exec_groups.c.
@@ -29,8 +30,8 @@ warp_exec_report_status(WarpStatus st)
 }
 
 /* A column the engine could not load: PostgreSQL's error for it. */
-static void
-report_load_error(WarpScanState *ws, WarpLoadStatus ls, int bad_col, int64 bad_row,
+void
+warp_exec_report_load_error(WarpScanState *ws, WarpLoadStatus ls, int bad_col, int64 bad_row,
 				  const char *path)
 {
 	const char *col = get_attname(ws->fact_oid, ws->col_attno[bad_col], false);
@@ -129,7 +130,7 @@ run_cpu_serial(WarpScanState *ws)
 		if (st != WARP_OK)
 			warp_exec_report_status(st);
 		if (ls != WARP_LOAD_OK)
-			report_load_error(ws, ls, bad_col, bad_row,
+			warp_exec_report_load_error(ws, ls, bad_col, bad_row,
 							  ws->scan.files[ws->scan.cur_file].path);
 	}
 	warp_cpu_counters(ws->cpu, &ws->counters);
@@ -253,7 +254,7 @@ pool_raise(WarpScanState *ws, WarpCpuPool *pool)
 			break;
 		case WARP_POOL_LOAD:
 			ss->cur_batch = pool->bad_batch;
-			report_load_error(ws, pool->load_status, pool->bad_col, pool->bad_row,
+			warp_exec_report_load_error(ws, pool->load_status, pool->bad_col, pool->bad_row,
 							  ss->files[pool->bad_file].path);
 			break;
 		case WARP_POOL_ARROW:
@@ -370,116 +371,6 @@ run_cpu(WarpScanState *ws)
 		run_cpu_serial(ws);
 }
 
-/*
- * The job on pg_warp_gpud: every batch the statistics do not rule out, the
- * dimensions as keys and payload ids.  False (fallback set) when the daemon
- * could not run it; errors the query itself raises are raised here.
- */
-/* the dimensions as the daemon takes them: keys and payload ids */
-GpudClientTable *
-warp_exec_daemon_tables(WarpScanState *ws)
-{
-	GpudClientTable *tables = palloc0(sizeof(GpudClientTable) * Max(ws->ndims, 1));
-	int			i;
-
-	for (i = 0; i < ws->ndims; i++)
-	{
-		tables[i].nrows = ws->dims[i].rows;
-		tables[i].npayloads = ws->dims[i].npayloads;
-		tables[i].keys = ws->dims[i].probe_keys ? ws->dims[i].probe_keys : ws->dims[i].keys;
-		tables[i].payload = ws->dims[i].pids;
-	}
-	return tables;
-}
-
-/* the daemon's groups and counts taken, the query's error raised */
-void
-warp_exec_take_daemon_result(WarpScanState *ws, GpudResult *res)
-{
-	if (res->status != WARP_OK)
-		warp_exec_report_status((WarpStatus) res->status);
-	res->device[sizeof(res->device) - 1] = '\0';
-	res->fallback[sizeof(res->fallback) - 1] = '\0';
-	ws->gres = res;
-	ws->counters = res->counters;
-	ws->groups = res->ngroups;
-	if (res->ran_on == GPUD_DEVICE_GPU)
-		snprintf(ws->ran_on, sizeof(ws->ran_on), "GPU (%s)", res->device);
-	else
-		snprintf(ws->ran_on, sizeof(ws->ran_on), "CPU in pg_warp_gpud");
-	strlcpy(ws->fallback, res->fallback, sizeof(ws->fallback));
-}
-
-/*
- * The job on pg_warp_gpud: every batch the statistics do not rule out, the
- * dimensions as keys and payload ids.  False (fallback set) when the daemon
- * could not run it; errors the query itself raises are raised here.
- */
-static bool
-run_on_daemon(WarpScanState *ws)
-{
-	ArrowScanState *ss = &ws->scan;
-	ExprContext *econtext = ws->css.ss.ps.ps_ExprContext;
-	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
-	GpudClientTable *tables = warp_exec_daemon_tables(ws);
-	GpudClientFile *files = palloc0(sizeof(GpudClientFile) * Max(ss->nfiles, 1));
-	int64		skipped = 0;
-	GpudResult *res;
-	int			i;
-
-	for (i = 0; i < ss->nfiles; i++)
-	{
-		ScanFile   *sf = &ss->files[i];
-		GpudClientFile *f = &files[i];
-		int64		nb = ss->batch_start[i + 1] - ss->batch_start[i];
-		int64		b;
-		int			c;
-
-		f->path = sf->path;
-		f->limit = sf->limit;
-		f->recover_tail = ss->writable && sf->limit < 0;
-		f->st = sf->st;
-		f->batches = palloc(sizeof(int32) * Max(nb, 1));
-		f->fields = palloc(sizeof(int32) * Max(ws->prog.ncols, 1));
-		if (sf->empty)
-			continue;
-		for (b = 0; b < nb; b++)
-		{
-			CHECK_FOR_INTERRUPTS();
-			if (arrow_skip_batch(ss->skip, sf->stats, (int) b, econtext))
-				skipped++;
-			else
-				f->batches[f->nbatches++] = (int32) b;
-		}
-		for (c = 0; c < ws->prog.ncols; c++)
-			f->fields[c] = sf->field_of_attr[ws->col_attno[c] - 1];
-	}
-	res = pgwarp_gpud_run(&ws->prog, ws->ndims, tables, ss->nfiles, files,
-						  &ws->handoff, ws->fallback, sizeof(ws->fallback));
-	MemoryContextSwitchTo(old);
-	if (res == NULL)
-		return false;
-
-	pg_atomic_fetch_add_u64(&ss->shared->batches_read, res->batches);
-	pg_atomic_fetch_add_u64(&ss->shared->batches_skipped, skipped);
-	pg_atomic_fetch_add_u64(&ss->shared->bytes_read, res->bytes_read);
-	if (res->has_arrow_error)
-	{
-		res->arrow_error.msg[sizeof(res->arrow_error.msg) - 1] = '\0';
-		pgwarp_report_arrow_error(ERROR, &res->arrow_error);
-	}
-	if (res->status == WARP_OK && res->load_status != WARP_LOAD_OK)
-	{
-		if (res->bad_col < 0 || res->bad_col >= ws->prog.ncols ||
-			res->bad_file < 0 || res->bad_file >= ss->nfiles)
-			elog(ERROR, "pg_warp_gpud reported a load error at an invalid position");
-		report_load_error(ws, (WarpLoadStatus) res->load_status, res->bad_col, res->bad_row,
-						  ss->files[res->bad_file].path);
-	}
-	warp_exec_take_daemon_result(ws, res);
-	return true;
-}
-
 void
 warp_exec_run_engine(WarpScanState *ws)
 {
@@ -502,7 +393,7 @@ warp_exec_run_engine(WarpScanState *ws)
 	ws->tcache = 0;
 	if (ws->heap && !ws->on_daemon)
 		warp_exec_tcache_not_planned(ws);
-	if (ws->on_daemon && (ws->heap ? warp_exec_run_tcache(ws) : run_on_daemon(ws)))
+	if (ws->on_daemon && (ws->heap ? warp_exec_run_tcache(ws) : warp_exec_run_on_daemon(ws)))
 		;						/* ran there */
 	else
 	{
@@ -523,19 +414,13 @@ warp_exec_run_engine(WarpScanState *ws)
 	ws->merge_ms = INSTR_TIME_GET_MILLISEC(t1);
 }
 
-/* Row mode: the dimensions, the program and the driver, before any batch. */
-void
-warp_exec_rows_start(WarpScanState *ws)
+/* Row mode on this process's CPU driver (serial, or rounds on threads). */
+static void
+rows_start_cpu(WarpScanState *ws)
 {
 	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
-	WarpJoinTable **tables;
-	instr_time	t0,
-				t1;
+	WarpJoinTable **tables = warp_exec_build_join_tables(ws);
 
-	warp_exec_build_dims(ws);
-	INSTR_TIME_SET_CURRENT(t0);
-	warp_exec_build_program(ws);
-	tables = warp_exec_build_join_tables(ws);
 	if (ws->heap)
 		ws->nthreads = 1;		/* the table AM's scan feeds one driver */
 	if (ws->nthreads > 1)
@@ -553,14 +438,72 @@ warp_exec_rows_start(WarpScanState *ws)
 			warp_exec_report_status(WARP_ERR_OUT_OF_MEMORY);
 	}
 	ws->batch_cols = palloc0(sizeof(ArrowArray) * Max(ws->prog.ncols, 1));
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	ws->build_ms += INSTR_TIME_GET_MILLISEC(t1);
 	strlcpy(ws->ran_on, "CPU", sizeof(ws->ran_on));
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Row mode: the dimensions, the program, and the job started on the daemon
+ * (planned there) or the driver created, before any batch.
+ */
+void
+warp_exec_rows_start(WarpScanState *ws)
+{
+	MemoryContext old = MemoryContextSwitchTo(ws->engine_cxt);
+	instr_time	t0,
+				t1;
+
+	warp_exec_build_dims(ws);
+	INSTR_TIME_SET_CURRENT(t0);
+	warp_exec_build_program(ws);
 	ws->fallback[0] = '\0';
 	ws->rows_status = WARP_OK;
 	ws->rows_load = WARP_LOAD_OK;
+	ws->daemon_done = false;
+	if (ws->on_daemon && warp_exec_rows_daemon_start(ws))
+		strlcpy(ws->ran_on, "pg_warp_gpud", sizeof(ws->ran_on));
+	else
+	{
+		if (ws->on_daemon)
+			ereport(DEBUG1,
+					(errmsg("pg_warp: running on the CPU in this backend: %s", ws->fallback)));
+		rows_start_cpu(ws);
+	}
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	ws->build_ms += INSTR_TIME_GET_MILLISEC(t1);
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Row mode on the daemon: its next chunk (true), or false at the end.
+ * When the daemon fails before any row went up, the query runs on this
+ * process's CPU driver from its first batch (*fell_back).
+ */
+static bool
+rows_next_from_daemon(WarpScanState *ws, bool *fell_back)
+{
+	int			rc = warp_exec_rows_daemon_next(ws);
+
+	*fell_back = false;
+	ws->next_group = 0;
+	if (rc >= 0)
+	{
+		ws->daemon_done = rc == 0;
+		return rc == 1;
+	}
+	/* a Top-N's candidates so far are the daemon's: start again */
+	if (ws->topn)
+	{
+		warp_topn_reset(ws->topn);
+		ws->rows_out = 0;
+		ws->topn_built = 0;
+	}
+	ereport(DEBUG1,
+			(errmsg("pg_warp: running on the CPU in this backend: %s", ws->fallback)));
+	rows_start_cpu(ws);
+	*fell_back = true;
+	return false;
 }
 
 /*
@@ -643,6 +586,18 @@ warp_exec_rows_next_batch(WarpScanState *ws)
 	bool		more;
 
 	INSTR_TIME_SET_CURRENT(t0);
+	if (ws->dstream)
+	{
+		bool		fell_back;
+
+		more = rows_next_from_daemon(ws, &fell_back);
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		ws->scan_ms += INSTR_TIME_GET_MILLISEC(t1);
+		if (!fell_back)
+			return more;
+		INSTR_TIME_SET_CURRENT(t0);
+	}
 	if (ws->heap || ws->nthreads > 1)
 	{
 		more = ws->heap ? warp_exec_heap_rows_next(ws) : rows_next_round(ws);
@@ -688,6 +643,6 @@ warp_exec_rows_raise_pending(WarpScanState *ws)
 	if (ws->rows_status != WARP_OK)
 		warp_exec_report_status(ws->rows_status);
 	if (ws->rows_load != WARP_LOAD_OK)
-		report_load_error(ws, ws->rows_load, ws->rows_bad_col, ws->rows_bad_row,
+		warp_exec_report_load_error(ws, ws->rows_load, ws->rows_bad_col, ws->rows_bad_row,
 						  ws->scan.files[ws->rows_bad_file].path);
 }

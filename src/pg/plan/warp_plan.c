@@ -746,7 +746,7 @@ warp_rel_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte
 	if (!pgwarp_enabled || !pgwarp_enable_scan || rel->reloptkind != RELOPT_BASEREL ||
 		!bms_equal(rel->relids, root->all_baserels) ||
 		root->parse->commandType != CMD_SELECT || !arrow_fdw_is_arrow_rel(rel) ||
-		pgwarp_mode == PGWARP_MODE_GPU || in_correlated_subquery(root, rel->relids))
+		in_correlated_subquery(root, rel->relids))
 		return;
 	try_rows(root, rel);
 }

@@ -10,6 +10,7 @@
 
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
@@ -187,13 +188,77 @@ minmax_subquery(PlannerInfo *root)
 }
 
 /*
+ * A fact output column the daemon cannot return (a text value is an id in
+ * the driver that read it: the strings stay in the daemon), or NULL.
+ */
+static const char *
+rows_daemon_refusal(StarInfo *si)
+{
+	ListCell   *lc;
+
+	if (si->heap)
+		return "a heap fact table is read by the backend's CPU engine only";
+	foreach(lc, si->key_info)
+	{
+		WarpPlanKey key;
+
+		deform_warp_plan_key(lfirst(lc), &key);
+		if (key.kind != WG_FACT || key.case_index)
+			continue;
+		switch (exprType((Node *) key.expr))
+		{
+			case TEXTOID:
+			case VARCHAROID:
+			case BPCHAROID:
+				return "text output columns of the fact table are returned by the backend's CPU engine only";
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Where the rows come from: 0, the CPU driver in the backend; 1 +
+ * GpudDeviceKind, pg_warp_gpud (mode gpu: whatever it drives; auto: a GPU
+ * that runs the whole program, where device_choice says it beats the CPU
+ * driver); -1, nowhere (mode gpu without a daemon that can: reason noted).
+ */
+static int
+rows_where(StarInfo *si, StarCost *sc)
+{
+	GpudStatus	st;
+	bool		serving;
+	const char *refusal;
+
+	if (pgwarp_mode == PGWARP_MODE_CPU)
+		return 0;
+	serving = pgwarp_gpud_status(&st);
+	refusal = rows_daemon_refusal(si);
+	if (pgwarp_mode == PGWARP_MODE_GPU)
+	{
+		if (!serving)
+			refusal = "pg_warp_gpud is not running";
+		if (refusal)
+		{
+			not_offloaded(psprintf("pg_warp.mode = gpu, and %s", refusal));
+			return -1;
+		}
+		return 1 + st.kind;
+	}
+	if (serving && st.kind == GPUD_DEVICE_GPU && refusal == NULL && gpu_can_run(si) &&
+		device_choice(&st, sc, pgwarp_cpu_thread_count(), false))
+		return 1 + GPUD_DEVICE_GPU;
+	return 0;
+}
+
+/*
  * The serial row-mode path of rel whose output columns are `outputs` (its
  * pathtarget `target`): plain columns, or for a Top-N target also fact
  * expressions the engine computes; NULL (reason noted) if refused.  si and
- * sc describe it for the caller.
+ * sc describe it for the caller, *where where it runs (rows_where).
  */
 static CustomPath *
-rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, StarCost *sc)
+rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, StarCost *sc,
+		  int *where)
 {
 	PathTarget *scratch = create_empty_pathtarget();
 	ListCell   *lc;
@@ -213,11 +278,6 @@ rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, 
 	{
 		not_offloaded("joins without aggregation over a heap fact table stay PostgreSQL's "
 					  "(measured slower; pg_warp.heap_row_joins)");
-		return NULL;
-	}
-	if (pgwarp_mode == PGWARP_MODE_GPU)
-	{
-		not_offloaded("pg_warp.mode = gpu, and joins without aggregation run on the CPU engine only");
 		return NULL;
 	}
 	if (!star_fact_quals(root, si))
@@ -253,15 +313,21 @@ rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, 
 	star_costs(si, sc);
 	if (!star_joins(si, &joins))
 		return NULL;
+	if ((*where = rows_where(si, sc)) < 0)
+		return NULL;
 
 	/* the dimensions before the first row; then the fact scan streams, on
-	 * pg_warp.cpu_threads threads */
+	 * pg_warp.cpu_threads threads, or from the daemon */
 	startup = WARP_STARTUP_COST + sc->dims_cost;
-	run = sc->fact_cost / (si->heap ? 1 : pgwarp_cpu_thread_count()) + rel->rows * cpu_tuple_cost;
+	if (*where == 1 + GPUD_DEVICE_GPU || (*where > 0 && pgwarp_mode == PGWARP_MODE_GPU))
+		run = sc->fact_cost / WARP_GPU_FACTOR;	/* (mode gpu asks for the daemon) */
+	else
+		run = sc->fact_cost / ((*where || si->heap) ? 1 : pgwarp_cpu_thread_count());
+	run += rel->rows * cpu_tuple_cost;
 
 	cp = star_path(rel, target, si, rel->rows, startup, startup + run);
 	cp->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cp->custom_private = star_private(root, si, sc, joins, rel->relids, 0, true);
+	cp->custom_private = star_private(root, si, sc, joins, rel->relids, *where, true);
 	cp->methods = rel->reloptkind == RELOPT_BASEREL ?
 		&warp_scan_path_methods : &warp_join_path_methods;
 	return cp;
@@ -278,9 +344,10 @@ rows_path(PlannerInfo *root, RelOptInfo *rel, PathTarget *target, StarInfo *si, 
  * run as usual.  The executor streams:
  * a batch's rows go up before the next batch is read, so LIMIT stops the
  * scan and memory stays one batch's rows.  The CPU driver in the backend,
- * serial, or one participant of a Gather each; never pg_warp_gpud.  A heap
- * fact table is read through the table AM by one driver per participant
- * (warp_exec_heap.c), not on pg_warp.cpu_threads threads.
+ * serial, or one participant of a Gather each; or pg_warp_gpud, whose rows
+ * stream back in chunks (rows_where says when).  A heap fact table is read
+ * through the table AM by one driver per participant (warp_exec_heap.c),
+ * not on pg_warp.cpu_threads threads, and never by the daemon.
  *
  * The same for the one Arrow table of a query without joins (WarpScan,
  * rel a base relation): a star without dimensions, whose engine filters
@@ -296,11 +363,14 @@ try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 	List	   *order;
 	PathTarget *topn_target = NULL;
 	double		rows = rel->rows;
-	Cost		startup;
+	Cost		startup,
+				scan;
+	int			where;
 
-	if ((cp = rows_path(root, rel, rel->reltarget, &si, &sc)) == NULL)
+	if ((cp = rows_path(root, rel, rel->reltarget, &si, &sc, &where)) == NULL)
 		return;
 	startup = cp->path.startup_cost;
+	scan = cp->path.total_cost - startup - rows * cpu_tuple_cost;
 
 	/*
 	 * ORDER BY ... LIMIT: a path that keeps the best rows itself and returns
@@ -325,9 +395,10 @@ try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 			char		saved[sizeof(last_reason)];
 			StarInfo	si2;
 			StarCost	sc2;
+			int			where2;
 
 			strlcpy(saved, last_reason, sizeof(saved));
-			tp = rows_path(root, rel, topn_target, &si2, &sc2);
+			tp = rows_path(root, rel, topn_target, &si2, &sc2, &where2);
 			strlcpy(last_reason, saved, sizeof(last_reason));
 		}
 	}
@@ -336,7 +407,7 @@ try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 		tp->custom_private = warp_plan_with_order(tp->custom_private, order);
 		tp->path.pathkeys = root->query_pathkeys;
 		tp->path.rows = Min(rows, root->limit_tuples);
-		tp->path.total_cost = startup + sc.fact_cost / (si.heap ? 1 : pgwarp_cpu_thread_count()) +
+		tp->path.total_cost = startup + scan +
 			rows * cpu_operator_cost * list_length(root->query_pathkeys) +
 			tp->path.rows * cpu_tuple_cost;
 		/* nothing comes out before the whole scan */
@@ -347,9 +418,10 @@ try_join_rows(PlannerInfo *root, RelOptInfo *rel)
 	 * The partial path: each participant claims fact batches and returns
 	 * its joined rows; PostgreSQL puts the Gather above (every participant
 	 * builds the dimension tables itself, as for WarpPreAgg).  Made before
-	 * add_path(cp), which frees cp if another path dominates it.
+	 * add_path(cp), which frees cp if another path dominates it.  Not for
+	 * the daemon's plans, where the daemon does the reading.
 	 */
-	if (rel->consider_parallel && si.fact->consider_parallel &&
+	if (where == 0 && rel->consider_parallel && si.fact->consider_parallel &&
 		max_parallel_workers_per_gather > 0 && sc.dims_safe)
 	{
 		int			workers;
