@@ -7,6 +7,7 @@
 
 #include "warp_kmeans.h"
 #include "warp_threads.h"
+#include "warp_vector_cpu.h"
 
 #define KM_CHUNK 2048			/* points per task */
 
@@ -234,10 +235,10 @@ warp_kmeans_nearest(const float *centroids, const double *cnorm2, int k, int dim
 		double		d;
 
 		if (kind == WARP_VEC_COSINE)
-			d = warp_vec_cosine_from(warp_vec_dot(v, c, dims), vn,
+			d = warp_vec_cosine_from(warp_vec_cpu_dot(v, c, dims), vn,
 									 cnorm2 ? cnorm2[j] : warp_vec_norm_squared(c, dims));
 		else
-			d = warp_vec_distance(kind, v, c, dims, -1.0);
+			d = warp_vec_cpu_distance(kind, v, c, dims, -1.0);
 		if (d < bestd)
 		{
 			bestd = d;
