@@ -110,6 +110,19 @@ tail_dot(WarpVecSums *p, const float *a, const float *b, int i, int n)
 
 /* ---- SSE2: lanes {0,1} {2,3} {4,5} {6,7} ---- */
 
+/* floats p[0..8) as doubles, two per register (exact) */
+static inline void
+sse2_widen8(const float *p, __m128d out[4])
+{
+	__m128		lo = _mm_loadu_ps(p),
+				hi = _mm_loadu_ps(p + 4);
+
+	out[0] = _mm_cvtps_pd(lo);
+	out[1] = _mm_cvtps_pd(_mm_movehl_ps(lo, lo));
+	out[2] = _mm_cvtps_pd(hi);
+	out[3] = _mm_cvtps_pd(_mm_movehl_ps(hi, hi));
+}
+
 static double
 sse2_l2_squared(const float *a, const float *b, int n)
 {
@@ -122,17 +135,19 @@ sse2_l2_squared(const float *a, const float *b, int n)
 
 	for (i = 0; i + 8 <= n; i += 8)
 	{
-		__m128		a0 = _mm_loadu_ps(a + i),
-					a1 = _mm_loadu_ps(a + i + 4),
-					b0 = _mm_loadu_ps(b + i),
-					b1 = _mm_loadu_ps(b + i + 4);
-		__m128d		d0 = _mm_sub_pd(_mm_cvtps_pd(a0), _mm_cvtps_pd(b0)),
-					d1 = _mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(a0, a0)),
-									_mm_cvtps_pd(_mm_movehl_ps(b0, b0))),
-					d2 = _mm_sub_pd(_mm_cvtps_pd(a1), _mm_cvtps_pd(b1)),
-					d3 = _mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(a1, a1)),
-									_mm_cvtps_pd(_mm_movehl_ps(b1, b1)));
+		__m128d		x[4],
+					y[4],
+					d0,
+					d1,
+					d2,
+					d3;
 
+		sse2_widen8(a + i, x);
+		sse2_widen8(b + i, y);
+		d0 = _mm_sub_pd(x[0], y[0]);
+		d1 = _mm_sub_pd(x[1], y[1]);
+		d2 = _mm_sub_pd(x[2], y[2]);
+		d3 = _mm_sub_pd(x[3], y[3]);
 		s0 = _mm_add_pd(s0, _mm_mul_pd(d0, d0));
 		s1 = _mm_add_pd(s1, _mm_mul_pd(d1, d1));
 		s2 = _mm_add_pd(s2, _mm_mul_pd(d2, d2));
@@ -158,15 +173,11 @@ sse2_dot(const float *a, const float *b, int n, double *dot, double *norm)
 
 	for (i = 0; i + 8 <= n; i += 8)
 	{
-		__m128		a0 = _mm_loadu_ps(a + i),
-					a1 = _mm_loadu_ps(a + i + 4),
-					b0 = _mm_loadu_ps(b + i),
-					b1 = _mm_loadu_ps(b + i + 4);
-		__m128d		x[4] = {_mm_cvtps_pd(a0), _mm_cvtps_pd(_mm_movehl_ps(a0, a0)),
-							_mm_cvtps_pd(a1), _mm_cvtps_pd(_mm_movehl_ps(a1, a1))},
-					y[4] = {_mm_cvtps_pd(b0), _mm_cvtps_pd(_mm_movehl_ps(b0, b0)),
-							_mm_cvtps_pd(b1), _mm_cvtps_pd(_mm_movehl_ps(b1, b1))};
+		__m128d		x[4],
+					y[4];
 
+		sse2_widen8(a + i, x);
+		sse2_widen8(b + i, y);
 		for (int r = 0; r < 4; r++)
 		{
 			s[r] = _mm_add_pd(s[r], _mm_mul_pd(x[r], y[r]));

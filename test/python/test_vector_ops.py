@@ -272,20 +272,22 @@ def test_ties_follow_scan_order(conn):
     assert {i for i, d in got if d < 1} == {i for i, d in want if d < 1}
 
 
-@pytest.mark.parametrize("codec", [None, "lz4", "zstd"])
-def test_arrow_streamed_in_chunks(conn, scratch, codec):
+@pytest.mark.parametrize("codec,threads", [(None, 1), (None, 3), ("lz4", 3), ("zstd", 1)])
+def test_arrow_streamed_in_chunks(conn, scratch, codec, threads):
     """Vectors wider than a chunk's worth of rows per batch (streamed in
     several chunks, batches of uneven size, NULL vectors in a later chunk),
-    compressed batches (loaded whole), the vector itself in the output, and
-    a qual over the vector (read as a Datum): all equal vanilla
-    PostgreSQL over a heap copy."""
+    scored by the backend alone or on CPU threads (no qual), compressed
+    batches (loaded whole), the vector itself in the output, and a qual
+    over the vector (read as a Datum): all equal vanilla PostgreSQL over a
+    heap copy."""
+    conn.execute("SET pg_warp.cpu_threads = %d" % threads)
     n, dims = 9000, 96
     x = clustered(n, dims, 20, seed=31)
     if codec:
         x = x[:3000]
         n = len(x)
     nulls = {5, 2900, 6100}
-    name = "chunks_" + (codec or "plain")
+    name = "chunks_%s_%d" % (codec or "plain", threads)
     flat = pa.array(x.reshape(-1))
     arr = pa.FixedSizeListArray.from_arrays(flat, dims,
                                             mask=pa.array([i in nulls for i in range(n)]))
@@ -324,3 +326,11 @@ def test_arrow_streamed_in_chunks(conn, scratch, codec):
     nn = len([i for i in nulls if i < n])
     assert "Vectors Scored: %d" % (n - nn) in plan, plan
     assert "Scored From Arrow Buffers: %d" % (n - nn) in plan, plan
+    assert ("%d threads" % threads in plan) == (threads > 1), plan
+    # errors are the serial loop's, threads or not: the query's dimensions
+    # checked at the first non-NULL row, then against the rows'
+    for q2, state in (("{1,2}", "22000"), ("{1,NULL}", "22004")):
+        with pytest.raises(psycopg.Error) as e:
+            conn.execute("SELECT id FROM %s.%s ORDER BY v <-> '%s' LIMIT 3" % (SCHEMA, name, q2))
+        assert e.value.sqlstate == state, str(e.value)
+    conn.execute("RESET pg_warp.cpu_threads")

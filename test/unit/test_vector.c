@@ -263,6 +263,41 @@ TEST(kmeans_separates_clusters)
 	CHECK(warp_kmeans(x, 3, KM_DIMS, 4, WARP_VEC_L2, 10, 1, 7, NULL, NULL, c) == -2);
 }
 
+TEST(kmeans_assign_matches_nearest)
+{
+	enum
+	{
+		N = 3001, D = 37, K = 13
+	};
+	static float x[N * D];
+	float		c[K * D];
+	int32_t		out[N];
+
+	for (int kind = WARP_VEC_L2; kind <= WARP_VEC_COSINE; kind++)
+	{
+		for (int j = 0; j < K; j++)
+			for (int d = 0; d < D; d++)
+				c[j * D + d] = (d % K == j ? 50.0f : 0.0f) + rnd_float(1);
+		if (kind == WARP_VEC_COSINE)
+			for (int j = 0; j < K; j++)
+			{
+				double		nn = sqrt(warp_vec_norm_squared(c + j * D, D));
+
+				for (int d = 0; d < D; d++)
+					c[j * D + d] = (float) (c[j * D + d] / nn);
+			}
+		for (int i = 0; i < N; i++)
+			for (int d = 0; d < D; d++)
+				x[i * D + d] = (d % K == i % K ? 40.0f : 0.0f) + rnd_float(2);
+		for (int d = 0; d < D; d++)
+			x[5 * D + d] = NAN;		/* no nearest: list 0, as the exact search */
+		CHECK(warp_kmeans_assign(x, N, D, c, K, (WarpVecKind) kind, 3, NULL, NULL, out) == 0);
+		for (int i = 0; i < N; i++)
+			CHECK(out[i] == warp_kmeans_nearest(c, NULL, K, D, (WarpVecKind) kind, x + i * D));
+		CHECK(out[5] == 0);
+	}
+}
+
 static bool
 always(void *arg)
 {
@@ -287,6 +322,7 @@ main(void)
 	RUN(pgvector_special_cases);
 	RUN(topk_equals_stable_sort);
 	RUN(kmeans_separates_clusters);
+	RUN(kmeans_assign_matches_nearest);
 	RUN(kmeans_interrupted);
 	UNIT_EXIT();
 }

@@ -15,6 +15,7 @@
 #include "nodes/extensible.h"
 
 #include "arrow.h"
+#include "warp_vector.h"
 
 /* custom_private of the plan: a list of Integers */
 enum
@@ -64,6 +65,9 @@ extern void pgwarp_vec_column_batch(VecColumn *vc, struct ArrowScanState *ss,
 									struct ScanFile *sf, int a);
 extern bool pgwarp_vec_column_row(VecColumn *vc, struct ScanFile *sf, int64 i,
 								  const float **x, int *dims);
+extern void pgwarp_vec_column_score(VecColumn *vc, struct ScanFile *sf, const float *query,
+									WarpVecKind kind, double qnorm2, int nthreads,
+									double *dist);
 
 extern void pgwarp_vec_scan_init(void);	/* vec_scan_plan.c */
 extern void pgwarp_vec_scan_exec_init(void);	/* vec_scan_exec.c */

@@ -33,6 +33,7 @@
 #include "fdw/arrow_scan.h"
 #include "vector.h"
 #include "vec_scan.h"
+#include "warp.h"
 #include "warp_vec_topk.h"
 
 typedef struct VecScanState
@@ -57,6 +58,7 @@ typedef struct VecScanState
 	double		query_norm2;
 	float	   *scratch;		/* a Float16 row widened */
 	bool		streamed;		/* the vector column is read by vcol */
+	int			nthreads;		/* CPU threads scoring streamed batches */
 	VecColumn	vcol;
 	int			scratch_len;
 	/* top-k */
@@ -126,6 +128,7 @@ vec_begin(CustomScanState *node, EState *estate, int eflags)
 		vs->ss->owner_loads[vs->attno - 1] = true;
 		pgwarp_vec_column_init(&vs->vcol, estate->es_query_cxt);
 	}
+	vs->nthreads = pgwarp_cpu_thread_count();
 }
 
 /* the loaded vector column of the current batch (not streamed rows) */
@@ -314,6 +317,64 @@ keep_row(VecScanState *vs, ScanFile *sf, int64 i, double dist, bool isnull, int6
 		pfree(out);
 }
 
+/*
+ * A streamed batch with no qual, on the CPU threads: the serial path's
+ * checks first (the query vector at the first non-NULL row, then the
+ * dimensions, in the operator's order: every row of a FixedSizeList has
+ * the same), then every distance on the threads, then the top-k in scan
+ * order.  The answer and the errors are the serial loop's.
+ */
+static void
+fill_batch_threads(VecScanState *vs, ScanFile *sf, ExprContext *econtext)
+{
+	ArrowScanState *ss = vs->ss;
+	VecColumn  *vc = &vs->vcol;
+	double	   *dist = NULL;
+	int64		first = 0;
+
+	if (!vc->absent)
+		while (first < ss->cur_rows && vc->validity &&
+			   !arrow_get_bit(vc->validity, vc->first_row + first))
+			first++;
+	if (!vc->absent && first < ss->cur_rows)
+	{
+		check_query(vs, econtext);
+		if (!vs->query_null)
+		{
+			if (vs->var_first)
+				pgwarp_vec_check_dims(vc->dims, vs->query.dims);
+			else
+				pgwarp_vec_check_dims(vs->query.dims, vc->dims);
+			dist = MemoryContextAllocHuge(vc->batch_cxt, sizeof(double) * ss->cur_rows);
+			pgwarp_vec_column_score(vc, sf, vs->query.x, vs->kind,
+									vs->kind == WARP_VEC_COSINE ? vs->query_norm2 : -1.0,
+									vs->nthreads, dist);
+		}
+	}
+	for (int64 i = 0; i < ss->cur_rows; i++)
+	{
+		int64		seq = vs->seq++;
+		bool		isnull = dist == NULL ||
+			(vc->validity && !arrow_get_bit(vc->validity, vc->first_row + i));
+		double		d = isnull ? 0 : dist[i];
+
+		if (!isnull)
+		{
+			vs->scored++;
+			vs->scored_direct++;
+		}
+		if (warp_vec_topk_wanted(&vs->topk, d, isnull, seq))
+		{
+			MemoryContext old;
+
+			MemoryContextReset(ss->row_cxt);
+			old = MemoryContextSwitchTo(ss->row_cxt);
+			keep_row(vs, sf, i, d, isnull, seq);
+			MemoryContextSwitchTo(old);
+		}
+	}
+}
+
 static void
 fill_topk(VecScanState *vs)
 {
@@ -326,7 +387,14 @@ fill_topk(VecScanState *vs)
 
 		CHECK_FOR_INTERRUPTS();
 		if (vs->streamed)
+		{
 			pgwarp_vec_column_batch(&vs->vcol, ss, sf, vs->attno - 1);
+			if (vs->nthreads > 1 && vs->qual == NULL && (vs->vcol.direct || vs->vcol.absent))
+			{
+				fill_batch_threads(vs, sf, econtext);
+				continue;
+			}
+		}
 		for (int64 i = 0; i < ss->cur_rows; i++)
 		{
 			double		dist = 0;
@@ -415,7 +483,12 @@ vec_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	s = psprintf("%s %s, k = %lld", NameStr(TupleDescAttr(td, vs->attno - 1)->attname),
 				 opname[vs->kind], (long long) vs->bound);
 	ExplainPropertyText("Vector Top-K", s, es);
-	ExplainPropertyText("Device", "CPU (backend); pg_warp_gpud has no vector kernel yet", es);
+	if (vs->streamed && vs->qual == NULL && vs->nthreads > 1)
+		s = psprintf("CPU (backend, %d threads); pg_warp_gpud has no vector kernel yet",
+					 vs->nthreads);
+	else
+		s = pstrdup("CPU (backend); pg_warp_gpud has no vector kernel yet");
+	ExplainPropertyText("Device", s, es);
 	if (es->analyze)
 	{
 		ExplainPropertyInteger("Vectors Scored", NULL, vs->scored, es);

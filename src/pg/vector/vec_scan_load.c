@@ -14,15 +14,26 @@
  * type, a compressed batch, NULL elements, a metadata check that fails)
  * loads the whole column with arrow_load_column, which validates it and
  * raises arrow_fdw's errors.
+ *
+ * With more than one CPU thread (pg_warp.cpu_threads) and no qual, a
+ * streamed batch is scored by pgwarp_vec_column_score: threads each read
+ * and score a range of about 4 MB of rows into a distance array, and the
+ * backend then walks it in scan order for the top-k.
  */
 #include "postgres.h"
 
+#include <errno.h>
+
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/memutils.h"
 
 #include "fdw/arrow_pg.h"
 #include "fdw/arrow_scan.h"
 #include "vec_scan.h"
+#include "warp.h"
+#include "warp_threads.h"
+#include "warp_vector_cpu.h"
 
 #define VEC_CHUNK_BYTES (512 * 1024)
 
@@ -194,4 +205,120 @@ pgwarp_vec_column_row(VecColumn *vc, ScanFile *sf, int64 i, const float **x, int
 			((const uint16_t *) vc->chunk)[(i - vc->chunk_lo) * vc->dims + k]);
 	*x = vc->widened;
 	return true;
+}
+
+/* ------------------------------------------------ scoring on threads */
+
+#define VEC_TASK_BYTES (4 * 1024 * 1024)
+
+typedef struct VecScoreJob
+{
+	const VecColumn *vc;
+	int			(*read) (void *ctx, void *dst, size_t len, uint64_t off);
+	void	   *ctx;
+	const float *query;
+	WarpVecKind kind;
+	double		qnorm2;
+	int64		rows_per_task;
+	double	   *dist;
+	int		   *rc;				/* per task: 0, an errno value, or ENOMEM */
+} VecScoreJob;
+
+/* rows [task * rows_per_task, ...) of the batch: read, widen, score.
+ * Runs on a worker thread: malloc and the raw source only. */
+static void
+score_task(void *arg, int task)
+{
+	VecScoreJob *job = (VecScoreJob *) arg;
+	const VecColumn *vc = job->vc;
+	int			width = vc->half ? 2 : 4;
+	int64		lo = (int64) task * job->rows_per_task,
+				n = Min(job->rows_per_task, vc->nrows - lo);
+	uint8	   *buf = malloc((size_t) (n * vc->dims * width));
+	float	   *wide = vc->half ? malloc(sizeof(float) * vc->dims) : NULL;
+	int			rc;
+
+	if (buf == NULL || (vc->half && wide == NULL))
+	{
+		job->rc[task] = ENOMEM;
+		goto done;
+	}
+	rc = job->read(job->ctx, buf, (size_t) (n * vc->dims * width),
+				   (uint64) (vc->values_off + (vc->first_row + lo) * vc->dims * width));
+	if (rc != 0)
+	{
+		job->rc[task] = rc;
+		goto done;
+	}
+	for (int64 i = 0; i < n; i++)
+	{
+		const float *x = (const float *) buf + i * vc->dims;
+
+		if (vc->validity && !arrow_get_bit(vc->validity, vc->first_row + lo + i))
+			continue;
+		if (vc->half)
+		{
+			for (int k = 0; k < vc->dims; k++)
+				wide[k] = (float) arrow_half_to_double(((const uint16_t *) buf)[i * vc->dims + k]);
+			x = wide;
+		}
+		job->dist[lo + i] = warp_vec_cpu_distance(job->kind, x, job->query, vc->dims,
+												  job->qnorm2);
+	}
+done:
+	free(buf);
+	free(wide);
+}
+
+/*
+ * The distance of every non-NULL row of a streamed batch to query (of
+ * vc->dims dimensions, already checked), into dist[0 .. nrows), on
+ * nthreads threads that read their rows straight from the file (pread is
+ * safe on threads; the bytes are counted here afterwards).
+ */
+void
+pgwarp_vec_column_score(VecColumn *vc, ScanFile *sf, const float *query, WarpVecKind kind,
+						double qnorm2, int nthreads, double *dist)
+{
+	VecScoreJob job;
+	int			width = vc->half ? 2 : 4;
+	int			ntasks;
+
+	Assert(vc->direct);
+	job.vc = vc;
+	job.read = sf->inner_read ? sf->inner_read : sf->file.src.read;
+	job.ctx = sf->inner_read ? sf->inner_ctx : sf->file.src.ctx;
+	job.query = query;
+	job.kind = kind;
+	job.qnorm2 = qnorm2;
+	job.rows_per_task = Max(8, VEC_TASK_BYTES / ((int64) vc->dims * width));
+	job.dist = dist;
+	ntasks = (int) ((vc->nrows + job.rows_per_task - 1) / job.rows_per_task);
+	job.rc = palloc0(sizeof(int) * Max(ntasks, 1));
+	if (warp_run_tasks(nthreads, ntasks, score_task, &job, pgwarp_threads_interrupted, NULL) != 0)
+		CHECK_FOR_INTERRUPTS();
+	CHECK_FOR_INTERRUPTS();
+	for (int t = 0; t < ntasks; t++)
+		if (job.rc[t] == ENOMEM)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory scoring vectors of \"%s\"", sf->path)));
+		else if (job.rc[t] != 0)
+		{
+			int64		lo = (int64) t * job.rows_per_task;
+
+			errno = job.rc[t];
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read the vectors of rows %lld.. of a record batch of \"%s\": %m",
+							(long long) (vc->first_row + lo), sf->path)));
+		}
+	{
+		uint64		bytes = (uint64) vc->nrows * vc->dims * width;
+
+		sf->bytes_local += bytes;
+		if (sf->bytes_counter)
+			pg_atomic_fetch_add_u64(sf->bytes_counter, bytes);
+	}
+	pfree(job.rc);
 }
