@@ -7,6 +7,7 @@
 
 #include "warp_kmeans.h"
 #include "warp_threads.h"
+#include "warp_vector_cpu.h"
 
 #define KM_CHUNK 2048			/* points per task */
 
@@ -20,6 +21,7 @@ typedef struct KMeansRun
 	const float *c;				/* current centroids */
 	const double *cnorm2;		/* |c|^2 */
 	int32_t    *assign;			/* n */
+	bool		avx2;			/* the CPU has AVX2 and FMA */
 } KMeansRun;
 
 /* a float dot product the compiler vectorises (search only, not semantics) */
@@ -61,17 +63,119 @@ nearest_fast(const KMeansRun *r, const float *v)
 	return best;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define KM_HAVE_AVX2 1
+
+__attribute__((target("avx2,fma")))
+static inline float
+hsum8(__m256 v)
+{
+	__m128		s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+	return _mm_cvtss_f32(s);
+}
+
+/*
+ * The nearest centroids of 4 points at once (p[0..3]): each centroid is
+ * loaded once for the four dot products, 8 floats per FMA.  Search only
+ * (float arithmetic, any order): what it decides is which list a sample
+ * point trains.
+ */
+__attribute__((target("avx2,fma")))
+static void
+nearest4_avx2(const KMeansRun *r, const float *const p[4], int32_t best[4])
+{
+	int			dims = r->dims,
+				tail = dims & ~7;
+	double		bestd[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
+
+	/* as nearest_fast: centroid 0 when no distance is below infinity (NaN) */
+	for (int q = 0; q < 4; q++)
+		best[q] = 0;
+
+	for (int j = 0; j < r->k; j++)
+	{
+		const float *c = r->c + (size_t) j * dims;
+		__m256		a0 = _mm256_setzero_ps(),
+					a1 = _mm256_setzero_ps(),
+					a2 = _mm256_setzero_ps(),
+					a3 = _mm256_setzero_ps();
+		float		dot[4];
+
+		for (int i = 0; i < tail; i += 8)
+		{
+			__m256		cv = _mm256_loadu_ps(c + i);
+
+			a0 = _mm256_fmadd_ps(_mm256_loadu_ps(p[0] + i), cv, a0);
+			a1 = _mm256_fmadd_ps(_mm256_loadu_ps(p[1] + i), cv, a1);
+			a2 = _mm256_fmadd_ps(_mm256_loadu_ps(p[2] + i), cv, a2);
+			a3 = _mm256_fmadd_ps(_mm256_loadu_ps(p[3] + i), cv, a3);
+		}
+		dot[0] = hsum8(a0);
+		dot[1] = hsum8(a1);
+		dot[2] = hsum8(a2);
+		dot[3] = hsum8(a3);
+		for (int i = tail; i < dims; i++)
+			for (int q = 0; q < 4; q++)
+				dot[q] += p[q][i] * c[i];
+		for (int q = 0; q < 4; q++)
+		{
+			double		d = r->kind == WARP_VEC_L2 ? r->cnorm2[j] - 2.0 * dot[q] : -dot[q];
+
+			if (d < bestd[q])
+			{
+				bestd[q] = d;
+				best[q] = j;
+			}
+		}
+	}
+}
+#endif
+
+static void
+run_init(KMeansRun *r, const float *x, int64_t n, int dims, int k, WarpVecKind kind,
+		 const float *c, const double *cnorm2, int32_t *assign)
+{
+	r->x = x;
+	r->n = n;
+	r->dims = dims;
+	r->k = k;
+	r->kind = kind;
+	r->c = c;
+	r->cnorm2 = cnorm2;
+	r->assign = assign;
+	r->avx2 = false;
+#ifdef KM_HAVE_AVX2
+	__builtin_cpu_init();
+	r->avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+}
+
 static void
 assign_task(void *arg, int task)
 {
 	KMeansRun  *r = (KMeansRun *) arg;
 	int64_t		lo = (int64_t) task * KM_CHUNK,
 				hi = lo + KM_CHUNK,
-				i;
+				i = lo;
 
 	if (hi > r->n)
 		hi = r->n;
-	for (i = lo; i < hi; i++)
+#ifdef KM_HAVE_AVX2
+	if (r->avx2)
+		for (; i + 4 <= hi; i += 4)
+		{
+			const float *p[4];
+
+			for (int q = 0; q < 4; q++)
+				p[q] = r->x + (size_t) (i + q) * r->dims;
+			nearest4_avx2(r, p, r->assign + i);
+		}
+#endif
+	for (; i < hi; i++)
 		r->assign[i] = nearest_fast(r, r->x + (size_t) i * r->dims);
 }
 
@@ -193,14 +297,7 @@ warp_kmeans(const float *x, int64_t n, int dims, int k, WarpVecKind kind,
 		rc = -2;
 	if (rc == 0)
 		rc = init_centroids(x, n, dims, k, &rng, centroids);
-	r.x = x;
-	r.n = n;
-	r.dims = dims;
-	r.k = k;
-	r.kind = kind;
-	r.c = centroids;
-	r.cnorm2 = cnorm2;
-	r.assign = assign;
+	run_init(&r, x, n, dims, k, kind, centroids, cnorm2, assign);
 	for (it = 0; rc == 0 && it < iterations; it++)
 	{
 		for (j = 0; j < k; j++)
@@ -220,6 +317,31 @@ warp_kmeans(const float *x, int64_t n, int dims, int k, WarpVecKind kind,
 }
 
 int
+warp_kmeans_assign(const float *x, int64_t n, int dims, const float *centroids, int k,
+				   WarpVecKind kind, int nthreads, bool (*interrupted) (void *iarg),
+				   void *iarg, int32_t *out)
+{
+	KMeansRun	r;
+	double	   *cnorm2 = malloc(sizeof(double) * (k > 0 ? k : 1));
+	int			rc = 0;
+
+	if (!cnorm2 || k < 1)
+	{
+		free(cnorm2);
+		return -2;
+	}
+	for (int j = 0; j < k; j++)
+		cnorm2[j] = warp_vec_cpu_dot(centroids + (size_t) j * dims,
+									 centroids + (size_t) j * dims, dims);
+	run_init(&r, x, n, dims, k, kind, centroids, cnorm2, out);
+	if (warp_run_tasks(nthreads, (int) ((n + KM_CHUNK - 1) / KM_CHUNK), assign_task, &r,
+					   interrupted, iarg) != 0)
+		rc = -1;
+	free(cnorm2);
+	return rc;
+}
+
+int
 warp_kmeans_nearest(const float *centroids, const double *cnorm2, int k, int dims,
 					WarpVecKind kind, const float *v)
 {
@@ -234,10 +356,10 @@ warp_kmeans_nearest(const float *centroids, const double *cnorm2, int k, int dim
 		double		d;
 
 		if (kind == WARP_VEC_COSINE)
-			d = warp_vec_cosine_from(warp_vec_dot(v, c, dims), vn,
+			d = warp_vec_cosine_from(warp_vec_cpu_dot(v, c, dims), vn,
 									 cnorm2 ? cnorm2[j] : warp_vec_norm_squared(c, dims));
 		else
-			d = warp_vec_distance(kind, v, c, dims, -1.0);
+			d = warp_vec_cpu_distance(kind, v, c, dims, -1.0);
 		if (d < bestd)
 		{
 			bestd = d;

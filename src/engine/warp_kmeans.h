@@ -29,6 +29,17 @@ extern int	warp_kmeans(const float *x, int64_t n, int dims, int k, WarpVecKind k
 						bool (*interrupted) (void *iarg), void *iarg,
 						float *centroids);
 
+/*
+ * The nearest centroid of each of n vectors, into out[0 .. n), on nthreads
+ * threads, by k-means's own search (float dot products: L2 by
+ * |c|^2 - 2 x.c, inner product and cosine over unit centroids by the
+ * largest x.c; a vector nearly equidistant from two centroids may go to
+ * either).  Returns 0, -1 when interrupted, -2 when out of memory.
+ */
+extern int	warp_kmeans_assign(const float *x, int64_t n, int dims, const float *centroids,
+							   int k, WarpVecKind kind, int nthreads,
+							   bool (*interrupted) (void *iarg), void *iarg, int32_t *out);
+
 /* index of the centroid nearest to v under `kind` (centroid norms squared
  * in cnorm2 for cosine, may be NULL otherwise) */
 extern int	warp_kmeans_nearest(const float *centroids, const double *cnorm2, int k,

@@ -7,15 +7,19 @@
  * the definition's order (lane i mod 8, pairwise total); pgvector's
  * documented special cases; the top-k against a stable sort of every row
  * by (distance, position) with NULL and NaN distances; k-means separating
- * well-separated clusters exactly and honouring interrupts.
+ * well-separated clusters exactly and honouring interrupts; the vectorised
+ * CPU loops (warp_vector_cpu.c) bit-for-bit against the scalar definition.
  */
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "unit.h"
 #include "warp_kmeans.h"
 #include "warp_vec_topk.h"
 #include "warp_vector.h"
+#include "warp_vector_cpu.h"
 
 static float
 rnd_float(double scale)
@@ -74,6 +78,75 @@ TEST(distances_match_the_definition)
 		CHECK(warp_vec_distance(WARP_VEC_COSINE, a, b, n, warp_vec_norm_squared(b, n)) ==
 			  warp_vec_distance(WARP_VEC_COSINE, a, b, n, -1));
 	}
+}
+
+/* bit-equal doubles (NaN payloads aside: both NaN counts as equal) */
+static bool
+same_bits(double x, double y)
+{
+	return (isnan(x) && isnan(y)) || memcmp(&x, &y, sizeof(double)) == 0;
+}
+
+static void
+cpu_loops_once(void)
+{
+	static float buf_a[1600 + 3],
+				buf_b[1600 + 3];
+	int			sizes[] = {1, 3, 7, 8, 9, 16, 23, 128, 767, 768, 1536, 1537, 1600};
+
+	for (int round = 0; round < 40; round++)
+		for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+		{
+			int			n = sizes[s];
+			/* unaligned starts, as list children of Arrow buffers may be */
+			float	   *a = buf_a + round % 3,
+					   *b = buf_b + (round / 3) % 3;
+			double		scale = round % 4 == 0 ? 1e30 : (round % 4 == 1 ? 1e-30 : 10);
+			double		dot,
+						na;
+
+			for (int i = 0; i < n; i++)
+			{
+				a[i] = rnd_float(scale);
+				b[i] = rnd_float(scale);
+			}
+			if (round == 7)
+				a[n / 2] = NAN;
+			if (round == 9)
+				b[n - 1] = INFINITY;
+			if (round == 11)
+				for (int i = 0; i < n; i++)
+					a[i] = 0;
+			CHECK(same_bits(warp_vec_cpu_l2_squared(a, b, n), warp_vec_l2_squared(a, b, n)));
+			CHECK(same_bits(warp_vec_cpu_dot(a, b, n), warp_vec_dot(a, b, n)));
+			warp_vec_cpu_dot_norm(a, b, n, &dot, &na);
+			CHECK(same_bits(dot, warp_vec_dot(a, b, n)));
+			CHECK(same_bits(na, warp_vec_norm_squared(a, n)));
+			for (int kind = WARP_VEC_L2; kind <= WARP_VEC_COSINE; kind++)
+			{
+				CHECK(same_bits(warp_vec_cpu_distance((WarpVecKind) kind, a, b, n, -1),
+								warp_vec_distance((WarpVecKind) kind, a, b, n, -1)));
+				CHECK(same_bits(warp_vec_cpu_distance((WarpVecKind) kind, a, b, n,
+													  warp_vec_norm_squared(b, n)),
+								warp_vec_distance((WarpVecKind) kind, a, b, n, -1)));
+			}
+		}
+}
+
+TEST(cpu_loops_match_the_definition)
+{
+	const char *isas[] = {"scalar", "sse2", "avx"};
+
+	for (int i = 0; i < 3; i++)
+		if (warp_vec_cpu_use_isa(isas[i]))
+		{
+			CHECK(strcmp(warp_vec_cpu_isa(), isas[i]) == 0);
+			printf("  (vector loops: %s)\n", isas[i]);
+			cpu_loops_once();
+			CHECK(warp_vec_cpu_l2_squared((float[]) {3, 0}, (float[]) {0, 4}, 2) == 25);
+		}
+	CHECK(!warp_vec_cpu_use_isa("mmx"));
+	CHECK(warp_vec_cpu_use_isa(NULL));
 }
 
 TEST(pgvector_special_cases)
@@ -190,6 +263,41 @@ TEST(kmeans_separates_clusters)
 	CHECK(warp_kmeans(x, 3, KM_DIMS, 4, WARP_VEC_L2, 10, 1, 7, NULL, NULL, c) == -2);
 }
 
+TEST(kmeans_assign_matches_nearest)
+{
+	enum
+	{
+		N = 3001, D = 37, K = 13
+	};
+	static float x[N * D];
+	float		c[K * D];
+	int32_t		out[N];
+
+	for (int kind = WARP_VEC_L2; kind <= WARP_VEC_COSINE; kind++)
+	{
+		for (int j = 0; j < K; j++)
+			for (int d = 0; d < D; d++)
+				c[j * D + d] = (d % K == j ? 50.0f : 0.0f) + rnd_float(1);
+		if (kind == WARP_VEC_COSINE)
+			for (int j = 0; j < K; j++)
+			{
+				double		nn = sqrt(warp_vec_norm_squared(c + j * D, D));
+
+				for (int d = 0; d < D; d++)
+					c[j * D + d] = (float) (c[j * D + d] / nn);
+			}
+		for (int i = 0; i < N; i++)
+			for (int d = 0; d < D; d++)
+				x[i * D + d] = (d % K == i % K ? 40.0f : 0.0f) + rnd_float(2);
+		for (int d = 0; d < D; d++)
+			x[5 * D + d] = NAN;		/* no nearest: list 0, as the exact search */
+		CHECK(warp_kmeans_assign(x, N, D, c, K, (WarpVecKind) kind, 3, NULL, NULL, out) == 0);
+		for (int i = 0; i < N; i++)
+			CHECK(out[i] == warp_kmeans_nearest(c, NULL, K, D, (WarpVecKind) kind, x + i * D));
+		CHECK(out[5] == 0);
+	}
+}
+
 static bool
 always(void *arg)
 {
@@ -210,9 +318,11 @@ int
 main(void)
 {
 	RUN(distances_match_the_definition);
+	RUN(cpu_loops_match_the_definition);
 	RUN(pgvector_special_cases);
 	RUN(topk_equals_stable_sort);
 	RUN(kmeans_separates_clusters);
+	RUN(kmeans_assign_matches_nearest);
 	RUN(kmeans_interrupted);
 	UNIT_EXIT();
 }

@@ -401,8 +401,11 @@ arrow_scan_next_batch(ArrowScanState *ss, ExprContext *econtext, bool row_filter
 		{
 			int			f = sf->field_of_attr[a];
 
-			if (f < 0)
+			if (f < 0 || (ss->owner_loads && ss->owner_loads[a]))
+			{
+				memset(&ss->cur_cols[a], 0, sizeof(ArrowArray));
 				continue;
+			}
 			if (split)
 				rc = arrow_load_column_range(&sf->file, (int) b, &meta, f, first, nrows,
 											 &ss->arena, &ss->cur_cols[a], &err);
@@ -453,7 +456,15 @@ arrow_scan_row_values(ArrowScanState *ss, int64 i, Datum *values, bool *isnull)
 	int			a;
 
 	for (a = 0; a < ss->natts; a++)
+	{
+		if (ss->owner_loads && ss->owner_loads[a])
+		{
+			values[a] = (Datum) 0;	/* the owner fills it in */
+			isnull[a] = true;
+			continue;
+		}
 		values[a] = arrow_scan_value(ss, sf, a, i, &isnull[a]);
+	}
 }
 
 void

@@ -111,6 +111,13 @@ typedef struct ArrowScanState
 	 * stay in cache while the engine runs over them.
 	 */
 	int			parts_per_batch;
+	/*
+	 * Per attno-1, or NULL: attributes the scan's owner reads itself from
+	 * each loaded batch (bound, counted in EXPLAIN and row-converted as
+	 * usual, but not loaded into cur_cols: WarpVecScan streams its vector
+	 * column in row chunks).
+	 */
+	bool	   *owner_loads;
 	bool		done;
 } ArrowScanState;
 
@@ -142,7 +149,8 @@ arrow_scan_value(ArrowScanState *ss, ScanFile *sf, int a, int64 i, bool *isnull)
 	}
 	return arrow_datum_get(sf->conv[a], &ss->cur_cols[a], i, isnull);
 }
-/* row i of the loaded batch: every attribute, as arrow_scan_value gives it */
+/* row i of the loaded batch: every attribute, as arrow_scan_value gives it
+ * (NULL for those in owner_loads) */
 extern void arrow_scan_row_values(ArrowScanState *ss, int64 i, Datum *values, bool *isnull);
 extern void arrow_scan_rescan(ArrowScanState *ss);
 /* arrow_fdw.c: the scan state of ps if it is an arrow_fdw scan, else NULL */

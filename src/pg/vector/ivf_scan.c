@@ -132,12 +132,12 @@ choose_lists(IvfScanState *st, const IvfCentroids *cent, int *lists)
 	double		qn = -1.0;
 
 	if (!st->null_query && st->kind == WARP_VEC_COSINE)
-		qn = warp_vec_norm_squared(st->query, cent->dims);
+		qn = warp_vec_cpu_dot(st->query, st->query, cent->dims);
 	for (int i = 0; i < cent->nlists; i++)
 	{
 		ld[i].list = i;
 		ld[i].dist = st->null_query || cent->dims == 0 ? 0.0 :
-			warp_vec_distance(st->kind, cent->c + (size_t) i * cent->dims,
+			warp_vec_cpu_distance(st->kind, cent->c + (size_t) i * cent->dims,
 							  st->query, cent->dims, qn);
 	}
 	qsort(ld, cent->nlists, sizeof(ListDist), cmp_listdist);
@@ -170,7 +170,7 @@ score_list(Relation index, IvfScanState *st, int dims, BlockNumber blk)
 	double		qn = -1.0;
 
 	if (!st->null_query && st->kind == WARP_VEC_COSINE)
-		qn = warp_vec_norm_squared(st->query, dims);
+		qn = warp_vec_cpu_dot(st->query, st->query, dims);
 	while (blk != InvalidBlockNumber)
 	{
 		Buffer		buf = ReadBuffer(index, blk);
@@ -191,7 +191,7 @@ score_list(Relation index, IvfScanState *st, int dims, BlockNumber blk)
 				continue;
 			e = (IvfEntry *) PageGetItem(page, iid);
 			add_hit(st, st->null_query ? 0.0 :
-					warp_vec_distance(st->kind, e->vec, st->query, dims, qn), &e->tid);
+					warp_vec_cpu_distance(st->kind, e->vec, st->query, dims, qn), &e->tid);
 		}
 		blk = IvfPageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);

@@ -4,9 +4,11 @@
  * The node reads the table's record batches through arrow_scan.h, evaluates
  * the quals of each row (only the columns they use are converted), scores
  * the rows that pass straight from the vector column's buffers
- * (FixedSizeList / List / LargeList of Float32: the child buffer itself;
- * of Float16: widened into a scratch vector; any other element type
- * through the real[] the column converts to), and keeps the k best by
+ * (FixedSizeList of Float32 / Float16 streamed in row chunks by
+ * vec_scan_load.c unless a qual reads the vector; otherwise List /
+ * LargeList / FixedSizeList of Float32: the child buffer itself; of
+ * Float16: widened into a scratch vector; any other element type through
+ * the real[] the column converts to), and keeps the k best by
  * (distance, scan position) in a bounded heap (warp_vec_topk.h), forming a
  * row only when it enters the heap.  Distances are warp_vector.h's, the
  * functions behind the operators, so the order is the operator's.
@@ -20,15 +22,18 @@
 #include "postgres.h"
 
 #include "access/sysattr.h"
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
+#include "utils/array.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "fdw/arrow_scan.h"
 #include "vector.h"
 #include "vec_scan.h"
+#include "warp.h"
 #include "warp_vec_topk.h"
 
 typedef struct VecScanState
@@ -52,6 +57,9 @@ typedef struct VecScanState
 	WarpVecArg	query;
 	double		query_norm2;
 	float	   *scratch;		/* a Float16 row widened */
+	bool		streamed;		/* the vector column is read by vcol */
+	int			nthreads;		/* CPU threads scoring streamed batches */
+	VecColumn	vcol;
 	int			scratch_len;
 	/* top-k */
 	WarpVecTopK topk;
@@ -112,6 +120,48 @@ vec_begin(CustomScanState *node, EState *estate, int eflags)
 	vs->ss = palloc0(sizeof(ArrowScanState));
 	arrow_scan_begin(vs->ss, rel, attrs, quals, cs->scan.scanrelid, &node->ss.ps,
 					 (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0);
+	/* the vector column is streamed unless a qual reads it as a Datum */
+	vs->streamed = !bms_is_member(vs->attno - FirstLowInvalidHeapAttributeNumber, qattrs);
+	if (vs->streamed)
+	{
+		vs->ss->owner_loads = palloc0(sizeof(bool) * Max(vs->ss->natts, 1));
+		vs->ss->owner_loads[vs->attno - 1] = true;
+		pgwarp_vec_column_init(&vs->vcol, estate->es_query_cxt);
+	}
+	vs->nthreads = pgwarp_cpu_thread_count();
+}
+
+/* the loaded vector column of the current batch (not streamed rows) */
+static const ArrowArray *
+vector_array(VecScanState *vs)
+{
+	return vs->streamed ? &vs->vcol.col : &vs->ss->cur_cols[vs->attno - 1];
+}
+
+/* the real[] of row i's vector, converted as arrow_fdw converts it */
+static Datum
+vector_datum(VecScanState *vs, ScanFile *sf, int64 i, bool *isnull)
+{
+	int			a = vs->attno - 1;
+	const float *x;
+	int			dims;
+	Datum	   *elems;
+
+	if (!vs->streamed)
+		return arrow_scan_value(vs->ss, sf, a, i, isnull);
+	*isnull = true;
+	if (vs->vcol.absent)
+		return (Datum) 0;
+	if (!vs->vcol.direct)
+		return arrow_datum_get(sf->conv[a], &vs->vcol.col, i, isnull);
+	if (!pgwarp_vec_column_row(&vs->vcol, sf, i, &x, &dims))
+		return (Datum) 0;
+	elems = palloc(sizeof(Datum) * dims);
+	for (int k = 0; k < dims; k++)
+		elems[k] = Float4GetDatum(x[k]);
+	*isnull = false;
+	return PointerGetDatum(construct_array(elems, dims, FLOAT4OID, sizeof(float4),
+										   true, TYPALIGN_INT));
 }
 
 /* the query vector, checked (as the operator checks its second argument) */
@@ -131,7 +181,7 @@ check_query(VecScanState *vs, ExprContext *econtext)
 	if (!vs->query_null && vs->query.x == NULL)
 	{
 		pgwarp_vec_from_array(DatumGetArrayTypeP(vs->query_datum), &vs->query);
-		vs->query_norm2 = warp_vec_norm_squared(vs->query.x, vs->query.dims);
+		vs->query_norm2 = warp_vec_cpu_dot(vs->query.x, vs->query.x, vs->query.dims);
 	}
 }
 
@@ -184,25 +234,29 @@ row_floats(VecScanState *vs, const ArrowArray *col, int64 i, int *n)
 static bool
 row_distance(VecScanState *vs, ScanFile *sf, int64 i, ExprContext *econtext, double *dist)
 {
-	ArrowScanState *ss = vs->ss;
 	int			a = vs->attno - 1;
-	const ArrowArray *col = &ss->cur_cols[a];
+	const ArrowArray *col = vector_array(vs);
 	WarpVecArg	row;
 	bool		isnull;
 
-	if (sf->field_of_attr[a] < 0 || arrow_is_null(col, i))
-		return false;
-	row.x = row_floats(vs, col, i, &row.dims);
-	if (row.x == NULL)
+	if (vs->streamed && vs->vcol.direct)
 	{
-		Datum		d = arrow_scan_value(ss, sf, a, i, &isnull);
+		if (!pgwarp_vec_column_row(&vs->vcol, sf, i, &row.x, &row.dims))
+			return false;
+		vs->scored_direct++;
+	}
+	else if (sf->field_of_attr[a] < 0 || arrow_is_null(col, i))
+		return false;
+	else if ((row.x = row_floats(vs, col, i, &row.dims)) != NULL)
+		vs->scored_direct++;
+	else
+	{
+		Datum		d = vector_datum(vs, sf, i, &isnull);
 
 		if (isnull)
 			return false;
 		pgwarp_vec_from_array(DatumGetArrayTypeP(d), &row);
 	}
-	else
-		vs->scored_direct++;
 	check_query(vs, econtext);
 	if (vs->query_null)
 		return false;
@@ -211,7 +265,7 @@ row_distance(VecScanState *vs, ScanFile *sf, int64 i, ExprContext *econtext, dou
 	else
 		pgwarp_vec_check_dims(vs->query.dims, row.dims);
 	vs->scored++;
-	*dist = warp_vec_distance(vs->kind, row.x, vs->query.x, row.dims,
+	*dist = warp_vec_cpu_distance(vs->kind, row.x, vs->query.x, row.dims,
 							  vs->kind == WARP_VEC_COSINE ? vs->query_norm2 : -1.0);
 	return true;
 }
@@ -240,7 +294,7 @@ row_passes(VecScanState *vs, ScanFile *sf, int64 i, ExprContext *econtext)
 
 /* keep row i: its whole row formed in the top-k context */
 static void
-keep_row(VecScanState *vs, int64 i, double dist, bool isnull, int64 seq)
+keep_row(VecScanState *vs, ScanFile *sf, int64 i, double dist, bool isnull, int64 seq)
 {
 	TupleDesc	td = RelationGetDescr(vs->css.ss.ss_currentRelation);
 	Datum	   *values = palloc(sizeof(Datum) * td->natts);
@@ -250,6 +304,8 @@ keep_row(VecScanState *vs, int64 i, double dist, bool isnull, int64 seq)
 	void	   *out;
 
 	arrow_scan_row_values(vs->ss, i, values, nulls);
+	if (vs->streamed)
+		values[vs->attno - 1] = vector_datum(vs, sf, i, &nulls[vs->attno - 1]);
 	old = MemoryContextSwitchTo(vs->topk_cxt);
 	hit.payload = heap_form_minimal_tuple(td, values, nulls);
 	MemoryContextSwitchTo(old);
@@ -259,6 +315,64 @@ keep_row(VecScanState *vs, int64 i, double dist, bool isnull, int64 seq)
 	out = warp_vec_topk_add(&vs->topk, &hit);
 	if (out)
 		pfree(out);
+}
+
+/*
+ * A streamed batch with no qual, on the CPU threads: the serial path's
+ * checks first (the query vector at the first non-NULL row, then the
+ * dimensions, in the operator's order: every row of a FixedSizeList has
+ * the same), then every distance on the threads, then the top-k in scan
+ * order.  The answer and the errors are the serial loop's.
+ */
+static void
+fill_batch_threads(VecScanState *vs, ScanFile *sf, ExprContext *econtext)
+{
+	ArrowScanState *ss = vs->ss;
+	VecColumn  *vc = &vs->vcol;
+	double	   *dist = NULL;
+	int64		first = 0;
+
+	if (!vc->absent)
+		while (first < ss->cur_rows && vc->validity &&
+			   !arrow_get_bit(vc->validity, vc->first_row + first))
+			first++;
+	if (!vc->absent && first < ss->cur_rows)
+	{
+		check_query(vs, econtext);
+		if (!vs->query_null)
+		{
+			if (vs->var_first)
+				pgwarp_vec_check_dims(vc->dims, vs->query.dims);
+			else
+				pgwarp_vec_check_dims(vs->query.dims, vc->dims);
+			dist = MemoryContextAllocHuge(vc->batch_cxt, sizeof(double) * ss->cur_rows);
+			pgwarp_vec_column_score(vc, sf, vs->query.x, vs->kind,
+									vs->kind == WARP_VEC_COSINE ? vs->query_norm2 : -1.0,
+									vs->nthreads, dist);
+		}
+	}
+	for (int64 i = 0; i < ss->cur_rows; i++)
+	{
+		int64		seq = vs->seq++;
+		bool		isnull = dist == NULL ||
+			(vc->validity && !arrow_get_bit(vc->validity, vc->first_row + i));
+		double		d = isnull ? 0 : dist[i];
+
+		if (!isnull)
+		{
+			vs->scored++;
+			vs->scored_direct++;
+		}
+		if (warp_vec_topk_wanted(&vs->topk, d, isnull, seq))
+		{
+			MemoryContext old;
+
+			MemoryContextReset(ss->row_cxt);
+			old = MemoryContextSwitchTo(ss->row_cxt);
+			keep_row(vs, sf, i, d, isnull, seq);
+			MemoryContextSwitchTo(old);
+		}
+	}
 }
 
 static void
@@ -272,6 +386,15 @@ fill_topk(VecScanState *vs)
 		ScanFile   *sf = &ss->files[ss->cur_file];
 
 		CHECK_FOR_INTERRUPTS();
+		if (vs->streamed)
+		{
+			pgwarp_vec_column_batch(&vs->vcol, ss, sf, vs->attno - 1);
+			if (vs->nthreads > 1 && vs->qual == NULL && (vs->vcol.direct || vs->vcol.absent))
+			{
+				fill_batch_threads(vs, sf, econtext);
+				continue;
+			}
+		}
 		for (int64 i = 0; i < ss->cur_rows; i++)
 		{
 			double		dist = 0;
@@ -286,7 +409,7 @@ fill_topk(VecScanState *vs)
 			{
 				isnull = !row_distance(vs, sf, i, econtext, &dist);
 				if (warp_vec_topk_wanted(&vs->topk, dist, isnull, seq))
-					keep_row(vs, i, dist, isnull, seq);
+					keep_row(vs, sf, i, dist, isnull, seq);
 			}
 			MemoryContextSwitchTo(old);
 		}
@@ -360,7 +483,12 @@ vec_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	s = psprintf("%s %s, k = %lld", NameStr(TupleDescAttr(td, vs->attno - 1)->attname),
 				 opname[vs->kind], (long long) vs->bound);
 	ExplainPropertyText("Vector Top-K", s, es);
-	ExplainPropertyText("Device", "CPU (backend); pg_warp_gpud has no vector kernel yet", es);
+	if (vs->streamed && vs->qual == NULL && vs->nthreads > 1)
+		s = psprintf("CPU (backend, %d threads); pg_warp_gpud has no vector kernel yet",
+					 vs->nthreads);
+	else
+		s = pstrdup("CPU (backend); pg_warp_gpud has no vector kernel yet");
+	ExplainPropertyText("Device", s, es);
 	if (es->analyze)
 	{
 		ExplainPropertyInteger("Vectors Scored", NULL, vs->scored, es);

@@ -18,6 +18,7 @@
 #include "utils/array.h"
 
 #include "warp_vector.h"
+#include "warp_vector_cpu.h"
 
 /* a real[] seen as a vector: elements point into the (detoasted) array */
 typedef struct WarpVecArg

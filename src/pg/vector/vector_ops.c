@@ -8,7 +8,8 @@
  *        inner_product, vector_norm, vector_dims
  *
  * All are STRICT: a NULL array gives NULL (and so sorts last under
- * ORDER BY ... ASC).  The arithmetic is warp_vector.h's.
+ * ORDER BY ... ASC).  The arithmetic is warp_vector.h's, through its
+ * vectorised CPU loops (warp_vector_cpu.h: the same bits).
  */
 #include "postgres.h"
 
@@ -40,7 +41,7 @@ pg_warp_l2_distance(PG_FUNCTION_ARGS)
 				b;
 
 	two_vectors(fcinfo, &a, &b);
-	PG_RETURN_FLOAT8(warp_vec_distance(WARP_VEC_L2, a.x, b.x, a.dims, -1.0));
+	PG_RETURN_FLOAT8(warp_vec_cpu_distance(WARP_VEC_L2, a.x, b.x, a.dims, -1.0));
 }
 
 Datum
@@ -50,7 +51,7 @@ pg_warp_negative_inner_product(PG_FUNCTION_ARGS)
 				b;
 
 	two_vectors(fcinfo, &a, &b);
-	PG_RETURN_FLOAT8(warp_vec_distance(WARP_VEC_NEG_IP, a.x, b.x, a.dims, -1.0));
+	PG_RETURN_FLOAT8(warp_vec_cpu_distance(WARP_VEC_NEG_IP, a.x, b.x, a.dims, -1.0));
 }
 
 Datum
@@ -60,7 +61,7 @@ pg_warp_inner_product(PG_FUNCTION_ARGS)
 				b;
 
 	two_vectors(fcinfo, &a, &b);
-	PG_RETURN_FLOAT8(warp_vec_dot(a.x, b.x, a.dims));
+	PG_RETURN_FLOAT8(warp_vec_cpu_dot(a.x, b.x, a.dims));
 }
 
 Datum
@@ -70,7 +71,7 @@ pg_warp_cosine_distance(PG_FUNCTION_ARGS)
 				b;
 
 	two_vectors(fcinfo, &a, &b);
-	PG_RETURN_FLOAT8(warp_vec_distance(WARP_VEC_COSINE, a.x, b.x, a.dims, -1.0));
+	PG_RETURN_FLOAT8(warp_vec_cpu_distance(WARP_VEC_COSINE, a.x, b.x, a.dims, -1.0));
 }
 
 Datum
@@ -79,7 +80,7 @@ pg_warp_vector_norm(PG_FUNCTION_ARGS)
 	WarpVecArg	a;
 
 	pgwarp_vec_from_array(PG_GETARG_ARRAYTYPE_P(0), &a);
-	PG_RETURN_FLOAT8(sqrt(warp_vec_norm_squared(a.x, a.dims)));
+	PG_RETURN_FLOAT8(sqrt(warp_vec_cpu_dot(a.x, a.x, a.dims)));
 }
 
 Datum
