@@ -780,6 +780,18 @@ typedef struct ArrowStatValue
 bool		arrow_field_stats(const ArrowFile *file, int col, ArrowArena *arena,
 							  ArrowStatValue **mins, ArrowStatValue **maxs);
 
+/*
+ * Whether batch `batch` may hold a row whose top-level column col equals an
+ * integer (its storage value: Int, Date32 days, ...) or the bytes [p,
+ * p+len) (Utf8/Binary): 0 when a Parquet Bloom filter rules it out, 1 when
+ * it may (Arrow files, columns without a filter), -1 on error (a malformed
+ * filter, with err).
+ */
+int			arrow_batch_may_contain_int(ArrowFile *file, int batch, int col, __int128 v,
+										ArrowError *err);
+int			arrow_batch_may_contain_bytes(ArrowFile *file, int batch, int col, const void *p,
+										  size_t len, ArrowError *err);
+
 #ifdef __cplusplus
 }
 #endif
