@@ -386,6 +386,9 @@ typedef struct ArrowOpenOptions
 	/* file format without a trailer at EOF: find the last complete footer
 	 * (arrow_find_last_footer) instead of failing with INCOMPLETE */
 	bool		recover_tail;
+	/* Parquet: rows per part of a row group cut by its page index (0: the
+	 * default, about 64Ki; small values serve tests and fuzzing) */
+	int64_t		parquet_part_rows;
 } ArrowOpenOptions;
 
 /* Detects the format from the first bytes.  On failure, nothing to close. */

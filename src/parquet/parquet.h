@@ -36,7 +36,7 @@ extern const uint8_t parquet_magic[PARQUET_MAGIC_LEN];
 /* Open file->src (already set, with its arena) as a Parquet file: fills
  * file->schema (laid out), n_batches, batches, data_end, footer_len and
  * file->parquet. */
-int			parquet_open(ArrowFile *file, ArrowError *err);
+int			parquet_open(ArrowFile *file, const ArrowOpenOptions *opts, ArrowError *err);
 
 /* Row group `batch` as a record batch header: length, one node per field
  * (top-level lengths; null counts from statistics or -1), buffers naming

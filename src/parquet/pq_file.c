@@ -113,7 +113,7 @@ part_extent(const PqFile *pf, int b, int64_t *off, int64_t *len)
 }
 
 int
-parquet_open(ArrowFile *file, ArrowError *err)
+parquet_open(ArrowFile *file, const ArrowOpenOptions *opts, ArrowError *err)
 {
 	const char *name = file->src.name;
 	uint64_t	size = file->src.size;
@@ -152,6 +152,7 @@ parquet_open(ArrowFile *file, ArrowError *err)
 		if (check_row_group(file, pf, rg, err) < 0)
 			return -1;
 	pf->bloom_rg = -1;
+	pf->part_rows = opts && opts->parquet_part_rows > 0 ? opts->parquet_part_rows : PQ_PART_ROWS;
 	if (pq_plan_parts(file, pf, err) < 0)
 		return -1;
 	file->batches = arrow_arena_alloc(&file->arena,

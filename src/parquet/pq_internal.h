@@ -300,6 +300,7 @@ typedef struct PqFile
 	int		   *batch_rg;		/* per batch: its row group */
 	int		   *batch_part;		/* per batch: its part of the row group */
 	int64_t		n_page_locs;	/* OffsetIndex entries kept */
+	int64_t		part_rows;		/* parts' least size (PQ_PART_ROWS) */
 	/* the Bloom filter read last (pq_bloom.c) */
 	int			bloom_rg;
 	int			bloom_leaf;
@@ -414,9 +415,10 @@ int			pq_assemble(const ArrowFile *file, const PqFile *pf, int rg, int col,
 
 /* ------------------------------------------------------------ page index */
 
-/* Row groups of at least 2 * PQ_PART_ROWS rows whose every column chunk
- * has an OffsetIndex are presented as parts of about PQ_PART_ROWS rows or
- * more, cut where pages of many columns begin. */
+/* Row groups of at least 2 * part_rows rows whose every column chunk has
+ * an OffsetIndex are presented as parts of part_rows (by default
+ * PQ_PART_ROWS) to 2 * part_rows rows, cut where pages of many columns
+ * begin. */
 #define PQ_PART_ROWS		65536
 #define PQ_MAX_PAGE_LOCS	(1 << 22)	/* OffsetIndex entries kept per file */
 

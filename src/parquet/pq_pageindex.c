@@ -148,10 +148,10 @@ cmp_i64(const void *a, const void *b)
 
 /*
  * Cut row group g into parts: from each part's start, the part ends at the
- * page start in [start + PQ_PART_ROWS, start + 2 * PQ_PART_ROWS) shared by
- * the most columns (the earliest of equals), so that few pages are decoded
- * by two parts; the last part takes what is left when less than
- * PQ_PART_ROWS would remain.
+ * page start in [start + part_rows, start + 2 * part_rows) shared by the
+ * most columns (the earliest of equals), so that few pages are decoded by
+ * two parts; the last part takes what is left when less than part_rows
+ * would remain.
  */
 static int
 cut_row_group(PqFile *pf, PqRowGroup *g, ArrowArena *arena, ArrowError *err)
@@ -166,7 +166,7 @@ cut_row_group(PqFile *pf, PqRowGroup *g, ArrowArena *arena, ArrowError *err)
 		n += g->chunks[li].n_pages;
 	starts = malloc(sizeof(int64_t) * ((size_t) n + 1));
 	g->part_rows = arrow_arena_alloc(arena, sizeof(int64_t) *
-									 ((size_t) (g->num_rows / PQ_PART_ROWS) + 2), err);
+									 ((size_t) (g->num_rows / pf->part_rows) + 2), err);
 	if (starts == NULL || g->part_rows == NULL)
 	{
 		free(starts);
@@ -178,14 +178,14 @@ cut_row_group(PqFile *pf, PqRowGroup *g, ArrowArena *arena, ArrowError *err)
 	qsort(starts, (size_t) n, sizeof(int64_t), cmp_i64);
 	g->part_rows[parts++] = 0;
 	k = 0;
-	while (g->num_rows - start >= 2 * PQ_PART_ROWS)
+	while (g->num_rows - start >= 2 * pf->part_rows)
 	{
 		int64_t		best = -1,
 					best_count = 0;
 
-		while (k < n && starts[k] < start + PQ_PART_ROWS)
+		while (k < n && starts[k] < start + pf->part_rows)
 			k++;
-		for (int64_t j = k; j < n && starts[j] < start + 2 * PQ_PART_ROWS;)
+		for (int64_t j = k; j < n && starts[j] < start + 2 * pf->part_rows;)
 		{
 			int64_t		r = starts[j],
 						cnt = 0;
@@ -210,7 +210,7 @@ cut_row_group(PqFile *pf, PqRowGroup *g, ArrowArena *arena, ArrowError *err)
 static bool
 row_group_indexed(const PqFile *pf, const PqRowGroup *g)
 {
-	if (g->num_rows < 2 * PQ_PART_ROWS)
+	if (g->num_rows < 2 * pf->part_rows)
 		return false;
 	for (int li = 0; li < pf->n_leaves; li++)
 	{
