@@ -14,10 +14,11 @@ import sys
 import time
 
 import duckdb
-import psycopg
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
+
+from parquet_scan import connect_lineorders
 
 QUERIES = {
     "date-month": "SELECT count(*), sum(lo_revenue) FROM {t} "
@@ -70,14 +71,7 @@ def main():
         os.chmod(f, 0o644)
     rows = table.num_rows
     del table
-    conn = psycopg.connect(autocommit=True)
-    for name, path in files.items():
-        conn.execute("IMPORT FOREIGN SCHEMA lineorder FROM SERVER arrow_fdw INTO public "
-                     "OPTIONS (file '%s')" % path)
-        conn.execute("ALTER FOREIGN TABLE lineorder RENAME TO lo_%s" % name)
-        conn.execute("ANALYZE lo_%s" % name)
-    conn.execute("SET pg_warp.mode = cpu")
-    conn.execute("SET max_parallel_workers_per_gather = 0")
+    conn = connect_lineorders(files)
     duck = duckdb.connect()
     ver = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True).stdout.strip()
@@ -88,8 +82,11 @@ def main():
              "(%d rows, ordered by lo_orderdate); Parquet written by pyarrow %s, snappy, "
              "1Mi-row row groups: `parquet` plain, `parquet_pi` with write_page_index=True and "
              "Bloom filters on lo_orderkey and lo_custkey (fpp 0.01); orderkey-absent asks for "
-             "lo_orderkey = %d, inside the column's range, held by no row"
-             % (sf, rows, pa.__version__, absent),
+             "lo_orderkey = %d, %s" % (sf, rows, pa.__version__, absent,
+                                      "inside the column's range, held by no row" if absent != -5
+                                      else "outside the column's range (the keys are dense: "
+                                      "none inside it is missing, so min/max decide, not the "
+                                      "Bloom filters)"),
              "- command: `bench/parquet_pageindex.sh %s` at %s; pg_warp.mode = cpu, default "
              "threads, no parallel workers; DuckDB %s (default threads) runs the same SQL over "
              "read_parquet() of the same files; median of 3 runs after a warm-up (files in the "

@@ -217,6 +217,12 @@ typedef struct ArrowType
 	 * (ArrowBatchMeta.variadic).
 	 */
 	bool		view;
+	/*
+	 * ListView/LargeListView in the file: the schema shows List/LargeList
+	 * and loading turns the views (offsets and sizes, three buffers with the
+	 * validity) into list offsets (arrow_array_listview.c).
+	 */
+	bool		list_view;
 } ArrowType;
 
 typedef struct ArrowKeyValue
