@@ -165,8 +165,8 @@ cut_row_group(PqFile *pf, PqRowGroup *g, ArrowArena *arena, ArrowError *err)
 	for (int li = 0; li < pf->n_leaves; li++)
 		n += g->chunks[li].n_pages;
 	starts = malloc(sizeof(int64_t) * ((size_t) n + 1));
-	g->part_rows = arrow_arena_alloc(arena, sizeof(int64_t) *
-									 ((size_t) (g->num_rows / pf->part_rows) + 2), err);
+	/* every cut is at a distinct page start: at most n + 1 parts */
+	g->part_rows = arrow_arena_alloc(arena, sizeof(int64_t) * ((size_t) n + 2), err);
 	if (starts == NULL || g->part_rows == NULL)
 	{
 		free(starts);

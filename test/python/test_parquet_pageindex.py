@@ -70,6 +70,8 @@ def test_parts_read_like_pyarrow(pgwarp, scratch, variant):
                  write_page_index=True, **dict(VARIANTS)[variant])
     res = pgwarp("inspect", path)
     assert res.rc == 0, res.describe()
+    # two row groups of 150,000 rows, each cut in two parts at least
+    assert "2 row groups as" in res.out and "cut at page boundaries" in res.out, res.out
     oracle = pq.read_table(path)
     res = pgwarp("cat", path)
     assert res.rc == 0, res.describe()
@@ -282,3 +284,38 @@ def test_duckdb_bloom(db, scratch):
         assert batches(plan, "Batches Skipped") >= md.num_row_groups - 1, plan
     finally:
         db.execute("DROP FOREIGN TABLE IF EXISTS pq_duck_bloom")
+
+
+def test_bloom_long_values(db, scratch):
+    """Values of 32 bytes and more (XXH64's striped path) and 8-byte keys:
+    present ones are found, absent ones skip every row group."""
+    rnd = random.Random(8)
+    n = 40_000
+    keys = rnd.sample(range(10**12), n)
+    t = pa.table({
+        "id": pa.array(keys, pa.int64()),
+        "ls": pa.array(["customer-%012d-%s" % (k, "y" * (k % 40)) for k in keys]),
+    })
+    path = write(os.path.join(scratch, "long.parquet"), t, row_group_size=5000,
+                 bloom_filter_options={"id": {"ndv": 5000, "fpp": 0.01},
+                                       "ls": {"ndv": 5000, "fpp": 0.01}})
+    db.execute("CREATE EXTENSION IF NOT EXISTS pg_warp")
+    db.execute("DROP FOREIGN TABLE IF EXISTS pq_long_bloom")
+    db.execute("CREATE FOREIGN TABLE pq_long_bloom (id bigint, ls text) SERVER arrow_fdw "
+               "OPTIONS (file '%s')" % path)
+    try:
+        for k in keys[::4001]:
+            s = "customer-%012d-%s" % (k, "y" * (k % 40))
+            got = db.execute("SELECT count(*), min(id) FROM pq_long_bloom WHERE ls = %s",
+                             (s,)).fetchone()
+            assert got == (1, k), s
+            got = db.execute("SELECT count(*), min(ls) FROM pq_long_bloom WHERE id = %s",
+                             (k,)).fetchone()
+            assert got == (1, s), k
+        absent = "customer-%012d-%s" % (1, "y" * 39)
+        plan = "\n".join(r[0] for r in db.execute(
+            "EXPLAIN (ANALYZE) SELECT count(*) FROM pq_long_bloom WHERE ls = '%s'"
+            % absent).fetchall())
+        assert batches(plan, "Batches Skipped") >= 7, plan
+    finally:
+        db.execute("DROP FOREIGN TABLE IF EXISTS pq_long_bloom")
