@@ -106,6 +106,17 @@ def test_list_views_through_the_fdw(db, scratch, schema):
                    sum(1 for v in t.column("lv").to_pylist() if v is not None))
 
 
+def fdw_error(db, schema, name, path, sqlstate):
+    """Reading the file through a table is an ERROR with sqlstate naming the
+    file and an offset."""
+    db.execute("CREATE FOREIGN TABLE %s.%s (lv int[]) SERVER arrow_fdw OPTIONS (file %s)"
+               % (schema, name, ql(path)))
+    with pytest.raises(psycopg.Error) as e:
+        db.execute("SELECT * FROM %s.%s" % (schema, name)).fetchall()
+    assert e.value.sqlstate == sqlstate, str(e.value)
+    assert name + ".arrow" in str(e.value) and "offset" in str(e.value), str(e.value)
+
+
 def test_out_of_order_views_refused(db, pgwarp, scratch, schema):
     values = pa.array([1, 2, 3, 4, 5, 6], pa.int32())
     arr = pa.ListViewArray.from_arrays(pa.array([3, 0, 1], pa.int32()),
@@ -115,12 +126,7 @@ def test_out_of_order_views_refused(db, pgwarp, scratch, schema):
     res = pgwarp("cat", path)
     assert res.rc != 0
     assert "ooo.arrow" in res.err and "out of row order" in res.err, res.err
-    db.execute("CREATE FOREIGN TABLE %s.ooo (lv int[]) SERVER arrow_fdw OPTIONS (file %s)"
-               % (schema, ql(path)))
-    with pytest.raises(psycopg.Error) as e:
-        db.execute("SELECT * FROM %s.ooo" % schema).fetchall()
-    assert e.value.sqlstate == "0A000", str(e.value)
-    assert "ooo.arrow" in str(e.value) and "offset" in str(e.value), str(e.value)
+    fdw_error(db, schema, "ooo", path, "0A000")
 
 
 def test_view_past_its_child_is_corrupt(db, pgwarp, scratch, schema):
@@ -137,9 +143,4 @@ def test_view_past_its_child_is_corrupt(db, pgwarp, scratch, schema):
     open(path, "wb").write(bytes(data))
     res = pgwarp("cat", path)
     assert res.rc != 0 and "past.arrow" in res.err, res.err
-    db.execute("CREATE FOREIGN TABLE %s.past (lv int[]) SERVER arrow_fdw OPTIONS (file %s)"
-               % (schema, ql(path)))
-    with pytest.raises(psycopg.Error) as e:
-        db.execute("SELECT * FROM %s.past" % schema).fetchall()
-    assert e.value.sqlstate == "XX001", str(e.value)
-    assert "past.arrow" in str(e.value) and "offset" in str(e.value), str(e.value)
+    fdw_error(db, schema, "past", path, "XX001")

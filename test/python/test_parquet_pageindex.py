@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pwhelpers import assert_rows_match, cat_rows, parse_cat
+from test_parquet_sql import MODES, run
 
 SCHEMA = "pq_pi"
 ROWS = 300_000
@@ -174,21 +175,6 @@ QUERIES = [
     "SELECT count(*), sum(g) FROM {t} WHERE s = 'n77'",
     "SELECT count(*) FROM {t} WHERE k = 299999 OR k = 0",
 ]
-
-MODES = [("fdw", ["SET pg_warp.enabled = off"]),
-         ("cpu", ["SET pg_warp.mode = cpu"]),
-         ("gpud", ["SET pg_warp.mode = gpu"])]
-
-
-def run(db, setup, sql):
-    for s in setup:
-        db.execute(s)
-    try:
-        return db.execute(sql).fetchall()
-    finally:
-        db.execute("RESET pg_warp.enabled")
-        db.execute("RESET pg_warp.mode")
-
 
 @pytest.mark.parametrize("table", ["pi", "bloom"])
 @pytest.mark.parametrize("mode", [m[0] for m in MODES])
