@@ -26,6 +26,20 @@ QUERIES = {
 }
 
 
+def connect_lineorders(files):
+    """A connection with lo_NAME over each file (name: path), CPU engine, no
+    parallel workers."""
+    conn = psycopg.connect(autocommit=True)
+    for name, path in files.items():
+        conn.execute("IMPORT FOREIGN SCHEMA lineorder FROM SERVER arrow_fdw INTO public "
+                     "OPTIONS (file '%s')" % path)
+        conn.execute("ALTER FOREIGN TABLE lineorder RENAME TO lo_%s" % name)
+        conn.execute("ANALYZE lo_%s" % name)
+    conn.execute("SET pg_warp.mode = cpu")
+    conn.execute("SET max_parallel_workers_per_gather = 0")
+    return conn
+
+
 def main():
     data, sf, out = sys.argv[1], sys.argv[2], sys.argv[3]
     arrow = os.path.join(data, "lineorder.arrow")
@@ -40,14 +54,7 @@ def main():
     write_s = time.time() - t0
     rows = table.num_rows
     del table
-    conn = psycopg.connect(autocommit=True)
-    for name, path in files.items():
-        conn.execute("IMPORT FOREIGN SCHEMA lineorder FROM SERVER arrow_fdw INTO public "
-                     "OPTIONS (file '%s')" % path)
-        conn.execute("ALTER FOREIGN TABLE lineorder RENAME TO lo_%s" % name)
-        conn.execute("ANALYZE lo_%s" % name)
-    conn.execute("SET pg_warp.mode = cpu")
-    conn.execute("SET max_parallel_workers_per_gather = 0")
+    conn = connect_lineorders(files)
     lines = ["# Parquet vs Arrow, SSB lineorder SF %s, CPU engine" % sf, "",
              "- machine: %s (%d CPUs, shared with other jobs)" % (os.uname().nodename, os.cpu_count()),
              "- data: synthetic SSB lineorder from `pgwarp ssb gen --sf %s` (%d rows); Parquet "

@@ -217,6 +217,12 @@ typedef struct ArrowType
 	 * (ArrowBatchMeta.variadic).
 	 */
 	bool		view;
+	/*
+	 * ListView/LargeListView in the file: the schema shows List/LargeList
+	 * and loading turns the views (offsets and sizes, three buffers with the
+	 * validity) into list offsets (arrow_array_listview.c).
+	 */
+	bool		list_view;
 } ArrowType;
 
 typedef struct ArrowKeyValue
@@ -386,6 +392,9 @@ typedef struct ArrowOpenOptions
 	/* file format without a trailer at EOF: find the last complete footer
 	 * (arrow_find_last_footer) instead of failing with INCOMPLETE */
 	bool		recover_tail;
+	/* Parquet: rows per part of a row group cut by its page index (0: the
+	 * default, about 64Ki; small values serve tests and fuzzing) */
+	int64_t		parquet_part_rows;
 } ArrowOpenOptions;
 
 /* Detects the format from the first bytes.  On failure, nothing to close. */
@@ -779,6 +788,18 @@ typedef struct ArrowStatValue
 
 bool		arrow_field_stats(const ArrowFile *file, int col, ArrowArena *arena,
 							  ArrowStatValue **mins, ArrowStatValue **maxs);
+
+/*
+ * Whether batch `batch` may hold a row whose top-level column col equals an
+ * integer (its storage value: Int, Date32 days, ...) or the bytes [p,
+ * p+len) (Utf8/Binary): 0 when a Parquet Bloom filter rules it out, 1 when
+ * it may (Arrow files, columns without a filter), -1 on error (a malformed
+ * filter, with err).
+ */
+int			arrow_batch_may_contain_int(ArrowFile *file, int batch, int col, __int128 v,
+										ArrowError *err);
+int			arrow_batch_may_contain_bytes(ArrowFile *file, int batch, int col, const void *p,
+										  size_t len, ArrowError *err);
 
 #ifdef __cplusplus
 }

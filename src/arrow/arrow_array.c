@@ -430,7 +430,7 @@ load_views(LoadCtx *lc, const ArrowField *f, int bi, int64_t len, ArrowArray *ou
 
 /* ---------------------------------------------------------------- arrays */
 
-static int
+int
 load_children(LoadCtx *lc, const ArrowField *f, int depth, ArrowArray *out)
 {
 	int			i;
@@ -520,6 +520,8 @@ load_field(LoadCtx *lc, const ArrowField *f, int depth, ArrowArray *out)
 		case ARROW_TYPE_LIST:
 		case ARROW_TYPE_LARGE_LIST:
 		case ARROW_TYPE_MAP:
+			if (f->type.list_view)
+				return load_list_views(lc, f, bi, depth, out);
 			if (load_offsets(lc, f, bi + 1, len, out, &last) < 0 ||
 				load_children(lc, f, depth, out) < 0)
 				return -1;

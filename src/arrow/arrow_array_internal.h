@@ -1,6 +1,7 @@
 /*
  * arrow_array_internal.h — internals shared by the column loaders:
  * arrow_array.c (buffers, offsets, whole columns and batches),
+ * arrow_array_listview.c (list views as lists),
  * arrow_array_dict.c (dictionaries), arrow_array_range.c (row ranges and
  * batch parts) and arrow_array_access.c (value accessors).  Not part of the
  * public API.
@@ -96,6 +97,11 @@ int			load_offsets(LoadCtx *lc, const ArrowField *f, int idx, int64_t len,
 						 ArrowArray *out, int64_t *last);
 int			load_field(LoadCtx *lc, const ArrowField *f, int depth,
 					   ArrowArray *out);
+int			load_children(LoadCtx *lc, const ArrowField *f, int depth, ArrowArray *out);
+/* ---- arrow_array_listview.c ---- */
+/* a ListView/LargeListView field (ArrowType.list_view) as a List/LargeList */
+int			load_list_views(LoadCtx *lc, const ArrowField *f, int bi, int depth,
+							ArrowArray *out);
 /* the load context of one column of a batch */
 void		batch_load_ctx(LoadCtx *lc, ArrowFile *file, int batch,
 						   const ArrowBatchMeta *meta, ArrowArena *arena,

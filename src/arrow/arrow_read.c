@@ -1074,7 +1074,7 @@ arrow_open(ArrowFile *file, const ArrowSource *src,
 	else if (src->size >= PARQUET_MAGIC_LEN &&
 			 src_read(src, head, PARQUET_MAGIC_LEN, 0, err) == 0 &&
 			 memcmp(head, parquet_magic, PARQUET_MAGIC_LEN) == 0)
-		rc = parquet_open(file, err);	/* lays the schema out */
+		rc = parquet_open(file, opts, err);	/* lays the schema out */
 	else
 	{
 		file->format = ARROW_FORMAT_STREAM;

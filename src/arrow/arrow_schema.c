@@ -555,6 +555,13 @@ layout_field(LayoutCtx *lc, ArrowField *f, int *node, int *buf, int depth,
 			: ARROW_TYPE_LARGE_BINARY;
 		f->type.view = true;
 	}
+	if (f->type.id == ARROW_TYPE_LIST_VIEW || f->type.id == ARROW_TYPE_LARGE_LIST_VIEW)
+	{
+		/* read as List/LargeList (ArrowType.list_view) */
+		f->type.id = f->type.id == ARROW_TYPE_LIST_VIEW ? ARROW_TYPE_LIST
+			: ARROW_TYPE_LARGE_LIST;
+		f->type.list_view = true;
+	}
 	if (f->type.view && (in_dict || f->has_dict || f->n_children != 0))
 		return layout_fail(lc, ARROW_ERR_UNSUPPORTED,
 						   "dictionary-encoded string views are not supported");
@@ -583,7 +590,8 @@ layout_field(LayoutCtx *lc, ArrowField *f, int *node, int *buf, int depth,
 	else
 	{
 		/* a view field: validity and views (its data buffers are variadic) */
-		f->n_buffers = f->type.view ? 2 : arrow_type_n_buffers(&f->type);
+		f->n_buffers = f->type.view ? 2 : f->type.list_view ? 3 :
+			arrow_type_n_buffers(&f->type);
 		*node += 1;
 		*buf += f->n_buffers;
 		if (layout_children(lc, f, node, buf, depth, in_dict) < 0)

@@ -163,3 +163,20 @@ arrow_field_stats(const ArrowFile *file, int col, ArrowArena *arena,
 	}
 	return true;
 }
+
+int
+arrow_batch_may_contain_int(ArrowFile *file, int batch, int col, __int128 v, ArrowError *err)
+{
+	if (file->parquet == NULL)
+		return 1;
+	return parquet_may_contain(file, batch, col, true, v, NULL, 0, err);
+}
+
+int
+arrow_batch_may_contain_bytes(ArrowFile *file, int batch, int col, const void *p, size_t len,
+							  ArrowError *err)
+{
+	if (file->parquet == NULL)
+		return 1;
+	return parquet_may_contain(file, batch, col, false, 0, p, len, err);
+}

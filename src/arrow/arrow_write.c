@@ -212,6 +212,7 @@ normalize_field(ArrowField *f)
 		f->type.bit_width = 128;
 	/* string views are read as (and so written as) LargeUtf8/LargeBinary */
 	f->type.view = false;
+	f->type.list_view = false;	/* list views: written as lists */
 	for (i = 0; i < f->n_children; i++)
 		normalize_field(&f->children[i]);
 }

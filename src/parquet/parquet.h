@@ -11,7 +11,10 @@
  * decoded) into ordinary Arrow arrays in the caller's arena, so every
  * consumer of ArrowFile (the FDW, the CPU engine, the daemon, the tool)
  * reads Parquet unchanged.  Row-group statistics become the per-batch
- * statistics of arrow_field_stats().
+ * statistics of arrow_field_stats().  A row group with a page index
+ * (OffsetIndex for every column) is presented as several batches, each a
+ * range of its rows that starts at page boundaries (pq_pageindex.c), so
+ * that the ColumnIndex's page min/max skip parts of it.
  *
  * Every length, count and offset read from the file is checked before use;
  * errors are ARROW_ERR_CORRUPT (or UNSUPPORTED for valid Parquet we do not
@@ -33,7 +36,7 @@ extern const uint8_t parquet_magic[PARQUET_MAGIC_LEN];
 /* Open file->src (already set, with its arena) as a Parquet file: fills
  * file->schema (laid out), n_batches, batches, data_end, footer_len and
  * file->parquet. */
-int			parquet_open(ArrowFile *file, ArrowError *err);
+int			parquet_open(ArrowFile *file, const ArrowOpenOptions *opts, ArrowError *err);
 
 /* Row group `batch` as a record batch header: length, one node per field
  * (top-level lengths; null counts from statistics or -1), buffers naming
@@ -49,6 +52,14 @@ int			parquet_load_column(ArrowFile *file, int batch, int col, ArrowArena *arena
 /* Per-row-group min/max of column col (see arrow_field_stats). */
 bool		parquet_field_stats(const ArrowFile *file, int col, ArrowArena *arena,
 								ArrowStatValue **mins, ArrowStatValue **maxs);
+
+/* arrow_batch_may_contain_int/bytes (pq_bloom.c): is_int selects v, else
+ * the bytes; 1 maybe, 0 no, -1 error */
+int			parquet_may_contain(ArrowFile *file, int batch, int col, bool is_int, __int128 v,
+								const void *bytes, size_t len, ArrowError *err);
+
+/* row groups of the file (its batches are row groups or their parts) */
+int			parquet_row_groups(const ArrowFile *file);
 
 /* "snappy", "zstd", ... of the first column chunk of the file (for
  * descriptions); "none" when uncompressed or empty. */

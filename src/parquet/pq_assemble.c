@@ -460,7 +460,7 @@ build(AsmCx *cx, const ArrowField *f, ArrowArray *out, int64_t expect)
 
 int
 pq_assemble(const ArrowFile *file, const PqFile *pf, int rg, int col, const PqLeafData *leaves,
-			ArrowArena *arena, ArrowArray *out, ArrowError *err)
+			int64_t rows, ArrowArena *arena, ArrowArray *out, ArrowError *err)
 {
 	AsmCx		cx;
 
@@ -471,5 +471,5 @@ pq_assemble(const ArrowFile *file, const PqFile *pf, int rg, int col, const PqLe
 	cx.err = err;
 	snprintf(cx.name, sizeof(cx.name), "%s: row group %d, column \"%s\"", file->src.name, rg,
 			 file->schema.fields[col].name);
-	return build(&cx, &file->schema.fields[col], out, pf->footer.row_groups[rg].num_rows);
+	return build(&cx, &file->schema.fields[col], out, rows);
 }

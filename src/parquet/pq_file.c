@@ -79,8 +79,41 @@ check_row_group(ArrowFile *file, PqFile *pf, int rg, ArrowError *err)
 	return 0;
 }
 
+/*
+ * Where batch b's bytes are: its row group's chunks, or for a part the
+ * pages of each chunk that hold its rows (*off the lowest, *len their sum).
+ */
+static void
+part_extent(const PqFile *pf, int b, int64_t *off, int64_t *len)
+{
+	const PqRowGroup *g = &pf->footer.row_groups[pf->batch_rg[b]];
+	int			k = pf->batch_part[b];
+	int64_t		lo = INT64_MAX,
+				n = 0;
+
+	if (g->n_parts == 1)
+	{
+		*off = g->start;
+		*len = g->bytes;
+		return;
+	}
+	for (int li = 0; li < pf->n_leaves; li++)
+	{
+		const PqChunk *c = &g->chunks[li];
+		int			p_lo,
+					p_hi;
+
+		pq_pages_for_rows(c, g->num_rows, g->part_rows[k], g->part_rows[k + 1], &p_lo, &p_hi);
+		if (c->pages[p_lo].offset < lo)
+			lo = c->pages[p_lo].offset;
+		n += c->pages[p_hi].offset + c->pages[p_hi].size - c->pages[p_lo].offset;
+	}
+	*off = lo;
+	*len = n;
+}
+
 int
-parquet_open(ArrowFile *file, ArrowError *err)
+parquet_open(ArrowFile *file, const ArrowOpenOptions *opts, ArrowError *err)
 {
 	const char *name = file->src.name;
 	uint64_t	size = file->src.size;
@@ -115,23 +148,48 @@ parquet_open(ArrowFile *file, ArrowError *err)
 	if (pf->footer.n_row_groups > 0 && pf->footer.n_chunks_per_rg != pf->n_leaves)
 		return pq_corrupt(err, name, foff, "row groups have %d columns, the schema %d leaves",
 						  pf->footer.n_chunks_per_rg, pf->n_leaves);
-	file->n_batches = pf->footer.n_row_groups;
+	for (int rg = 0; rg < pf->footer.n_row_groups; rg++)
+		if (check_row_group(file, pf, rg, err) < 0)
+			return -1;
+	pf->bloom_rg = -1;
+	pf->part_rows = opts && opts->parquet_part_rows > 0 ? opts->parquet_part_rows : PQ_PART_ROWS;
+	if (pq_plan_parts(file, pf, err) < 0)
+		return -1;
 	file->batches = arrow_arena_alloc(&file->arena,
 									  sizeof(ArrowBlock) * ((size_t) file->n_batches + 1), err);
 	if (file->batches == NULL)
 		return -1;
-	for (int rg = 0; rg < file->n_batches; rg++)
-	{
-		if (check_row_group(file, pf, rg, err) < 0)
-			return -1;
-		file->batches[rg].offset = pf->footer.row_groups[rg].start;
-		file->batches[rg].body_len = pf->footer.row_groups[rg].bytes;
-	}
+	for (int b = 0; b < file->n_batches; b++)
+		part_extent(pf, b, &file->batches[b].offset, &file->batches[b].body_len);
 	file->data_end = foff;
 	file->footer_len = (int64_t) flen + 8;
 	file->parquet = pf;
 	file->format = ARROW_FORMAT_PARQUET;
 	return 0;
+}
+
+/*
+ * A column's key for caches keyed by byte position (the daemon's decoded
+ * column cache): the chunk, or for a part the first page of it and the
+ * bytes to its last page, plus the rows of that page before the part (so
+ * that two parts inside one page differ).
+ */
+static void
+part_buffer_key(const PqRowGroup *g, const PqChunk *c, int k, int64_t *off, int64_t *len)
+{
+	int			p_lo,
+				p_hi;
+
+	if (g->n_parts == 1)
+	{
+		*off = c->start;
+		*len = c->total_compressed;
+		return;
+	}
+	pq_pages_for_rows(c, g->num_rows, g->part_rows[k], g->part_rows[k + 1], &p_lo, &p_hi);
+	*off = c->pages[p_lo].offset;
+	*len = c->pages[p_hi].offset + c->pages[p_hi].size - c->pages[p_lo].offset +
+		(g->part_rows[k] - c->pages[p_lo].first_row);
 }
 
 int
@@ -141,13 +199,15 @@ parquet_batch_meta(ArrowFile *file, int batch, ArrowArena *arena, ArrowBatchMeta
 	const PqFile *pf = file->parquet;
 	const PqRowGroup *g;
 	const ArrowSchema *s = &file->schema;
+	int			k;
 
 	memset(meta, 0, sizeof(*meta));
 	if (pf == NULL || batch < 0 || batch >= file->n_batches)
 		return arrow_error(err, ARROW_ERR_INVALID, -1, "%s: row group %d does not exist",
 						   file->src.name, batch);
-	g = &pf->footer.row_groups[batch];
-	meta->length = g->num_rows;
+	g = &pf->footer.row_groups[pf->batch_rg[batch]];
+	k = pf->batch_part[batch];
+	meta->length = g->part_rows[k + 1] - g->part_rows[k];
 	meta->n_nodes = s->n_nodes;
 	meta->n_buffers = s->n_buffers;
 	meta->nodes = arrow_arena_alloc(arena, sizeof(ArrowFieldNode) * ((size_t) s->n_nodes + 1), err);
@@ -162,20 +222,24 @@ parquet_batch_meta(ArrowFile *file, int batch, ArrowArena *arena, ArrowBatchMeta
 		int			li = pf->first_leaf[c];
 		const PqChunk *ch = &g->chunks[li];
 		ArrowFieldNode *node = &meta->nodes[f->node_index];
+		int64_t		off,
+					len;
 
-		node->length = g->num_rows;
-		if (pf->n_leaf[c] == 1 && pf->leaves[li].field == f && ch->stats.null_count >= 0 &&
-			ch->stats.null_count <= g->num_rows)
+		node->length = meta->length;
+		/* the row group's null count: only when the batch is all of it */
+		if (g->n_parts == 1 && pf->n_leaf[c] == 1 && pf->leaves[li].field == f &&
+			ch->stats.null_count >= 0 && ch->stats.null_count <= g->num_rows)
 			node->null_count = ch->stats.null_count;
+		part_buffer_key(g, ch, k, &off, &len);
 		for (int b = 0; b < f->n_buffers_total; b++)
 		{
-			meta->buffers[f->buffer_index + b].offset = ch->start + b;
-			meta->buffers[f->buffer_index + b].length = ch->total_compressed;
+			meta->buffers[f->buffer_index + b].offset = off + b;
+			meta->buffers[f->buffer_index + b].length = len;
 		}
 	}
 	meta->codec = ARROW_CODEC_PARQUET;
-	meta->body_offset = g->start;
-	meta->body_len = g->bytes;
+	meta->body_offset = file->batches[batch].offset;
+	meta->body_len = file->batches[batch].body_len;
 	return 0;
 }
 
@@ -184,17 +248,25 @@ parquet_load_column(ArrowFile *file, int batch, int col, ArrowArena *arena, Arro
 					ArrowError *err)
 {
 	const PqFile *pf = file->parquet;
+	const PqRowGroup *g;
 	ArrowArena	scratch;
 	PqLeafData *ld;
 	int			rc = -1,
+				rg,
 				first,
 				n;
+	int64_t		lo,
+				hi;
 
 	memset(out, 0, sizeof(*out));
 	if (pf == NULL || batch < 0 || batch >= file->n_batches || col < 0 ||
 		col >= file->schema.n_fields)
 		return arrow_error(err, ARROW_ERR_INVALID, -1, "%s: row group %d, column %d does not exist",
 						   file->src.name, batch, col);
+	rg = pf->batch_rg[batch];
+	g = &pf->footer.row_groups[rg];
+	lo = g->part_rows[pf->batch_part[batch]];
+	hi = g->part_rows[pf->batch_part[batch] + 1];
 	first = pf->first_leaf[col];
 	n = pf->n_leaf[col];
 	arrow_arena_init(&scratch, arena->allocator);
@@ -202,20 +274,34 @@ parquet_load_column(ArrowFile *file, int batch, int col, ArrowArena *arena, Arro
 	if (ld == NULL)
 		goto done;
 	for (int i = 0; i < n; i++)
-		if (pq_read_chunk(file, pf, batch, first + i, &scratch, &ld[i], err) < 0)
+	{
+		int64_t		row0;
+
+		if (pq_read_chunk_rows(file, pf, rg, first + i, lo, hi, &scratch, &ld[i], &row0, err) < 0)
 			goto done;
-	if (pq_assemble(file, pf, batch, col, ld, arena, out, err) < 0)
+		if (g->n_parts > 1)
+		{
+			char		name[700];
+
+			snprintf(name, sizeof(name), "%s: row group %d, column \"%s\"", file->src.name, rg,
+					 pf->leaves[first + i].path);
+			if (pq_trim_rows(&ld[i], &pf->leaves[first + i], lo - row0, hi - lo, &scratch, name,
+							 err) < 0)
+				goto done;
+		}
+	}
+	if (pq_assemble(file, pf, rg, col, ld, hi - lo, arena, out, err) < 0)
 		goto done;
 	/* the statistics' null count must agree: batch metadata hands it out */
-	if (n == 1 && pf->leaves[first].field == &file->schema.fields[col])
+	if (n == 1 && g->n_parts == 1 && pf->leaves[first].field == &file->schema.fields[col])
 	{
-		int64_t		nc = pf->footer.row_groups[batch].chunks[first].stats.null_count;
+		int64_t		nc = g->chunks[first].stats.null_count;
 
 		if (nc >= 0 && nc <= out->length && nc != out->null_count)
 		{
-			pq_corrupt(err, file->src.name, pf->footer.row_groups[batch].chunks[first].start,
+			pq_corrupt(err, file->src.name, g->chunks[first].start,
 					   "row group %d, column \"%s\": statistics say %" PRId64 " nulls, the data "
-					   "has %" PRId64, batch, pf->leaves[first].path, nc, out->null_count);
+					   "has %" PRId64, rg, pf->leaves[first].path, nc, out->null_count);
 			goto done;
 		}
 	}
@@ -228,8 +314,8 @@ done:
 }
 
 /* a statistics value of leaf as the storage integer (or double) */
-static bool
-stat_value(const PqLeaf *leaf, const uint8_t *p, uint32_t len, ArrowStatValue *v)
+bool
+pq_stat_value(const PqLeaf *leaf, const uint8_t *p, uint32_t len, ArrowStatValue *v)
 {
 	int32_t		i32;
 	int64_t		i64;
@@ -329,9 +415,9 @@ parquet_field_stats(const ArrowFile *file, int col, ArrowArena *arena, ArrowStat
 	*maxs = arrow_arena_alloc(arena, sz, NULL);
 	if (*mins == NULL || *maxs == NULL)
 		return false;
-	for (int rg = 0; rg < file->n_batches; rg++)
+	for (int b = 0; b < file->n_batches; b++)
 	{
-		const PqStats *st = &pf->footer.row_groups[rg].chunks[pf->first_leaf[col]].stats;
+		const PqStats *st = &pf->footer.row_groups[pf->batch_rg[b]].chunks[pf->first_leaf[col]].stats;
 		ArrowStatValue lo,
 					hi;
 
@@ -341,16 +427,20 @@ parquet_field_stats(const ArrowFile *file, int col, ArrowArena *arena, ArrowStat
 		if (st->legacy && (leaf->unsigned_int || leaf->type == PQ_BYTE_ARRAY ||
 						   leaf->type == PQ_FIXED_LEN_BYTE_ARRAY))
 			continue;
-		if (!stat_value(leaf, st->min, st->min_len, &lo) ||
-			!stat_value(leaf, st->max, st->max_len, &hi))
+		if (!pq_stat_value(leaf, st->min, st->min_len, &lo) ||
+			!pq_stat_value(leaf, st->max, st->max_len, &hi))
 			continue;
 		if (lo.is_float && lo.d == 0)
 			lo.d = -0.0;
 		if (hi.is_float && hi.d == 0)
 			hi.d = 0.0;
-		(*mins)[rg] = lo;
-		(*maxs)[rg] = hi;
+		(*mins)[b] = lo;
+		(*maxs)[b] = hi;
 	}
+	/* parts of a row group: their pages' min/max from the ColumnIndex */
+	for (int rg = 0; rg < pf->footer.n_row_groups; rg++)
+		if (pf->footer.row_groups[rg].n_parts > 1)
+			pq_part_stats(file, pf, rg, pf->first_leaf[col], arena, *mins, *maxs);
 	return true;
 }
 
@@ -362,4 +452,12 @@ parquet_file_codec(const ArrowFile *file)
 	if (pf == NULL || pf->footer.n_row_groups == 0 || pf->n_leaves == 0)
 		return "none";
 	return pq_codec_name(pf->footer.row_groups[0].chunks[0].codec);
+}
+
+int
+parquet_row_groups(const ArrowFile *file)
+{
+	const PqFile *pf = file->parquet;
+
+	return pf ? pf->footer.n_row_groups : 0;
 }

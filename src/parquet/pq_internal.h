@@ -170,7 +170,25 @@ typedef struct PqChunk
 	bool		external;		/* file_path set: data in another file */
 	PqStats		stats;
 	int64_t		start;			/* first byte of the chunk */
+	/* where the page index and the Bloom filter are (-1 when absent) */
+	int64_t		oi_offset;		/* OffsetIndex */
+	int32_t		oi_length;
+	int64_t		ci_offset;		/* ColumnIndex */
+	int32_t		ci_length;
+	int64_t		bloom_offset;
+	int32_t		bloom_length;	/* -1: not given (header read to learn it) */
+	/* the OffsetIndex, when the row group is cut into parts (pq_pageindex.c) */
+	int			n_pages;
+	struct PqPageLoc *pages;
 } PqChunk;
+
+/* One data page of a column chunk (OffsetIndex PageLocation) */
+typedef struct PqPageLoc
+{
+	int64_t		offset;			/* of its page header */
+	int32_t		size;			/* header and body */
+	int64_t		first_row;		/* within the row group */
+} PqPageLoc;
 
 typedef struct PqRowGroup
 {
@@ -178,6 +196,10 @@ typedef struct PqRowGroup
 	int64_t		start;			/* lowest chunk start */
 	int64_t		bytes;			/* sum of chunk sizes */
 	PqChunk    *chunks;			/* one per leaf column */
+	int			first_batch;	/* its first part's batch number */
+	int			n_parts;		/* batches it is presented as (>= 1) */
+	int64_t    *part_rows;		/* n_parts + 1 row boundaries: part k is rows
+								 * [part_rows[k], part_rows[k+1]) */
 } PqRowGroup;
 
 typedef struct PqFooter
@@ -275,6 +297,15 @@ typedef struct PqFile
 	int		   *first_leaf;		/* per top-level field */
 	int		   *n_leaf;			/* per top-level field */
 	int64_t		data_end;		/* offset of the footer */
+	int		   *batch_rg;		/* per batch: its row group */
+	int		   *batch_part;		/* per batch: its part of the row group */
+	int64_t		n_page_locs;	/* OffsetIndex entries kept */
+	int64_t		part_rows;		/* parts' least size (PQ_PART_ROWS) */
+	/* the Bloom filter read last (pq_bloom.c) */
+	int			bloom_rg;
+	int			bloom_leaf;
+	uint8_t    *bloom_bits;		/* malloc'd; NULL when none held */
+	uint32_t	bloom_bytes;
 } PqFile;
 
 int			pq_build_schema(PqFile *pf, ArrowArena *arena, ArrowSchema *schema,
@@ -364,13 +395,61 @@ typedef struct PqLeafData
 	PqValues	vals;
 } PqLeafData;
 
-int			pq_read_chunk(ArrowFile *file, const PqFile *pf, int rg, int leaf,
-						  ArrowArena *scratch, PqLeafData *out, ArrowError *err);
+/*
+ * The pages of the chunk holding rows [lo, hi) of the row group (the whole
+ * chunk when it has no OffsetIndex kept or the range is the row group):
+ * *row0 gets the row group row of the first level decoded.
+ */
+int			pq_read_chunk_rows(ArrowFile *file, const PqFile *pf, int rg, int leaf,
+							   int64_t lo, int64_t hi, ArrowArena *scratch,
+							   PqLeafData *out, int64_t *row0, ArrowError *err);
+/* Keep rows [skip, skip + keep) of decoded leaf data (levels and values) */
+int			pq_trim_rows(PqLeafData *L, const PqLeaf *leaf, int64_t skip, int64_t keep,
+						 ArrowArena *scratch, const char *name, ArrowError *err);
 
-/* Build the Arrow array of top-level field col from its leaves' data */
+/* Build the Arrow array (of `rows` rows) of top-level field col from its
+ * leaves' data */
 int			pq_assemble(const ArrowFile *file, const PqFile *pf, int rg, int col,
-						const PqLeafData *leaves, ArrowArena *arena, ArrowArray *out,
-						ArrowError *err);
+						const PqLeafData *leaves, int64_t rows, ArrowArena *arena,
+						ArrowArray *out, ArrowError *err);
+
+/* ------------------------------------------------------------ page index */
+
+/* Row groups of at least 2 * part_rows rows whose every column chunk has
+ * an OffsetIndex are presented as parts of part_rows (by default
+ * PQ_PART_ROWS) to 2 * part_rows rows, cut where pages of many columns
+ * begin. */
+#define PQ_PART_ROWS		65536
+#define PQ_MAX_PAGE_LOCS	(1 << 22)	/* OffsetIndex entries kept per file */
+
+/* Read the OffsetIndexes and cut row groups into parts; fills batch_rg,
+ * batch_part and the row groups' parts (every row group has >= 1). */
+int			pq_plan_parts(ArrowFile *file, PqFile *pf, ArrowError *err);
+/* Pages [*p_lo, *p_hi] of chunk c overlap rows [lo, hi) (c->n_pages > 0) */
+void		pq_pages_for_rows(const PqChunk *c, int64_t rg_rows, int64_t lo, int64_t hi,
+							  int *p_lo, int *p_hi);
+/* rows of page p of c (the next page's first row, or the row group's end) */
+static inline int64_t
+pq_page_end_row(const PqChunk *c, int p, int64_t rg_rows)
+{
+	return p + 1 < c->n_pages ? c->pages[p + 1].first_row : rg_rows;
+}
+
+/* Per-part min/max of a leaf in row group rg from its ColumnIndex, in
+ * mins/maxs[first_batch ...]: false when it has none usable (the caller
+ * then uses the row group's statistics). */
+bool		pq_part_stats(const ArrowFile *file, const PqFile *pf, int rg, int leaf,
+						  ArrowArena *arena, ArrowStatValue *mins, ArrowStatValue *maxs);
+/* a statistics value (min_value/max_value encoding) as the storage integer
+ * or double; false when not usable (pq_file.c) */
+bool		pq_stat_value(const PqLeaf *leaf, const uint8_t *p, uint32_t len,
+						  ArrowStatValue *v);
+
+/* ------------------------------------------------------------ Bloom filters */
+
+uint64_t	pq_xxhash64(const void *p, size_t len, uint64_t seed);
+/* 1 if the split-block filter of numBytes bits may hold hash h, else 0 */
+int			pq_bloom_check(const uint8_t *bits, uint32_t bytes, uint64_t h);
 
 /* A CORRUPT error naming the source; returns -1 */
 int			pq_corrupt(ArrowError *err, const char *name, int64_t offset,

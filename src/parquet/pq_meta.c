@@ -223,23 +223,44 @@ column_meta_field(PqThrift *t, int16_t id, int type, void *arg)
 			return pq_thrift_i64(t, type, &c->dict_page_offset);
 		case 12:
 			return read_stats(t, type, &c->stats);
+		case 14:
+			return pq_thrift_i64(t, type, &c->bloom_offset);
+		case 15:
+			return pq_thrift_i32(t, type, &c->bloom_length);
 		default:
 			return 1;
 	}
 }
 
-/* ColumnChunk: file_path (1) marks an external chunk; meta_data (3) */
+/*
+ * ColumnChunk: file_path (1) marks an external chunk; meta_data (3); the
+ * page index: offset_index_offset/length (4, 5), column_index_offset/length
+ * (6, 7)
+ */
 static int
 column_chunk_field(PqThrift *t, int16_t id, int type, void *arg)
 {
 	PqChunk    *c = arg;
 
-	if (id == 1)
-		c->external = true;
-	if (id != 3)
-		return 1;
-	c->num_values = -1;			/* meta data present: fields now required */
-	return pq_thrift_struct(t, type, column_meta_field, c);
+	switch (id)
+	{
+		case 1:
+			c->external = true;
+			return 1;
+		case 3:
+			c->num_values = -1; /* meta data present: fields now required */
+			return pq_thrift_struct(t, type, column_meta_field, c);
+		case 4:
+			return pq_thrift_i64(t, type, &c->oi_offset);
+		case 5:
+			return pq_thrift_i32(t, type, &c->oi_length);
+		case 6:
+			return pq_thrift_i64(t, type, &c->ci_offset);
+		case 7:
+			return pq_thrift_i32(t, type, &c->ci_length);
+		default:
+			return 1;
+	}
 }
 
 static int
@@ -250,6 +271,8 @@ read_column_chunk(PqThrift *t, int type, PqChunk *c)
 	c->dict_page_offset = -1;
 	c->data_page_offset = -1;
 	c->stats.null_count = -1;
+	c->bloom_offset = c->oi_offset = c->ci_offset = -1;
+	c->bloom_length = c->oi_length = c->ci_length = -1;
 	c->num_values = INT64_MIN;	/* no meta data */
 	if (pq_thrift_struct(t, type, column_chunk_field, c) < 0)
 		return -1;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parquet.h"
 #include "pgwarp.h"
 
 static const char *inspect_usage =
@@ -600,10 +601,15 @@ print_human(FILE *f, const FileReport *r)
 	int			nf = r->nf;
 
 	fprintf(f, "file: %s\n", r->path);
-	fprintf(f, "format: %s, %" PRId64 " bytes\n",
-			in->file.format == ARROW_FORMAT_FILE ? "file (Arrow IPC file)" :
-			in->file.format == ARROW_FORMAT_PARQUET ? "parquet (row groups as batches)" :
-			"stream (Arrow IPC stream)", in->size);
+	if (in->file.format == ARROW_FORMAT_PARQUET &&
+		parquet_row_groups(&in->file) != in->file.n_batches)
+		fprintf(f, "format: parquet (%d row groups as %d batches cut at page boundaries), %"
+				PRId64 " bytes\n", parquet_row_groups(&in->file), in->file.n_batches, in->size);
+	else
+		fprintf(f, "format: %s, %" PRId64 " bytes\n",
+				in->file.format == ARROW_FORMAT_FILE ? "file (Arrow IPC file)" :
+				in->file.format == ARROW_FORMAT_PARQUET ? "parquet (row groups as batches)" :
+				"stream (Arrow IPC stream)", in->size);
 	if (in->incomplete_tail)
 		fprintf(f, "incomplete tail: %" PRId64 " bytes after offset %" PRId64
 				" (interrupted append)\n",

@@ -199,6 +199,7 @@ read_all(const uint8_t *data, size_t size, bool mapped, bool recover)
 	memset(&opts, 0, sizeof(opts));
 	opts.allocator = &fuzz_allocator;
 	opts.recover_tail = recover;
+	opts.parquet_part_rows = 3;	/* Parquet: cut small row groups with a page index */
 	arrow_source_mem(&src, data, size, "fuzz.arrow");
 	if (!mapped)
 		src.map = NULL;
@@ -251,6 +252,16 @@ read_all(const uint8_t *data, size_t size, bool mapped, bool recover)
 					abort();
 				}
 				arrow_arena_free_all(&carena);
+				/* Bloom filters (Parquet) */
+				if (arrow_batch_may_contain_int(&file, b, c, b * 3, &err) < 0 ||
+					arrow_batch_may_contain_bytes(&file, b, c, "s1", 2, &err) < 0)
+				{
+					if (strstr(err.msg, "fuzz.arrow") == NULL)
+					{
+						fprintf(stderr, "error without the source name: %s\n", err.msg);
+						abort();
+					}
+				}
 			}
 		}
 		arrow_arena_free_all(&arena);

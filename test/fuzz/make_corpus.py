@@ -2,7 +2,7 @@
 """Write the seed corpus of the reader fuzzer (test/fuzz/corpus/).
 
 Small Arrow files made by pyarrow: file and stream format, every supported
-type, dictionaries (with deltas and replacement), nesting, LZ4 and ZSTD
+type, dictionaries (with deltas and replacement), nesting, list views, LZ4 and ZSTD
 compression, the legacy stream format, sliced batches, tail garbage.  Kept
 small (a few KB each) so that the fuzzer mutates metadata, not bulk data.
 
@@ -40,8 +40,21 @@ def rb(**cols):
     return pa.record_batch(list(cols.values()), names=list(cols.keys()))
 
 
+def list_views():
+    """ListView / LargeListView columns (read as lists)."""
+    vals = [[1, 2], None, [], [3], [4, None, 5]]
+    b = rb(lv=pa.array(vals, pa.list_view(pa.int32())),
+           llv=pa.array(vals, pa.large_list_view(pa.int64())),
+           ooo=pa.ListViewArray.from_arrays(pa.array([3, 0, 1, 0, 2], pa.int32()),
+                                            pa.array([1, 2, 1, 0, 2], pa.int32()),
+                                            pa.array([7, 8, 9, 10], pa.int16())))
+    put("list_views.arrow", to_bytes([b]))
+    put("list_views.arrows", to_bytes([b.slice(1)], stream=True, compression="zstd"))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    list_views()
     utc = datetime.timezone.utc
 
     ints = rb(i8=pa.array([1, None, -128], pa.int8()),

@@ -4,7 +4,7 @@
 Small Parquet files made by pyarrow (and DuckDB when installed): every
 codec, data pages v1 and v2, dictionary, DELTA_* and BYTE_STREAM_SPLIT
 encodings, nullable, nested (lists, structs, maps), INT96, several row
-groups.  Kept to a few KB each so that the fuzzer mutates metadata and
+groups, page indexes and Bloom filters.  Kept to a few KB each so that the fuzzer mutates metadata and
 page headers, not bulk data.
 
     python3 test/fuzz/make_parquet_corpus.py
@@ -48,6 +48,18 @@ def write(name, t, **kw):
         f.write(sink.getvalue())
 
 
+def page_index(t):
+    """Page indexes (read as parts of row groups when the reader's part size
+    is small, as the fuzzer sets it) and Bloom filters."""
+    blooms = {"i": {"ndv": 64, "fpp": 0.05}, "s": {"ndv": 16, "fpp": 0.05},
+              "l": {"ndv": 64, "fpp": 0.05}}
+    write("page_index", t, write_page_index=True, max_rows_per_page=4, row_group_size=40,
+          bloom_filter_options=blooms)
+    write("page_index_v2", t.select(["i", "s", "li", "st"]), write_page_index=True,
+          max_rows_per_page=3, data_page_version="2.0", use_dictionary=False,
+          compression="snappy")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     t = table()
@@ -67,6 +79,7 @@ def main():
                            "fsb": "BYTE_STREAM_SPLIT"})
     write("int96", t.select(["ts"]), use_deprecated_int96_timestamps=True)
     write("small_pages", t, data_page_size=64, row_group_size=10)
+    page_index(t)
     try:
         import duckdb
     except ImportError:

@@ -19,6 +19,7 @@
 #include "utils/rel.h"
 
 #include "fdw/arrow_scan.h"
+#include "parquet.h"
 #include "pg_warp.h"
 
 /* ---------------------------------------------------------------- files */
@@ -506,27 +507,44 @@ arrow_scan_use_shared(ArrowScanState *ss, ArrowSharedScan *sh)
 
 /*
  * "File Format: Parquet" (or "Arrow IPC, Parquet") when a file opened so
- * far is a Parquet file, whose row groups are its batches (read, skipped);
- * nothing for Arrow files alone.
+ * far is a Parquet file, whose row groups are its batches (read, skipped),
+ * or, where a page index cuts them at page boundaries, their parts; nothing
+ * for Arrow files alone.
  */
 static void
 explain_formats(ArrowScanState *ss, ExplainState *es)
 {
 	bool		arrow = false,
 				parquet = false;
+	int64		groups = 0,
+				batches = 0;
 	int			i;
 
 	for (i = 0; i < ss->nfiles; i++)
 	{
 		if (ss->files[i].file.format == ARROW_FORMAT_PARQUET)
+		{
 			parquet = true;
+			groups += parquet_row_groups(&ss->files[i].file);
+			batches += ss->files[i].file.n_batches;
+		}
 		else if (ss->files[i].file.format != 0)
 			arrow = true;
 	}
-	if (parquet)
+	if (!parquet)
+		return;
+	if (batches == groups)
 		ExplainPropertyText("File Format",
 							arrow ? "Arrow IPC, Parquet (row groups as batches)" :
 							"Parquet (row groups as batches)", es);
+	else
+	{
+		char		buf[160];
+
+		snprintf(buf, sizeof(buf), "%sParquet (" INT64_FORMAT " row groups as " INT64_FORMAT
+				 " batches cut at page boundaries)", arrow ? "Arrow IPC, " : "", groups, batches);
+		ExplainPropertyText("File Format", buf, es);
+	}
 }
 
 void

@@ -36,6 +36,7 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
+#include "fdw/arrow_pg.h"
 #include "fdw/arrow_skip.h"
 #include "fdw/arrow_text_memo.h"
 #include "pg_warp.h"
@@ -110,6 +111,9 @@ struct ArrowSkipStats
 {
 	int			nbatches;
 	SkipColStats *col;			/* per qual */
+	ArrowFile  *file;
+	int		   *bloom_field;	/* per qual: the field whose Bloom filters
+								 * an equality may consult, else -1 */
 };
 
 /*
@@ -656,6 +660,72 @@ convert_stat(const ArrowType *t, SkipDomain dom, ArrowStatValue *v)
 	return false;
 }
 
+/*
+ * Whether "column = value" can ask field f's Bloom filters (Parquet files):
+ * the value must have one storage form, the bytes the file hashed.
+ */
+static bool
+bloom_usable(const ArrowFile *file, const SkipQual *q, int f)
+{
+	const ArrowType *t;
+
+	if (f < 0 || file->parquet == NULL || q->strategy != BTEqualStrategyNumber ||
+		file->schema.fields[f].has_dict)
+		return false;
+	t = &file->schema.fields[f].type;
+	switch (q->domain)
+	{
+		case DOM_INT:
+			return t->id == ARROW_TYPE_INT;
+		case DOM_DATE:
+			return t->id == ARROW_TYPE_DATE && t->unit == ARROW_DATE_DAY;
+		case DOM_TIMESTAMP:
+			return t->id == ARROW_TYPE_TIMESTAMP &&
+				(t->unit == ARROW_TIME_MICROSECOND || t->unit == ARROW_TIME_MILLISECOND);
+		case DOM_TEXT:
+			return t->id == ARROW_TYPE_UTF8;
+		default:
+			return false;
+	}
+}
+
+/*
+ * False when field f's Bloom filter for the batch rules out q's value;
+ * a malformed filter is an ERROR.
+ */
+static bool
+bloom_may_contain(ArrowSkipStats *st, const SkipQual *q, int f, int batch)
+{
+	const ArrowType *t = &st->file->schema.fields[f].type;
+	__int128	v = q->ivalue;
+	ArrowError	err;
+	int			r;
+
+	memset(&err, 0, sizeof(err));
+	if (q->domain == DOM_TEXT)
+		r = arrow_batch_may_contain_bytes(st->file, batch, f, q->tvalue, (size_t) q->tlen, &err);
+	else
+	{
+		if (q->domain == DOM_DATE)
+			v += POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE;
+		else if (q->domain == DOM_TIMESTAMP)
+		{
+			v += (__int128) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+			if (t->unit == ARROW_TIME_MILLISECOND)
+			{
+				if (v % 1000 != 0)
+					return true;	/* read as whole ms: equal to no value,
+									 * left to the executor */
+				v /= 1000;
+			}
+		}
+		r = arrow_batch_may_contain_int(st->file, batch, f, v, &err);
+	}
+	if (r < 0)
+		pgwarp_report_arrow_error(ERROR, &err);
+	return r != 0;
+}
+
 ArrowSkipStats *
 arrow_skip_stats_load(ArrowFile *file, ArrowSkipQuals *sq, const int *field_of_attr)
 {
@@ -668,6 +738,8 @@ arrow_skip_stats_load(ArrowFile *file, ArrowSkipQuals *sq, const int *field_of_a
 	st = palloc0(sizeof(ArrowSkipStats));
 	st->nbatches = file->n_batches;
 	st->col = palloc0(sizeof(SkipColStats) * sq->n);
+	st->file = file;
+	st->bloom_field = palloc(sizeof(int) * sq->n);
 	for (i = 0; i < sq->n; i++)
 	{
 		SkipQual   *q = &sq->q[i];
@@ -675,6 +747,8 @@ arrow_skip_stats_load(ArrowFile *file, ArrowSkipQuals *sq, const int *field_of_a
 		SkipColStats *c = &st->col[i];
 		int			b;
 
+		st->bloom_field[i] = bloom_usable(file, q, f) ? f : -1;
+		any |= st->bloom_field[i] >= 0;
 		if (f < 0 || file->schema.fields[f].has_dict || q->domain == DOM_TEXT ||
 			q->domain == DOM_TEXT_ORDER)
 			continue;
@@ -781,7 +855,12 @@ arrow_skip_batch(ArrowSkipQuals *sq, ArrowSkipStats *st, int batch, ExprContext 
 		eval_value(q, econtext);
 		if (q->value_null)
 			return true;		/* strict comparison with NULL: no row passes */
-		if (st == NULL || !st->col[i].usable || batch >= st->nbatches)
+		if (st == NULL || batch >= st->nbatches)
+			continue;
+		if (st->bloom_field[i] >= 0 &&
+			!bloom_may_contain(st, q, st->bloom_field[i], batch))
+			return true;
+		if (!st->col[i].usable)
 			continue;
 		mn = &st->col[i].mins[batch];
 		mx = &st->col[i].maxs[batch];
