@@ -37,7 +37,7 @@
 #include "gpud_tcache_wire.h"
 
 #define GPUD_MAGIC			0x44555047	/* "GPUD" */
-#define GPUD_VERSION		9
+#define GPUD_VERSION		10
 #define GPUD_SOCKET_NAME	"pg_warp_gpud.sock"	/* under $PGDATA */
 #define GPUD_STATUS_NAME	"pg_warp_gpud.status"
 

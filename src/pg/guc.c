@@ -491,6 +491,18 @@ define_table_cache_gucs(void)
 							PGC_SIGHUP,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_warp.gpu_table_cache_ring",
+							"Size of the change log ring that committing "
+							"transactions append their captured row changes to.",
+							"Shared with pg_warp_gpud, which applies it; 0 ships "
+							"each transaction's changes to the daemon over its "
+							"socket at commit instead (a round trip per commit).",
+							&pgwarp_gpu_table_cache_ring,
+							64,
+							0, 4096,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_warp.gpu_table_cache_log",
 							"Row changes pg_warp_gpud holds for a GPU table cache "
 							"replica while it loads.",

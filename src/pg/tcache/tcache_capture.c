@@ -110,6 +110,8 @@ tc_shmem_startup(void)
 	if (!found)
 		pg_atomic_init_u64(&tshared->epoch, 1);
 	LWLockRelease(AddinShmemInitLock);
+	if (!IsUnderPostmaster && pgwarp_gpud_device != PGWARP_GPUD_OFF)
+		tcache_ring_create();
 }
 
 bool
@@ -141,6 +143,21 @@ flush_one(Pending *p)
 
 	if (p->nrecs == 0)
 		return;
+	if (tcache_ring_enabled())
+	{
+		/* the change log: no round trip (tcache_ring.c) */
+		if (!tcache_ring_append(&p->key, p->lay.ncols, p->buf.data, p->buf.len, p->nrecs))
+		{
+			tcache_epoch_bump();
+			ereport(DEBUG1, (errmsg("pg_warp: row changes of \"%s\" not logged: the change log is full and no pg_warp_gpud reads it",
+									p->name)));
+		}
+		p->shipped_bytes += p->buf.len;
+		p->shipped_recs += p->nrecs;
+		resetStringInfo(&p->buf);
+		p->nrecs = 0;
+		return;
+	}
 	memset(&req, 0, sizeof(req));
 	req.op = GPUD_CACHE_CHANGES;
 	req.ncols = p->lay.ncols;
