@@ -462,7 +462,7 @@ define_vector_gucs(void)
 }
 
 /* the GPU table cache (src/pg/tcache) */
-bool		pgwarp_gpu_table_cache = false;
+bool		pgwarp_gpu_table_cache = true;
 int			pgwarp_gpu_table_cache_memory = 4096;	/* MB */
 int			pgwarp_gpu_table_cache_log = 256;	/* MB */
 
@@ -472,11 +472,10 @@ define_table_cache_gucs(void)
 	DefineCustomBoolVariable("pg_warp.gpu_table_cache",
 							 "Lets queries over heap tables attached to the GPU "
 							 "table cache read its replica in pg_warp_gpud.",
-							 "Off (the default while the cache is experimental): "
-							 "such tables are read through PostgreSQL's table "
+							 "Off: such tables are read through PostgreSQL's table "
 							 "access method; their changes are still captured.",
 							 &pgwarp_gpu_table_cache,
-							 false,
+							 true,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
