@@ -60,6 +60,21 @@ def pgbench_tps(script, seconds, clients):
     raise RuntimeError(out)
 
 
+def machine_line(dev):
+    return "- date: %s; machine: %s (%d CPUs); pg_warp_gpud: `%s`" % (
+        time.strftime("%Y-%m-%d"), platform.node(), os.cpu_count(), (dev or "").strip())
+
+
+def after_writes(c):
+    """(pg_warp's answer, PostgreSQL's) with the table attached again"""
+    c.execute("SELECT pg_warp_gpu_cache_attach('tcache_bench.sales')")
+    c.execute("SET pg_warp.enabled = on")
+    c.execute("SET pg_warp.gpu_table_cache = on")
+    got = c.execute(QUERY).fetchall()
+    c.execute("SET pg_warp.enabled = off")
+    return got, c.execute(QUERY).fetchall()
+
+
 def write_rounds(c, a):
     """pgbench TPS per round, attached and not attached, alternating the order"""
     tps = {"not attached": [], "attached": []}
@@ -76,14 +91,9 @@ def write_rounds(c, a):
 
 def write_cost(c, a, dev):
     tps = write_rounds(c, a)
-    c.execute("SELECT pg_warp_gpu_cache_attach('tcache_bench.sales')")
-    c.execute("SET pg_warp.gpu_table_cache = on")
-    got = c.execute(QUERY).fetchall()
-    c.execute("SET pg_warp.enabled = off")
-    want = c.execute(QUERY).fetchall()
+    got, want = after_writes(c)
     print("# GPU table cache: write cost (attached against not attached)\n")
-    print("- date: %s; machine: %s (%d CPUs); pg_warp_gpud: `%s`" %
-          (time.strftime("%Y-%m-%d"), platform.node(), os.cpu_count(), (dev or "").strip()))
+    print(machine_line(dev))
     print("- data: synthetic, `tcache_bench.sales(k int, g int2, v int8, x float8)`, %d rows, "
           "index on k" % a.rows)
     print("- workload: pgbench -M prepared, %d clients, %d s per run, %d rounds, the order "
@@ -144,14 +154,10 @@ def main():
     stats = c.execute("SELECT rows, bytes FROM pg_warp_gpu_cache_stats()").fetchone()
 
     tps = write_rounds(c, a)
-    c.execute("SELECT pg_warp_gpu_cache_attach('tcache_bench.sales')")
-    after = c.execute(QUERY).fetchall()
-    c.execute("SET pg_warp.enabled = off")
-    after_want = c.execute(QUERY).fetchall()
+    after, after_want = after_writes(c)
 
     print("# GPU table cache: aggregate over a heap table, and its write cost\n")
-    print("- date: %s; machine: %s (%d CPUs); pg_warp_gpud: `%s`" %
-          (time.strftime("%Y-%m-%d"), platform.node(), os.cpu_count(), (dev or "").strip()))
+    print(machine_line(dev))
     print("- data: synthetic, `tcache_bench.sales(k int, g int2, v int8, x float8)`, "
           "%d rows (%s), index on k" % (a.rows, c.execute(
               "SELECT pg_size_pretty(pg_table_size('tcache_bench.sales'))").fetchone()[0]))

@@ -705,34 +705,48 @@ make_xids(const GpudCacheKey *key, uint64_t *len)
 
 /* ----------------------------------------------------------- request */
 
+/*
+ * Records into r, write-locked: applied while it is ready, held while it
+ * loads (if hold).  The error of a malformed record, or NULL.
+ */
+static const char *
+take_records(Replica *r, const uint8_t *data, uint64_t len, int64_t nrecs, bool hold,
+			 uint64_t log_limit, uint64_t mem_limit)
+{
+	const char *err = NULL;
+	bool		oom = false;
+
+	if (r->state == GPUD_CACHE_LOADING)
+	{
+		if (hold && !hold_changes(r, data, len, nrecs, log_limit))
+			break_replica(r, "the change log overflowed while loading");
+	}
+	else if (r->state == GPUD_CACHE_READY)
+	{
+		err = apply_recs(r, data, len, nrecs, &oom);
+		if (err)
+			break_replica(r, "a malformed change arrived");
+		else if (oom || !account(r, mem_limit))
+			break_for_memory(r);
+	}
+	return err;
+}
+
 /* the request's changes into its replica (held while it loads) */
 static void
 take_changes(const GpudCacheReq *req, const uint8_t *data, char *bad, size_t badlen)
 {
 	Replica    *r = lookup_write(&req->key);
 	const char *err;
-	bool		oom;
 
 	bad[0] = '\0';
 	if (r == NULL)
 		return;					/* nothing cached: nothing to keep current */
-	if (!same_key(&r->key, &req->key) || r->ncols != req->ncols)
-		;						/* changes of another identity: it reloads */
-	else if (r->state == GPUD_CACHE_LOADING)
-	{
-		if (!hold_changes(r, data, req->len_data, req->nrecs, req->log_limit))
-			break_replica(r, "the change log overflowed while loading");
-	}
-	else if (r->state == GPUD_CACHE_READY)
-	{
-		err = apply_recs(r, data, req->len_data, req->nrecs, &oom);
-		if (err)
-			snprintf(bad, badlen, "%s", err);
-		if (err)
-			break_replica(r, "a malformed change arrived");
-		else if (oom || !account(r, req->mem_limit))
-			break_for_memory(r);
-	}
+	/* (changes of another identity: that replica reloads) */
+	if (same_key(&r->key, &req->key) && r->ncols == req->ncols &&
+		(err = take_records(r, data, req->len_data, req->nrecs, true, req->log_limit,
+							req->mem_limit)) != NULL)
+		snprintf(bad, badlen, "%s", err);
 	pthread_rwlock_unlock(&r->lock);
 }
 
@@ -741,26 +755,13 @@ gpud_tcache_apply_logged(const GpudCacheKey *key, int ncols, const uint8_t *data
 						 uint64_t len, int64_t nrecs, uint64_t pos)
 {
 	Replica    *r = lookup_write(key);
-	const char *err;
-	bool		oom;
 
 	if (r == NULL)
 		return;					/* nothing cached: nothing to keep current */
-	if (!same_key(&r->key, key) || r->ncols != ncols)
-		;						/* changes of another identity: it reloads */
-	else if (r->state == GPUD_CACHE_LOADING)
-	{
-		if (pos >= r->load_from && !hold_changes(r, data, len, nrecs, r->log_limit))
-			break_replica(r, "the change log overflowed while loading");
-	}
-	else if (r->state == GPUD_CACHE_READY)
-	{
-		err = apply_recs(r, data, len, nrecs, &oom);
-		if (err)
-			break_replica(r, "a malformed change arrived");
-		else if (oom || !account(r, r->mem_limit))
-			break_for_memory(r);
-	}
+	/* while loading, chunks before load_from describe what the scan sees */
+	if (same_key(&r->key, key) && r->ncols == ncols)
+		(void) take_records(r, data, len, nrecs, pos >= r->load_from, r->log_limit,
+							r->mem_limit);
 	pthread_rwlock_unlock(&r->lock);
 }
 

@@ -490,6 +490,22 @@ define_table_cache_gucs(void)
 							PGC_SIGHUP,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_warp.gpu_table_cache_log",
+							"Row changes pg_warp_gpud holds for a GPU table cache "
+							"replica while it loads.",
+							"Beyond it the load is abandoned and the next query "
+							"loads the replica again.",
+							&pgwarp_gpu_table_cache_log,
+							256, 1, INT_MAX / 2,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+}
+
+/* (preload only: a restart setting) */
+static void
+define_table_cache_ring_guc(void)
+{
 	DefineCustomIntVariable("pg_warp.gpu_table_cache_ring",
 							"Size of the change log ring that committing "
 							"transactions append their captured row changes to.",
@@ -500,16 +516,6 @@ define_table_cache_gucs(void)
 							64,
 							0, 4096,
 							PGC_POSTMASTER,
-							GUC_UNIT_MB,
-							NULL, NULL, NULL);
-	DefineCustomIntVariable("pg_warp.gpu_table_cache_log",
-							"Row changes pg_warp_gpud holds for a GPU table cache "
-							"replica while it loads.",
-							"Beyond it the load is abandoned and the next query "
-							"loads the replica again.",
-							&pgwarp_gpu_table_cache_log,
-							256, 1, INT_MAX / 2,
-							PGC_SIGHUP,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 }
@@ -524,6 +530,9 @@ pgwarp_define_gucs(void)
 	define_execution_gucs();
 	define_vector_gucs();
 	if (process_shared_preload_libraries_in_progress)
+	{
 		define_daemon_gucs();
+		define_table_cache_ring_guc();
+	}
 	MarkGUCPrefixReserved("pg_warp");
 }
