@@ -60,6 +60,59 @@ def pgbench_tps(script, seconds, clients):
     raise RuntimeError(out)
 
 
+def machine_line(dev):
+    return "- date: %s; machine: %s (%d CPUs); pg_warp_gpud: `%s`" % (
+        time.strftime("%Y-%m-%d"), platform.node(), os.cpu_count(), (dev or "").strip())
+
+
+def after_writes(c):
+    """(pg_warp's answer, PostgreSQL's) with the table attached again"""
+    c.execute("SELECT pg_warp_gpu_cache_attach('tcache_bench.sales')")
+    c.execute("SET pg_warp.enabled = on")
+    c.execute("SET pg_warp.gpu_table_cache = on")
+    got = c.execute(QUERY).fetchall()
+    c.execute("SET pg_warp.enabled = off")
+    return got, c.execute(QUERY).fetchall()
+
+
+def write_rounds(c, a):
+    """pgbench TPS per round, attached and not attached, alternating the order"""
+    tps = {"not attached": [], "attached": []}
+    for rnd in range(a.write_rounds):
+        order = ["attached", "not attached"] if rnd % 2 == 0 else ["not attached", "attached"]
+        for mode in order:
+            if mode == "attached":
+                c.execute("SELECT pg_warp_gpu_cache_attach('tcache_bench.sales')")
+            else:
+                c.execute("SELECT pg_warp_gpu_cache_detach('tcache_bench.sales')")
+            tps[mode].append(pgbench_tps(WRITES.format(rows=a.rows), a.write_seconds, a.clients))
+    return tps
+
+
+def write_cost(c, a, dev):
+    tps = write_rounds(c, a)
+    got, want = after_writes(c)
+    print("# GPU table cache: write cost (attached against not attached)\n")
+    print(machine_line(dev))
+    print("- data: synthetic, `tcache_bench.sales(k int, g int2, v int8, x float8)`, %d rows, "
+          "index on k" % a.rows)
+    print("- workload: pgbench -M prepared, %d clients, %d s per run, %d rounds, the order "
+          "alternating each round; per transaction one INSERT and one UPDATE by key" %
+          (a.clients, a.write_seconds, a.write_rounds))
+    print("- command: `bench/tcache/run.sh --writes-only --rows %d --write-rounds %d "
+          "--write-seconds %d`\n" % (a.rows, a.write_rounds, a.write_seconds))
+    print("| table | TPS per run | mean | stdev |\n|---|---|---|---|")
+    for k, v in tps.items():
+        print("| %s | %s | %.0f | %.0f |" % (k, ", ".join("%.0f" % x for x in v),
+                                          statistics.mean(v), statistics.pstdev(v)))
+    ratios = [x / y for x, y in zip(tps["attached"], tps["not attached"])]
+    print("\nAttached / not attached: %.1f %% of the mean (per round: %s; stdev %.1f points). "
+          "Answer after the writes equal to PostgreSQL's: %s.\n"
+          % (100 * statistics.mean(tps["attached"]) / statistics.mean(tps["not attached"]),
+             ", ".join("%.0f %%" % (100 * r) for r in ratios), 100 * statistics.pstdev(ratios),
+             got == want))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=2_000_000)
@@ -67,6 +120,8 @@ def main():
     ap.add_argument("--write-seconds", type=int, default=15)
     ap.add_argument("--write-rounds", type=int, default=2)
     ap.add_argument("--clients", type=int, default=2)
+    ap.add_argument("--writes-only", action="store_true",
+                    help="only the write cost (attached against not attached)")
     a = ap.parse_args()
     c = psycopg.connect(autocommit=True)
     c.execute("CREATE EXTENSION IF NOT EXISTS pg_warp")
@@ -80,6 +135,8 @@ def main():
     dev = c.execute("SELECT pg_read_file('pg_warp_gpud.status', 0, 256, true)").fetchone()[0]
     workers = c.execute("SHOW max_parallel_workers_per_gather").fetchone()[0]
 
+    if a.writes_only:
+        return write_cost(c, a, dev)
     res = {}
     c.execute("SET pg_warp.enabled = off")
     res["PostgreSQL (heap, %s parallel workers)" % workers] = timed(c, QUERY, a.runs)
@@ -96,24 +153,11 @@ def main():
     used = explain_line(c, "GPU Table Cache")
     stats = c.execute("SELECT rows, bytes FROM pg_warp_gpu_cache_stats()").fetchone()
 
-    # writes: not attached / attached, alternating
-    tps = {"not attached": [], "attached": []}
-    for rnd in range(a.write_rounds):
-        order = ["attached", "not attached"] if rnd % 2 == 0 else ["not attached", "attached"]
-        for mode in order:
-            if mode == "attached":
-                c.execute("SELECT pg_warp_gpu_cache_attach('tcache_bench.sales')")
-            else:
-                c.execute("SELECT pg_warp_gpu_cache_detach('tcache_bench.sales')")
-            tps[mode].append(pgbench_tps(WRITES.format(rows=a.rows), a.write_seconds, a.clients))
-    c.execute("SELECT pg_warp_gpu_cache_attach('tcache_bench.sales')")
-    after = c.execute(QUERY).fetchall()
-    c.execute("SET pg_warp.enabled = off")
-    after_want = c.execute(QUERY).fetchall()
+    tps = write_rounds(c, a)
+    after, after_want = after_writes(c)
 
     print("# GPU table cache: aggregate over a heap table, and its write cost\n")
-    print("- date: %s; machine: %s (%d CPUs); pg_warp_gpud: `%s`" %
-          (time.strftime("%Y-%m-%d"), platform.node(), os.cpu_count(), (dev or "").strip()))
+    print(machine_line(dev))
     print("- data: synthetic, `tcache_bench.sales(k int, g int2, v int8, x float8)`, "
           "%d rows (%s), index on k" % (a.rows, c.execute(
               "SELECT pg_size_pretty(pg_table_size('tcache_bench.sales'))").fetchone()[0]))

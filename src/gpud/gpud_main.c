@@ -416,6 +416,7 @@ main(int argc, char **argv)
 	int			lanes = 2;
 	int			min_batches = 4;
 	int			split = 1;
+	int			ring_fd = -1;
 	int			lsock;
 	struct sockaddr_un addr;
 	int			i;
@@ -436,11 +437,13 @@ main(int argc, char **argv)
 			min_batches = atoi(argv[i] + 23);
 		else if (strncmp(argv[i], "--split-gpus=", 13) == 0)
 			split = atoi(argv[i] + 13);
+		else if (strncmp(argv[i], "--ring-fd=", 10) == 0)
+			ring_fd = atoi(argv[i] + 10);
 		else
 		{
 			fprintf(stderr, "usage: pg_warp_gpud [--device=auto|gpu|cpu] [--staging-mb=N|-1] "
 					"[--max-registered-mb=N|-1] [--cache-mb=N|-1] [--lanes-per-gpu=N] "
-					"[--min-batches-per-lane=N] [--split-gpus=N]\n");
+					"[--min-batches-per-lane=N] [--split-gpus=N] [--ring-fd=N]\n");
 			return 2;
 		}
 	}
@@ -472,6 +475,15 @@ main(int argc, char **argv)
 			   device.ngpus > 1 ? "s" : "", device.name);
 	else
 		logmsg("serving on %s with the CPU driver", GPUD_SOCKET_NAME);
+
+	if (ring_fd >= 0)
+	{
+		char		why[128];
+
+		if (!gpud_tcache_ring_open(ring_fd, why, sizeof(why)))
+			logmsg("GPU table cache: %s; queries over attached tables read the heap", why);
+		close(ring_fd);
+	}
 
 	lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lsock < 0)

@@ -33,6 +33,10 @@ typedef struct Replica
 	int			state;			/* GpudCacheState */
 	char		why[128];
 	uint64_t	load_token;
+	uint64_t	load_from;		/* the change log's head at LOAD_BEGIN: chunks
+								 * before it describe what the scan sees */
+	uint64_t	mem_limit;		/* the loader's limits, for changes from the log */
+	uint64_t	log_limit;
 	double		load_touched_ms;	/* last load request: a loader gone
 									 * silent may be replaced */
 	pthread_rwlock_t lock;		/* queries read; changes write */
@@ -96,6 +100,21 @@ extern void gpud_tcache_release(Replica *r);
  */
 extern void gpud_tcache_compact(const GpudCacheKey *key, uint64_t dict_epoch,
 								const uint8_t *classes, uint32_t nclasses);
+
+/*
+ * The change log (gpud_tcache_ring.c): mapped from the descriptor the
+ * supervisor passes; drained in position order.
+ */
+extern bool gpud_tcache_ring_open(int fd, char *why, size_t whylen);
+extern bool gpud_tcache_ring_active(void);
+extern uint64_t gpud_tcache_ring_head(void);
+extern bool gpud_tcache_ring_drain(uint64_t upto, double wait_ms);
+
+/* a chunk of the log at position pos, for the replica of key */
+extern void gpud_tcache_apply_logged(const GpudCacheKey *key, int ncols, const uint8_t *data,
+									 uint64_t len, int64_t nrecs, uint64_t pos);
+/* every replica to be loaded again (the log was damaged) */
+extern void gpud_tcache_break_all(const char *why);
 
 struct Part;
 

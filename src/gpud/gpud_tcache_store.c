@@ -571,30 +571,51 @@ load_begin(const GpudCacheReq *req, const uint8_t *kinds, char *why, size_t whyl
 		free(r);
 		return NULL;
 	}
+	r->mem_limit = req->mem_limit;
+	r->log_limit = req->log_limit;
+	/* changes logged from here on are held; earlier ones the scan sees */
+	r->load_from = gpud_tcache_ring_head();
 	replicas[i] = r;
 	pthread_mutex_unlock(&registry_lock);
 	return r;
 }
 
-/* hold n records (len bytes) that arrived while r loads */
+/*
+ * Hold nrecs records (the first len bytes of data) that arrived while r
+ * loads.  Only whole records are kept: a chunk of the change log may end
+ * in padding, which must not sit between held records.
+ */
 static bool
-hold_changes(Replica *r, const GpudCacheReq *req, const uint8_t *data)
+hold_changes(Replica *r, const uint8_t *data, uint64_t len, int64_t nrecs, uint64_t log_limit)
 {
-	if (r->pend_len + req->len_data > req->log_limit)
+	uint64_t	used = 0;
+	int64_t		k;
+
+	for (k = 0; k < nrecs; k++)
+	{
+		const GpudCacheRec *rec = (const GpudCacheRec *) (data + used);
+
+		if (len - used < sizeof(GpudCacheRec) ||
+			(rec->op != GPUD_REC_INSERT && rec->op != GPUD_REC_DELETE) ||
+			len - used < gpud_cache_rec_size(rec->op, r->ncols))
+			return false;
+		used += gpud_cache_rec_size(rec->op, r->ncols);
+	}
+	if (r->pend_len + used > log_limit)
 		return false;
-	if (r->pend_len + req->len_data > r->pend_cap)
+	if (r->pend_len + used > r->pend_cap)
 	{
 		uint64_t	ncap = r->pend_cap ? r->pend_cap : 1 << 20;
 
-		while (ncap < r->pend_len + req->len_data)
+		while (ncap < r->pend_len + used)
 			ncap *= 2;
 		if (!grow(&r->pend, r->pend_cap, ncap, 1))
 			return false;
 		r->pend_cap = ncap;
 	}
-	memcpy(r->pend + r->pend_len, data, req->len_data);
-	r->pend_len += req->len_data;
-	r->pend_recs += req->nrecs;
+	memcpy(r->pend + r->pend_len, data, used);
+	r->pend_len += used;
+	r->pend_recs += nrecs;
 	return true;
 }
 
@@ -684,35 +705,85 @@ make_xids(const GpudCacheKey *key, uint64_t *len)
 
 /* ----------------------------------------------------------- request */
 
+/*
+ * Records into r, write-locked: applied while it is ready, held while it
+ * loads (if hold).  The error of a malformed record, or NULL.
+ */
+static const char *
+take_records(Replica *r, const uint8_t *data, uint64_t len, int64_t nrecs, bool hold,
+			 uint64_t log_limit, uint64_t mem_limit)
+{
+	const char *err = NULL;
+	bool		oom = false;
+
+	if (r->state == GPUD_CACHE_LOADING)
+	{
+		if (hold && !hold_changes(r, data, len, nrecs, log_limit))
+			break_replica(r, "the change log overflowed while loading");
+	}
+	else if (r->state == GPUD_CACHE_READY)
+	{
+		err = apply_recs(r, data, len, nrecs, &oom);
+		if (err)
+			break_replica(r, "a malformed change arrived");
+		else if (oom || !account(r, mem_limit))
+			break_for_memory(r);
+	}
+	return err;
+}
+
 /* the request's changes into its replica (held while it loads) */
 static void
 take_changes(const GpudCacheReq *req, const uint8_t *data, char *bad, size_t badlen)
 {
 	Replica    *r = lookup_write(&req->key);
 	const char *err;
-	bool		oom;
 
 	bad[0] = '\0';
 	if (r == NULL)
 		return;					/* nothing cached: nothing to keep current */
-	if (!same_key(&r->key, &req->key) || r->ncols != req->ncols)
-		;						/* changes of another identity: it reloads */
-	else if (r->state == GPUD_CACHE_LOADING)
-	{
-		if (!hold_changes(r, req, data))
-			break_replica(r, "the change log overflowed while loading");
-	}
-	else if (r->state == GPUD_CACHE_READY)
-	{
-		err = apply_recs(r, data, req->len_data, req->nrecs, &oom);
-		if (err)
-			snprintf(bad, badlen, "%s", err);
-		if (err)
-			break_replica(r, "a malformed change arrived");
-		else if (oom || !account(r, req->mem_limit))
-			break_for_memory(r);
-	}
+	/* (changes of another identity: that replica reloads) */
+	if (same_key(&r->key, &req->key) && r->ncols == req->ncols &&
+		(err = take_records(r, data, req->len_data, req->nrecs, true, req->log_limit,
+							req->mem_limit)) != NULL)
+		snprintf(bad, badlen, "%s", err);
 	pthread_rwlock_unlock(&r->lock);
+}
+
+void
+gpud_tcache_apply_logged(const GpudCacheKey *key, int ncols, const uint8_t *data,
+						 uint64_t len, int64_t nrecs, uint64_t pos)
+{
+	Replica    *r = lookup_write(key);
+
+	if (r == NULL)
+		return;					/* nothing cached: nothing to keep current */
+	/* while loading, chunks before load_from describe what the scan sees */
+	if (same_key(&r->key, key) && r->ncols == ncols)
+		(void) take_records(r, data, len, nrecs, pos >= r->load_from, r->log_limit,
+							r->mem_limit);
+	pthread_rwlock_unlock(&r->lock);
+}
+
+void
+gpud_tcache_break_all(const char *why)
+{
+	int			i;
+
+	for (i = 0; i < MAX_REPLICAS; i++)
+	{
+		Replica    *r;
+
+		pthread_mutex_lock(&registry_lock);
+		r = replicas[i];
+		pthread_mutex_unlock(&registry_lock);
+		if (r == NULL)
+			continue;
+		pthread_rwlock_wrlock(&r->lock);
+		if (r->state != GPUD_CACHE_ABSENT)
+			break_replica(r, why);
+		pthread_rwlock_unlock(&r->lock);
+	}
 }
 
 /* LOAD_ROWS and LOAD_END of the load with req's token */
@@ -794,6 +865,11 @@ gpud_tcache_request(uint8_t *arena, uint64_t arena_size, void **result,
 	}
 	if (req->op == GPUD_CACHE_XIDS)
 	{
+		/* every change the query's snapshot may see, applied first */
+		if (req->ring_upto > 0 && !gpud_tcache_ring_active())
+			BAD("pg_warp_gpud does not read the GPU table cache's change log");
+		if (req->ring_upto > 0 && !gpud_tcache_ring_drain(req->ring_upto, 5000.0))
+			BAD("the change log was not applied in time");
 		*result = make_xids(&req->key, result_len);
 		if (*result == NULL)
 			BAD("out of memory");

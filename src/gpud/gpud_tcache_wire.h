@@ -70,6 +70,8 @@ typedef struct GpudCacheReq
 	uint64_t	mem_limit;		/* bytes all replicas may hold */
 	uint64_t	log_limit;		/* bytes of changes held while loading */
 	int64_t		nrecs;			/* records at off_data */
+	uint64_t	ring_upto;		/* XIDS: apply the change log up to here first
+								 * (0: the backend has no change log) */
 	uint64_t	off_kinds;		/* LOAD_BEGIN: uint8[ncols] */
 	uint64_t	off_data;
 	uint64_t	len_data;

@@ -26,6 +26,7 @@
 #include "utils/wait_event.h"
 
 #include "gpud_client.h"
+#include "tcache/tcache.h"
 
 PGDLLEXPORT void pgwarp_gpud_supervisor_main(Datum arg);
 
@@ -68,6 +69,8 @@ start_daemon(void)
 	char		cachearg[48];
 	char		lanearg[48];
 	char		splitarg[48];
+	char		ringarg[48];
+	int			ring = tcache_ring_fd();
 	const char *dev;
 	pid_t		pid;
 
@@ -91,6 +94,8 @@ start_daemon(void)
 	snprintf(cachearg, sizeof(cachearg), "--cache-mb=%d", pgwarp_gpu_cache_memory);
 	snprintf(lanearg, sizeof(lanearg), "--lanes-per-gpu=%d", pgwarp_gpu_lanes);
 	snprintf(splitarg, sizeof(splitarg), "--split-gpus=%d", pgwarp_gpud_split_gpus);
+	/* the GPU table cache's change log, as descriptor 3 of the daemon */
+	snprintf(ringarg, sizeof(ringarg), "--ring-fd=%d", 3);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -100,16 +105,18 @@ start_daemon(void)
 	}
 	if (pid == 0)
 	{
-		char	   *argv[7];
+		char	   *argv[8];
 		int			i;
 		sigset_t	none;
 
-		/* a clean process: default signals, no descriptors of ours */
+		/* a clean process: default signals, no descriptors of ours but the ring */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		for (i = 1; i < NSIG; i++)
 			signal(i, SIG_DFL);
-		for (i = 3; i < 1024; i++)
+		if (ring >= 0 && ring != 3 && dup2(ring, 3) != 3)
+			ring = -1;
+		for (i = ring >= 0 ? 4 : 3; i < 1024; i++)
 			close(i);
 		argv[0] = path;
 		argv[1] = devarg;
@@ -117,7 +124,8 @@ start_daemon(void)
 		argv[3] = cachearg;
 		argv[4] = lanearg;
 		argv[5] = splitarg;
-		argv[6] = NULL;
+		argv[6] = ring >= 0 ? ringarg : NULL;
+		argv[7] = NULL;
 		execv(path, argv);
 		fprintf(stderr, "pg_warp: could not execute \"%s\": %s\n", path, strerror(errno));
 		_exit(127);

@@ -463,7 +463,7 @@ define_vector_gucs(void)
 }
 
 /* the GPU table cache (src/pg/tcache) */
-bool		pgwarp_gpu_table_cache = false;
+bool		pgwarp_gpu_table_cache = true;
 int			pgwarp_gpu_table_cache_memory = 4096;	/* MB */
 int			pgwarp_gpu_table_cache_log = 256;	/* MB */
 
@@ -473,11 +473,10 @@ define_table_cache_gucs(void)
 	DefineCustomBoolVariable("pg_warp.gpu_table_cache",
 							 "Lets queries over heap tables attached to the GPU "
 							 "table cache read its replica in pg_warp_gpud.",
-							 "Off (the default while the cache is experimental): "
-							 "such tables are read through PostgreSQL's table "
+							 "Off: such tables are read through PostgreSQL's table "
 							 "access method; their changes are still captured.",
 							 &pgwarp_gpu_table_cache,
-							 false,
+							 true,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
@@ -541,6 +540,24 @@ define_planning_gucs(void)
 							 NULL, NULL, NULL);
 }
 
+/* (preload only: a restart setting) */
+static void
+define_table_cache_ring_guc(void)
+{
+	DefineCustomIntVariable("pg_warp.gpu_table_cache_ring",
+							"Size of the change log ring that committing "
+							"transactions append their captured row changes to.",
+							"Shared with pg_warp_gpud, which applies it; 0 ships "
+							"each transaction's changes to the daemon over its "
+							"socket at commit instead (a round trip per commit).",
+							&pgwarp_gpu_table_cache_ring,
+							64,
+							0, 4096,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+}
+
 void
 pgwarp_define_gucs(void)
 {
@@ -553,6 +570,9 @@ pgwarp_define_gucs(void)
 	define_execution_gucs();
 	define_vector_gucs();
 	if (process_shared_preload_libraries_in_progress)
+	{
 		define_daemon_gucs();
+		define_table_cache_ring_guc();
+	}
 	MarkGUCPrefixReserved("pg_warp");
 }

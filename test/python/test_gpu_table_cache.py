@@ -182,6 +182,32 @@ def test_uncommitted_and_aborted_writers(tbl):
         check(a, tbl)
 
 
+def test_rolled_back_savepoint_then_another_writer(tbl):
+    """A savepoint rolled back frees the rows it changed; another session
+    changes the same rows and commits first.  The first transaction's
+    commit must not bring the rolled-back changes into the replica after
+    the other's (they would undo them: deleted versions live again)."""
+    with connect() as a, connect() as b:
+        for inner in ("none", "released", "rolled back"):
+            a.execute("BEGIN")
+            a.execute("UPDATE %s SET v = v + 1 WHERE g = 6" % tbl)     # kept
+            a.execute("SAVEPOINT s")
+            a.execute("UPDATE %s SET v = v + 1 WHERE g = 3" % tbl)
+            a.execute("DELETE FROM %s WHERE g = 4 AND k %% 2 = 0" % tbl)
+            if inner != "none":
+                a.execute("SAVEPOINT s2")
+                a.execute("UPDATE %s SET v = v + 2 WHERE g = 5" % tbl)
+                a.execute("%s SAVEPOINT s2" % ("RELEASE" if inner == "released" else "ROLLBACK TO"))
+            a.execute("ROLLBACK TO SAVEPOINT s")
+            # the rows a's savepoint touched are free: b changes them and commits
+            b.execute("UPDATE %s SET v = v + 100 WHERE g IN (3, 5)" % tbl)
+            b.execute("DELETE FROM %s WHERE g = 4 AND k %% 4 = 0" % tbl)
+            a.execute("INSERT INTO %s VALUES (-1, 3, 1, 1, NULL, NULL, true, NULL)" % tbl)
+            a.execute("COMMIT")
+            check(a, tbl)
+            check(b, tbl)
+
+
 def test_truncate_copy_and_rewrite(tbl):
     with connect() as a, connect() as b:
         check(a, tbl)

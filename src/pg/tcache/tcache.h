@@ -7,6 +7,7 @@
  *   tcache_layout.c   which columns a replica holds, a version's record
  *   tcache_capture.c  the capture trigger, the transaction's change
  *                     buffers, shipping them, the shared capture epoch
+ *   tcache_ring.c     the change log ring shared with the daemon
  *   tcache_load.c     loading a replica from the table's pages
  *   tcache_query.c    may a query use it, and its snapshot's classes
  *   tcache_sql.c      attach, detach, stats
@@ -29,6 +30,7 @@
 extern bool pgwarp_gpu_table_cache;
 extern int	pgwarp_gpu_table_cache_memory;	/* MB */
 extern int	pgwarp_gpu_table_cache_log;	/* MB */
+extern int	pgwarp_gpu_table_cache_ring;	/* MB */
 
 /* The columns a replica holds: every column of an engine-native type. */
 typedef struct TcacheLayout
@@ -63,6 +65,14 @@ extern void tcache_epoch_bump(void);
 extern void tcache_flush_all(void);
 /* is rel attached (its capture trigger present and enabled ALWAYS)? */
 extern bool tcache_attached(Relation rel);
+
+/* tcache_ring.c */
+extern void tcache_ring_create(void);
+extern int	tcache_ring_fd(void);
+extern bool tcache_ring_enabled(void);
+extern uint64 tcache_ring_head(void);
+extern bool tcache_ring_append(const GpudCacheKey *key, int ncols, const char *data,
+							   uint32 len, int64 nrecs);
 
 /* tcache_load.c: a new replica of rel from its pages; false with *why */
 extern bool tcache_load(Relation rel, const TcacheLayout *lay, const GpudCacheKey *key,

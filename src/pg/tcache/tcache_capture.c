@@ -17,6 +17,8 @@
  * is visible to a snapshot is in the replica.  An aborted transaction's
  * records need not go anywhere (its versions are invisible); if some were
  * shipped, the replica's visibility check finds the transaction aborted.
+ * An aborted subtransaction's records are dropped from the buffer at its
+ * abort (tc_subxact_callback says why they must be).
  * No per-row system call, lock or shared counter: the write path's cost is
  * the trigger's queue (PostgreSQL's), the record, and one request per
  * writing transaction.
@@ -56,6 +58,17 @@ static TcacheShared *tshared;
 static shmem_request_hook_type prev_shmem_request_hook;
 static shmem_startup_hook_type prev_shmem_startup_hook;
 
+/*
+ * Where a subtransaction started in a buffer: the bytes and records
+ * captured for the table before it (shipped ones included).
+ */
+typedef struct SubMark
+{
+	SubTransactionId subid;
+	uint64		bytes;
+	int64		recs;
+} SubMark;
+
 /* one attached table's records of the running transaction */
 typedef struct Pending
 {
@@ -66,6 +79,10 @@ typedef struct Pending
 	char		name[NAMEDATALEN];
 	StringInfoData buf;
 	int64		nrecs;
+	uint64		shipped_bytes;	/* records already shipped, not in buf */
+	int64		shipped_recs;
+	SubTransactionId created_subid; /* the subtransaction that made it */
+	List	   *marks;			/* of SubMark, innermost last */
 	Datum	   *values;
 	bool	   *isnull;
 } Pending;
@@ -93,6 +110,8 @@ tc_shmem_startup(void)
 	if (!found)
 		pg_atomic_init_u64(&tshared->epoch, 1);
 	LWLockRelease(AddinShmemInitLock);
+	if (!IsUnderPostmaster && pgwarp_gpud_device != PGWARP_GPUD_OFF)
+		tcache_ring_create();
 }
 
 bool
@@ -124,6 +143,21 @@ flush_one(Pending *p)
 
 	if (p->nrecs == 0)
 		return;
+	if (tcache_ring_enabled())
+	{
+		/* the change log: no round trip (tcache_ring.c) */
+		if (!tcache_ring_append(&p->key, p->lay.ncols, p->buf.data, p->buf.len, p->nrecs))
+		{
+			tcache_epoch_bump();
+			ereport(DEBUG1, (errmsg("pg_warp: row changes of \"%s\" not logged: the change log is full and no pg_warp_gpud reads it",
+									p->name)));
+		}
+		p->shipped_bytes += p->buf.len;
+		p->shipped_recs += p->nrecs;
+		resetStringInfo(&p->buf);
+		p->nrecs = 0;
+		return;
+	}
 	memset(&req, 0, sizeof(req));
 	req.op = GPUD_CACHE_CHANGES;
 	req.ncols = p->lay.ncols;
@@ -138,6 +172,8 @@ flush_one(Pending *p)
 		tcache_epoch_bump();
 		ereport(DEBUG1, (errmsg("pg_warp: row changes of \"%s\" not shipped: %s", p->name, why)));
 	}
+	p->shipped_bytes += p->buf.len;
+	p->shipped_recs += p->nrecs;
 	resetStringInfo(&p->buf);
 	p->nrecs = 0;
 }
@@ -170,12 +206,88 @@ tc_xact_callback(XactEvent event, void *arg)
 	}
 }
 
+/*
+ * A subtransaction's end.  Its records must not outlive its abort: after
+ * ROLLBACK TO SAVEPOINT the rows it deleted are free again and the line
+ * pointers of the versions it inserted can be pruned and reused, so other
+ * transactions may change the same tids and ship their records while this
+ * one goes on; shipped at this transaction's commit, the aborted
+ * subtransaction's records would then arrive after theirs and, "last
+ * writer wins", undo them in the replica (a deleted version live again, a
+ * newer version at a reused tid replaced).  So an aborted subtransaction's
+ * records still in the buffer are dropped.  Those it shipped before its
+ * abort (a full buffer) arrived before any other transaction could touch
+ * its tids, in order.  A committed subtransaction's records stay: its row
+ * locks are held until the top-level transaction ends.
+ */
+static void
+tc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					SubTransactionId parentSubid, void *arg)
+{
+	ListCell   *lc;
+
+	if (event == SUBXACT_EVENT_START_SUB)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+		foreach(lc, pending)
+		{
+			Pending    *p = lfirst(lc);
+			SubMark    *m = palloc(sizeof(SubMark));
+
+			m->subid = mySubid;
+			m->bytes = p->shipped_bytes + p->buf.len;
+			m->recs = p->shipped_recs + p->nrecs;
+			p->marks = lappend(p->marks, m);
+		}
+		MemoryContextSwitchTo(old);
+		return;
+	}
+	if (event != SUBXACT_EVENT_COMMIT_SUB && event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	foreach(lc, pending)
+	{
+		Pending    *p = lfirst(lc);
+		SubMark    *mark = NULL;
+		uint64		keep_bytes = 0;
+		int64		keep_recs = 0;
+
+		/* the marks of this subtransaction and of its (ended) children */
+		while (p->marks != NIL && ((SubMark *) llast(p->marks))->subid >= mySubid)
+		{
+			mark = llast(p->marks);
+			p->marks = list_delete_last(p->marks);
+		}
+		if (event == SUBXACT_EVENT_COMMIT_SUB)
+			continue;			/* the parent keeps the records */
+		if (mark != NULL && mark->subid == mySubid)
+		{
+			keep_bytes = mark->bytes;
+			keep_recs = mark->recs;
+		}
+		else if (p->created_subid < mySubid)
+			continue;			/* (cannot be: it had a mark) */
+		if (keep_bytes >= p->shipped_bytes)
+		{
+			p->buf.len = (int) (keep_bytes - p->shipped_bytes);
+			p->buf.data[p->buf.len] = '\0';
+			p->nrecs = keep_recs - p->shipped_recs;
+		}
+		else
+		{
+			resetStringInfo(&p->buf);
+			p->nrecs = 0;
+		}
+	}
+}
+
 static void
 register_callback(void)
 {
 	if (!callback_registered)
 	{
 		RegisterXactCallback(tc_xact_callback, NULL);
+		RegisterSubXactCallback(tc_subxact_callback, NULL);
 		callback_registered = true;
 	}
 }
@@ -218,6 +330,7 @@ pending_for(Relation rel)
 	{
 		p = palloc0(sizeof(Pending));
 		p->relid = RelationGetRelid(rel);
+		p->created_subid = GetCurrentSubTransactionId();
 		initStringInfo(&p->buf);
 		pending = lappend(pending, p);
 	}

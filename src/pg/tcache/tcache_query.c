@@ -58,6 +58,8 @@ fetch_xids(Relation rel, const TcacheLayout *lay, const GpudCacheKey *key, char 
 	uint64		rlen;
 
 	tcache_fill_request(&req, GPUD_CACHE_XIDS, rel, lay, key);
+	/* every change our snapshot may see was logged before this position */
+	req.ring_upto = tcache_ring_head();
 	resp = pgwarp_gpud_cache_request(&req, NULL, NULL, 0, &rlen, why, whylen);
 	if (resp == NULL)
 		return NULL;
