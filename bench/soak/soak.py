@@ -49,6 +49,10 @@ def parse_args(argv):
     ap.add_argument("--pairs", type=int, default=0,
                     help="comparison pairs (plain, warp) in all, spread over the rounds "
                          "(0: 3 per 5 minutes)")
+    ap.add_argument("--configs", default="plain,warp",
+                    help="configurations compared: plain (pg_warp not loaded), warp (preloaded, "
+                         "analytics through it), loaded (preloaded, analytics with "
+                         "pg_warp.enabled = off: the cost of the hooks alone)")
     ap.add_argument("--measure-seconds", type=float, default=15,
                     help="each comparison window (0: no comparison)")
     ap.add_argument("--warmup-seconds", type=float, default=3)
@@ -78,6 +82,10 @@ def parse_args(argv):
     a = ap.parse_args(argv)
     if a.oltp_threads <= 0:
         a.oltp_threads = max(1, min(a.oltp_clients, 2 * (os.cpu_count() or 1)))
+    a.configs = [c for c in a.configs.split(",") if c]
+    if set(a.configs) - {"plain", "warp", "loaded"} or "plain" not in a.configs or \
+            len(set(a.configs)) != len(a.configs) or len(a.configs) < 2:
+        ap.error("--configs: plain and one or both of warp, loaded")
     a.fault_kinds = [f for f in a.faults.split(",") if f]
     bad = set(a.fault_kinds) - set(ALL_FAULTS)
     if bad:
@@ -230,7 +238,7 @@ def measure_window(ctx, cfg, tmpdir, rnd_tag):
     # both configurations start alike: after a checkpoint and a restart
     with psycopg.connect(ctx.server.dsn(), autocommit=True) as c:
         c.execute("CHECKPOINT")
-    ctx.server.restart(cfg == "warp")
+    ctx.server.restart(cfg != "plain")
     ctx.phase = "measure-" + cfg
     ctx.log("comparison window: %s (%d OLTP clients, %d paced analytic clients)"
             % (cfg, a.oltp_clients, a.olap_clients))
@@ -324,7 +332,7 @@ def main(argv):
             for _ in range(npairs):
                 # ABBA: the order alternates from pair to pair, so that a
                 # drift within a pair weighs on both configurations alike
-                order = ("plain", "warp") if pair % 2 == 0 else ("warp", "plain")
+                order = a.configs if pair % 2 == 0 else a.configs[::-1]
                 for cfg in order:
                     windows.append(dict(measure_window(ctx, cfg, tmpdir, "p%d%s" % (pair, cfg)),
                                         round=r + 1, pair=pair + 1))

@@ -46,7 +46,7 @@ def t975(df):
     return T975[df - 1] if df <= len(T975) else 1.96 + 2.4 / df
 
 
-def paired_ratio(windows, key):
+def paired_ratio(windows, key, num="warp", den="plain"):
     """warp/plain for `key` from paired windows: per pair the ratio of the
     two windows run back to back, then the geometric mean of the pairs'
     ratios with its 95 % confidence interval (Student's t on the log
@@ -57,8 +57,8 @@ def paired_ratio(windows, key):
         v = w.get(key)
         if v is not None and not math.isnan(v) and v > 0:
             by_pair.setdefault(w.get("pair", w["round"]), {})[w["cfg"]] = v
-    logs = [math.log(d["warp"] / d["plain"]) for _, d in sorted(by_pair.items())
-            if "warp" in d and "plain" in d]
+    logs = [math.log(d[num] / d[den]) for _, d in sorted(by_pair.items())
+            if num in d and den in d]
     out = dict(n=len(logs), per_pair=[round(math.exp(x), 3) for x in logs],
                ratio=None, lo=None, hi=None)
     if logs:
@@ -84,7 +84,7 @@ def verdict(pr, bound, higher_is_better):
 
 def oltp_summary(windows):
     out = {}
-    for cfg in ("plain", "warp"):
+    for cfg in ("plain", "loaded", "warp"):
         w = [x for x in windows if x["cfg"] == cfg]
         out[cfg] = dict(n=len(w), tps=_mean([x["tps"] for x in w]),
                         p50=_mean([x["p50"] for x in w]), p99=_mean([x["p99"] for x in w]),
@@ -93,6 +93,11 @@ def oltp_summary(windows):
     tps, p99, cpu = (paired_ratio(windows, k) for k in ("tps", "p99", "cpu_us_per_tx"))
     out["tps_paired"], out["p99_paired"], out["cpu_paired"] = tps, p99, cpu
     out["ratio"], out["p99_ratio"], out["cpu_ratio"] = tps["ratio"], p99["ratio"], cpu["ratio"]
+    if out["loaded"]["n"]:
+        # the hooks alone, and the analytic work through pg_warp alone
+        out["loaded_tps_paired"] = paired_ratio(windows, "tps", "loaded", "plain")
+        out["loaded_cpu_paired"] = paired_ratio(windows, "cpu_us_per_tx", "loaded", "plain")
+        out["warp_vs_loaded_tps_paired"] = paired_ratio(windows, "tps", "warp", "loaded")
     out["tps_target"] = verdict(tps, 0.99, True)
     out["p99_target"] = verdict(p99, 1.10, False)
     loads = [x["load1"] for x in windows if x.get("load1") is not None]
@@ -212,13 +217,16 @@ def _markdown(sm, ctx, mon):
           "Each window: %d pgbench clients (bench/pgbench mix, prepared) for %.0f s after a %.0f s "
           "warm-up, beside %d analytic clients running one query every %.1f s each and the "
           "dimension writers; `plain`: pg_warp not in shared_preload_libraries, the analytic "
-          "queries on the heap tables; `warp`: pg_warp preloaded, the analytic queries through "
-          "pg_warp. No faults in these windows."
+          "queries on the heap tables; `loaded` (when compared): pg_warp preloaded, the same "
+          "queries with pg_warp.enabled = off; `warp`: pg_warp preloaded, the analytic queries "
+          "through pg_warp. No faults in these windows."
           % (a.oltp_clients, a.measure_seconds, a.warmup_seconds, a.olap_clients, a.olap_period), "",
           "| configuration | windows | TPS (mean) | p50 ms | p99 ms | backend CPU µs per transaction | TPS per window |",
           "|---|---|---|---|---|---|---|"]
-    for cfg in ("plain", "warp"):
+    for cfg in ("plain", "loaded", "warp"):
         c = o[cfg]
+        if not c["n"]:
+            continue
         L.append("| %s | %d | %s | %s | %s | %s | %s |" % (cfg, c["n"], _fmt(c["tps"]), _fmt(c["p50"], "%.3f"),
                                                            _fmt(c["p99"], "%.3f"), _fmt(c["cpu"]),
                                                            ", ".join(map(str, c["runs"]))))
@@ -226,20 +234,25 @@ def _markdown(sm, ctx, mon):
 
     def ci(pr):
         return "%s [%s, %s]" % (_fmt(pr["ratio"], "%.3f"), _fmt(pr["lo"], "%.3f"), _fmt(pr["hi"], "%.3f"))
-    L += ["", "Paired comparison: %d pairs of windows run back to back (order alternating: "
-          "plain-warp, warp-plain, ...); per pair the ratio warp/plain, then their geometric "
-          "mean with a 95 %% confidence interval (Student's t on the log ratios). Machine load "
-          "(1-minute load average at the end of each window, every tenant of the machine "
-          "counted): mean %s, max %s on %d CPUs."
-          % (tp["n"], _fmt(o["load1"]["mean"], "%.1f"), _fmt(o["load1"]["max"], "%.1f"),
-             os.cpu_count() or 0), "",
+    L += ["", "Paired comparison: %d groups of windows run back to back (%s, the order "
+          "reversed every other group); per group the ratio of two configurations, then their "
+          "geometric mean with a 95 %% confidence interval (Student's t on the log ratios). "
+          "Machine load (1-minute load average at the end of each window, every tenant of the "
+          "machine counted): mean %s, max %s on %d CPUs."
+          % (tp["n"], "-".join(a.configs), _fmt(o["load1"]["mean"], "%.1f"),
+             _fmt(o["load1"]["max"], "%.1f"), os.cpu_count() or 0), "",
           "| measure | warp/plain [95 % CI] | per pair | target | verdict |", "|---|---|---|---|---|",
           "| TPS | %s | %s | >= 0.99 | %s |" % (ci(tp), ", ".join(map(str, tp["per_pair"])),
                                                 o["tps_target"]),
           "| p99 latency | %s | %s | <= 1.10 | %s |" % (ci(pp), ", ".join(map(str, pp["per_pair"])),
                                                        o["p99_target"]),
-          "| backend CPU per transaction | %s | %s | | |" % (ci(cp), ", ".join(map(str, cp["per_pair"]))),
-          "", "A target is met only when the whole interval is on its side; on a machine "
+          "| backend CPU per transaction | %s | %s | | |" % (ci(cp), ", ".join(map(str, cp["per_pair"])))]
+    for key, label in (("loaded_tps_paired", "TPS, loaded/plain (the hooks alone)"),
+                       ("loaded_cpu_paired", "CPU per transaction, loaded/plain"),
+                       ("warp_vs_loaded_tps_paired", "TPS, warp/loaded (the analytics through pg_warp)")):
+        if key in o:
+            L.append("| %s | %s | %s | | |" % (label, ci(o[key]), ", ".join(map(str, o[key]["per_pair"]))))
+    L += ["", "A target is met only when the whole interval is on its side; on a machine "
           "shared with other work the interval is wide, and 'not resolved' says that this run "
           "cannot tell. OLTP TPS during the soak windows (faults, checked analytics, writers; "
           "crash restarts included): %s." % _fmt(sm["soak_oltp_tps"]),

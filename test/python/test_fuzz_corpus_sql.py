@@ -18,7 +18,9 @@ import pytest
 psycopg = pytest.importorskip("psycopg")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPUS = os.path.join(os.path.dirname(HERE), "fuzz", "corpus")
+# PGWARP_FUZZ_CORPUS: another root with the same target folders (a long
+# run's work corpus, to put everything the fuzzers found through the server)
+CORPUS = os.environ.get("PGWARP_FUZZ_CORPUS") or os.path.join(os.path.dirname(HERE), "fuzz", "corpus")
 TARGETS = ["fuzz_reader", "fuzz_stream", "fuzz_parquet"]
 # what a bad or unusual file may raise: data exceptions, data corrupted,
 # system/file errors, not supported, FDW errors, resources, program limits,
