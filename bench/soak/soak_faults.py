@@ -165,6 +165,8 @@ class Injector(threading.Thread):
 
     def run(self):
         rotation = []
+        if not self.kinds:      # --faults '': a run for the comparison alone
+            return
         while not self.stop.wait(self.rnd.uniform(0.5, 1.5) * self.interval):
             if not rotation:
                 rotation = list(self.kinds)
