@@ -605,6 +605,7 @@ arrow_read_batch_meta(ArrowFile *file, int batch, ArrowArena *arena,
 					  ArrowBatchMeta *meta, ArrowError *err)
 {
 	char		label[64];
+	int			c;
 
 	if (batch < 0 || batch >= file->n_batches)
 		return arrow_error(err, ARROW_ERR_INVALID, -1,
@@ -618,6 +619,23 @@ arrow_read_batch_meta(ArrowFile *file, int batch, ArrowArena *arena,
 								file->schema.n_nodes, file->schema.n_buffers,
 								arena, meta, label, err) < 0)
 		return arrow_error_named(err, src_name(&file->src));
+
+	/*
+	 * Every top-level column has the batch's length.  Loading a column checks
+	 * it too, but a scan that loads no column (count(*)) takes the batch's
+	 * length as its row count: a length no column has must not get that far.
+	 */
+	for (c = 0; c < file->schema.n_fields; c++)
+	{
+		const ArrowField *f = &file->schema.fields[c];
+
+		if (f->node_index >= 0 && f->node_index < meta->n_nodes &&
+			meta->nodes[f->node_index].length != meta->length)
+			return arrow_error(err, ARROW_ERR_CORRUPT, file->batches[batch].offset,
+							   "%s: record batch %d (message at offset %" PRId64 "): column \"%s\" has %" PRId64 " rows, the batch %" PRId64,
+							   src_name(&file->src), batch, file->batches[batch].offset,
+							   f->name, meta->nodes[f->node_index].length, meta->length);
+	}
 	return 0;
 }
 

@@ -189,6 +189,18 @@ touch_array(const ArrowArray *a)
 	}
 }
 
+/* Field names become column names in a catalog: they must be UTF-8. */
+static void
+check_names(const ArrowField *f, int depth)
+{
+	int			i;
+
+	if (depth > ARROW_MAX_NESTING + 2 || !arrow_utf8_valid(f->name, strlen(f->name)))
+		abort();
+	for (i = 0; i < f->n_children; i++)
+		check_names(&f->children[i], depth + 1);
+}
+
 /* An error must name the source (the FDW reports it to the user as is). */
 static void
 check_err(const ArrowError *err, const char *what)
@@ -213,6 +225,16 @@ touch_parts(ArrowFile *file, int b, const ArrowBatchMeta *meta)
 	int			c,
 				part;
 
+	for (c = 0; c < file->schema.n_fields; c++)
+	{
+		const ArrowField *f = &file->schema.fields[c];
+
+		/* a scan that loads no column takes the batch's length as its row
+		 * count: metadata read without an error must agree with the columns */
+		if (f->node_index < 0 || f->node_index >= meta->n_nodes ||
+			meta->nodes[f->node_index].length != meta->length)
+			abort();
+	}
 	for (c = 0; c < nf; c++)
 	{
 		fields[c] = c;
@@ -287,6 +309,8 @@ read_all(const uint8_t *data, size_t size, bool mapped, bool recover)
 	}
 
 	for (c = 0; c < file.schema.n_fields; c++)
+		check_names(&file.schema.fields[c], 1);
+	for (c = 0; c < file.schema.n_fields; c++)
 	{
 		char		buf[512];
 		ArrowArena	arena;
@@ -328,7 +352,11 @@ read_all(const uint8_t *data, size_t size, bool mapped, bool recover)
 
 				arrow_arena_init(&carena, &fuzz_allocator);
 				if (arrow_load_column(&file, b, &meta, c, &carena, &arr, &err) == 0)
+				{
+					if (arr.length != meta.length)
+						abort();
 					touch_array(&arr);
+				}
 				else
 					check_err(&err, "arrow_load_column");
 				arrow_arena_free_all(&carena);

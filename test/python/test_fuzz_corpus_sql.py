@@ -12,6 +12,8 @@ message names the file when it is about the file's content: never an
 internal error (XX000), never a crashed backend, never a hang."""
 import os
 import shutil
+import signal
+import threading
 
 import pytest
 
@@ -76,7 +78,33 @@ def nested_columns(db, table):
         "ORDER BY a.attnum", (table,)).fetchall()]
 
 
+def watchdog(db):
+    """A statement that ignores statement_timeout (a loop without an
+    interrupt check) would hang the test: past 3 times the timeout its
+    backend is killed (the server runs on this machine), the connection
+    breaks and the test reports the input."""
+    pid = db.execute("SELECT pg_backend_pid()").fetchone()[0]
+
+    def kill():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    t = threading.Timer(3 * TIMEOUT_MS / 1000.0, kill)
+    t.daemon = True
+    t.start()
+    return t
+
+
 def replay_one(db, schema, scratch, src, problems):
+    dog = watchdog(db)
+    try:
+        _replay_one(db, schema, scratch, src, problems)
+    finally:
+        dog.cancel()
+
+
+def _replay_one(db, schema, scratch, src, problems):
     path = os.path.join(scratch, os.path.basename(src))
     shutil.copyfile(src, path)
     os.chmod(path, 0o644)
