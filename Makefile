@@ -137,7 +137,8 @@ install-tool: $(B)/pgwarp $(B)/gpucheck/pgwarp_gpu_probe $(B)/pg_warp_gpud
 FUZZ_CC    ?= clang
 $(B)/fuzz/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz_reader.c $(ARROW_SRCS) src/arrow/arrow.h $(wildcard src/parquet/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc/arrow -Isrc/parquet \
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	    -D_GNU_SOURCE -Isrc/arrow -Isrc/parquet \
 	    -o $@ $< $(ARROW_SRCS) -llz4 -lzstd $(PARQUET_LIBS) -lm
 fuzz: $(B)/fuzz/fuzz_reader $(B)/fuzz/fuzz_parquet $(B)/fuzz/fuzz_stream
 

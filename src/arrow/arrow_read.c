@@ -431,7 +431,7 @@ decode_record_batch(const ArrowSource *src, const FbrTable *rb,
 		if (off < 0 || len < 0 || off > meta->body_len ||
 			len > meta->body_len - off)
 			return arrow_error(err, ARROW_ERR_CORRUPT,
-							   meta->body_offset + (off > 0 ? off : 0),
+							   meta->body_offset + (off > 0 && off <= meta->body_len ? off : 0),
 							   "%s: %s: buffer %" PRIu32 " (offset %" PRId64 ", length %" PRId64 ") extends past the message body (%" PRId64 " bytes at offset %" PRId64 ")",
 							   name, label, i, off, len, meta->body_len,
 							   meta->body_offset);

@@ -235,7 +235,21 @@ parquet_load_column(ArrowFile *file, int batch, int col, ArrowArena *arena, Arro
 done:
 	arrow_arena_free_all(&scratch);
 	if (rc < 0)
+	{
 		memset(out, 0, sizeof(*out));
+		/* allocation errors come from the arena, which knows no file */
+		if (err != NULL && strstr(err->msg, file->src.name) == NULL)
+		{
+			char		msg[sizeof(err->msg)];
+			int64_t		at = pf->footer.row_groups[batch].chunks[first].start;
+
+			memcpy(msg, err->msg, sizeof(msg));
+			msg[sizeof(msg) - 1] = '\0';
+			arrow_error(err, err->code, at, "%s: row group %d, column \"%s\" (chunk at offset %"
+						PRId64 "): %s", file->src.name, batch, file->schema.fields[col].name,
+						at, msg);
+		}
+	}
 	return rc;
 }
 
