@@ -8,7 +8,8 @@
 # finding ends a libFuzzer run; this restarts it (from the grown work
 # corpus) until SECONDS have passed, so one run reports every finding.  At
 # the end the work corpus is merged into the repository's corpus
-# (-merge=1: only inputs that add coverage are kept) and totals are printed:
+# (-merge=1 -use_counters=0: only inputs that reach new edges are kept) and
+# totals are printed:
 # executions, findings, corpus files and size.
 #
 #   make fuzz
@@ -44,7 +45,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
 done
 findings=$(ls "$crashes" | wc -l)
 before=$(ls "$corpus" | wc -l)
-nice -n 19 "$bin" -merge=1 -rss_limit_mb=2048 -timeout=20 "$corpus" "$work" \
+nice -n 19 "$bin" -merge=1 -use_counters=0 -rss_limit_mb=2048 -timeout=20 "$corpus" "$work" \
 	>"$logs/merge.log" 2>&1 || { echo "$target: merge failed (see $logs/merge.log)"; exit 1; }
 echo "$target: $runs runs, $execs executions, $findings findings in $crashes," \
 	"corpus $before -> $(ls "$corpus" | wc -l) files, $(du -sh "$corpus" | cut -f1)"
