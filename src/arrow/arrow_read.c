@@ -625,6 +625,12 @@ arrow_read_batch_meta(ArrowFile *file, int batch, ArrowArena *arena,
 	 * it too, but a scan that loads no column (count(*)) takes the batch's
 	 * length as its row count: a length no column has must not get that far.
 	 */
+	/* with no column nothing bounds the length: a scan would loop over it */
+	if (file->schema.n_fields == 0 && meta->length > INT32_MAX)
+		return arrow_error(err, ARROW_ERR_CORRUPT, file->batches[batch].offset,
+						   "%s: record batch %d (message at offset %" PRId64 "): %" PRId64 " rows "
+						   "of no column (more than %d)", src_name(&file->src), batch,
+						   file->batches[batch].offset, meta->length, INT32_MAX);
 	for (c = 0; c < file->schema.n_fields; c++)
 	{
 		const ArrowField *f = &file->schema.fields[c];
