@@ -126,7 +126,7 @@ $(B)/pg_warp_gpud: $(GPUD_OBJS) $(B)/libwarpengine.a $(B)/libwarparrow.a
 
 gpud: $(B)/pg_warp_gpud
 tool: $(B)/pgwarp
-unit: $(UNIT_BINS) $(B)/unit/engine_ops_cli
+unit: $(UNIT_BINS) $(B)/unit/engine_ops_cli $(B)/unit/test_fuzz_corpus
 gpu: $(CU_BINS)
 bench: $(BENCH_BINS)
 all: tool unit gpu gpud bench
@@ -140,11 +140,22 @@ install-tool: $(B)/pgwarp $(B)/gpucheck/pgwarp_gpu_probe $(B)/pg_warp_gpud
 
 # libFuzzer target for the reader (clang).
 FUZZ_CC    ?= clang
-$(B)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(ARROW_SRCS) src/arrow/arrow.h $(wildcard src/parquet/*.h)
+$(B)/fuzz/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz_reader.c $(ARROW_SRCS) src/arrow/arrow.h $(wildcard src/parquet/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc/arrow -Isrc/parquet \
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	    -D_GNU_SOURCE -Isrc/arrow -Isrc/parquet \
 	    -o $@ $< $(ARROW_SRCS) -llz4 -lzstd $(PARQUET_LIBS) -lm
-fuzz: $(B)/fuzz/fuzz_reader $(B)/fuzz/fuzz_parquet
+fuzz: $(B)/fuzz/fuzz_reader $(B)/fuzz/fuzz_parquet $(B)/fuzz/fuzz_stream
+
+# The corpora as a regression test: every kept input through its target's
+# entry point, with ASan and UBSan where the compiler links them.
+FUZZ_SAN   := $(shell echo 'int main(void){return 0;}' | $(TOOL_CC) -fsanitize=address,undefined \
+                -x c - -o /dev/null 2>/dev/null && echo -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+$(B)/unit/test_fuzz_corpus: test/fuzz/replay.c $(wildcard test/fuzz/fuzz_*.c) $(ARROW_SRCS) \
+        src/arrow/arrow.h $(wildcard src/parquet/*.h)
+	@mkdir -p $(dir $@)
+	$(TOOL_CC) -std=gnu11 -g -O1 $(FUZZ_SAN) -fno-omit-frame-pointer -D_GNU_SOURCE -Isrc/arrow \
+	    -Isrc/parquet -Itest/fuzz -o $@ $< $(ARROW_SRCS) -llz4 -lzstd $(PARQUET_LIBS) -lm
 
 deps:
 	bash scripts/deps.sh

@@ -46,15 +46,25 @@ def parse_args(argv):
     ap.add_argument("--batch-rows", type=int, default=16384, help="Arrow record batch rows")
     ap.add_argument("--pgbench-scale", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=0, help="rounds (0: one per 5 minutes)")
-    ap.add_argument("--measure-seconds", type=float, default=30,
+    ap.add_argument("--pairs", type=int, default=0,
+                    help="comparison pairs (plain, warp) in all, spread over the rounds "
+                         "(0: 3 per 5 minutes)")
+    ap.add_argument("--configs", default="plain,warp",
+                    help="configurations compared: plain (pg_warp not loaded), warp (preloaded, "
+                         "analytics through it), loaded (preloaded, analytics with "
+                         "pg_warp.enabled = off: the cost of the hooks alone)")
+    ap.add_argument("--measure-seconds", type=float, default=15,
                     help="each comparison window (0: no comparison)")
-    ap.add_argument("--warmup-seconds", type=float, default=5)
+    ap.add_argument("--warmup-seconds", type=float, default=3)
     ap.add_argument("--olap-period", type=float, default=2.0,
                     help="seconds between an analytic client's queries in comparison windows")
     ap.add_argument("--fault-interval", type=float, default=2.0)
     ap.add_argument("--crash-interval", type=float, default=90.0,
                     help="least seconds between the faults that restart the cluster")
     ap.add_argument("--faults", default=",".join(ALL_FAULTS))
+    ap.add_argument("--gpud-kill-interval", type=float, default=0,
+                    help="also kill -9 pg_warp_gpud every S seconds (randomized +-50%%) in soak "
+                         "windows, besides the rotation (0: only the rotation)")
     ap.add_argument("--dim-pause", type=float, default=0.2)
     ap.add_argument("--writer-pause", type=float, default=0.5)
     ap.add_argument("--gpud-device", default="auto", help="pg_warp.gpud_device (cpu without a GPU)")
@@ -72,6 +82,10 @@ def parse_args(argv):
     a = ap.parse_args(argv)
     if a.oltp_threads <= 0:
         a.oltp_threads = max(1, min(a.oltp_clients, 2 * (os.cpu_count() or 1)))
+    a.configs = [c for c in a.configs.split(",") if c]
+    if set(a.configs) - {"plain", "warp", "loaded"} or "plain" not in a.configs or \
+            len(set(a.configs)) != len(a.configs) or len(a.configs) < 2:
+        ap.error("--configs: plain and one or both of warp, loaded")
     a.fault_kinds = [f for f in a.faults.split(",") if f]
     bad = set(a.fault_kinds) - set(ALL_FAULTS)
     if bad:
@@ -224,7 +238,7 @@ def measure_window(ctx, cfg, tmpdir, rnd_tag):
     # both configurations start alike: after a checkpoint and a restart
     with psycopg.connect(ctx.server.dsn(), autocommit=True) as c:
         c.execute("CHECKPOINT")
-    ctx.server.restart(cfg == "warp")
+    ctx.server.restart(cfg != "plain")
     ctx.phase = "measure-" + cfg
     ctx.log("comparison window: %s (%d OLTP clients, %d paced analytic clients)"
             % (cfg, a.oltp_clients, a.olap_clients))
@@ -245,6 +259,7 @@ def measure_window(ctx, cfg, tmpdir, rnd_tag):
     r["p50"], r["p99"] = pct(r["lat"], 0.5), pct(r["lat"], 0.99)
     del r["lat"]
     r["cfg"] = cfg
+    r["load1"] = round(os.getloadavg()[0], 2)      # the machine's load, other tenants included
     return r
 
 
@@ -259,6 +274,9 @@ def soak_window(ctx, seconds, tmpdir, k, results):
     ctx.writers = [ArrowWriter(ctx, i, stop) for i in range(a.writers)]
     threads = ctx.olap_clients + ctx.writers + [DimWriter(ctx, i, stop) for i in range(a.dim_writers)]
     threads.append(Injector(ctx, stop, a.fault_interval, a.crash_interval, a.fault_kinds))
+    if a.gpud_kill_interval > 0 and ctx.server.preloaded:
+        threads.append(Injector(ctx, stop, a.gpud_kill_interval, a.crash_interval, ["gpud_kill"],
+                                salt=2))
     until = time.time() + seconds
     oltp = threading.Thread(target=oltp_soak, args=(ctx, stop, until, tmpdir, results), daemon=True)
     threads.append(oltp)
@@ -298,22 +316,30 @@ def main(argv):
         total = a.minutes * 60
         rounds = a.rounds or max(1, int(round(a.minutes / 5)))
         compare = own and a.measure_seconds > 0
+        pairs = (a.pairs or max(1, int(round(3 * a.minutes / 5)))) if compare else 0
         per_round = total / rounds
-        measure_cost = 2 * (a.measure_seconds + a.warmup_seconds + 4) if compare else 0
-        soak_s = max(10.0, per_round - measure_cost)
         windows, soak_oltp = [], []
+        pair = 0
         for r in range(rounds):
-            if compare:
+            # the pairs left, spread evenly over the rounds left
+            npairs = (pairs - pair + (rounds - r) - 1) // (rounds - r)
+            if npairs:
                 # what the soak before left behind (dead rows, dirty pages)
                 # must not weigh on whichever window comes first
                 with psycopg.connect(server.dsn(), autocommit=True) as c:
                     c.execute("VACUUM ANALYZE")
-                order = ("plain", "warp") if r % 2 == 0 else ("warp", "plain")
+            t_round = time.time()
+            for _ in range(npairs):
+                # ABBA: the order alternates from pair to pair, so that a
+                # drift within a pair weighs on both configurations alike
+                order = a.configs if pair % 2 == 0 else a.configs[::-1]
                 for cfg in order:
-                    windows.append(dict(measure_window(ctx, cfg, tmpdir, "r%d%s" % (r, cfg)), round=r + 1))
-            left = total - (time.time() - t_start)
+                    windows.append(dict(measure_window(ctx, cfg, tmpdir, "p%d%s" % (pair, cfg)),
+                                        round=r + 1, pair=pair + 1))
+                pair += 1
+            soak_s = max(10.0, per_round - (time.time() - t_round))
             if r == rounds - 1:
-                soak_s = max(10.0, left)
+                soak_s = max(10.0, total - (time.time() - t_start))
             soak_window(ctx, soak_s, tmpdir, r + 1, soak_oltp)
         ctx.phase = "final"
         ctx.check_writable(final=True)

@@ -183,8 +183,9 @@ class AnalyticClient(Client):
     pg_warp.enabled = off on the heap fact table, in one REPEATABLE READ
     transaction, and the answers must agree.  'plain' / 'warp': paced
     queries (one per --olap-period) for the OLTP comparison, unchecked:
-    'plain' on the heap tables with pg_warp not loaded, 'warp' through
-    pg_warp on the Arrow or heap fact table."""
+    'plain' on the heap tables with pg_warp not loaded, 'loaded' the same
+    with pg_warp loaded but off, 'warp' through pg_warp on the Arrow or
+    heap fact table."""
 
     role = "olap"
 
@@ -214,6 +215,11 @@ class AnalyticClient(Client):
         try:
             if self.mode == "plain":
                 self.conn.execute(sql).fetchall()
+            elif self.mode == "loaded":     # preloaded, but the same plans as plain
+                self.conn.execute("BEGIN")
+                self.conn.execute("SET LOCAL pg_warp.enabled = off")
+                self.conn.execute(sql).fetchall()
+                self.conn.execute("COMMIT")
             else:
                 self.conn.execute("BEGIN")
                 self.conn.execute("SET LOCAL pg_warp.heap_min_rows = 1000")

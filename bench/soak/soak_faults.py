@@ -91,6 +91,8 @@ class FaultLog:
         self.counts = collections.Counter()
         self.crash_restarts = 0
         self.recovery_s = []
+        self.gpud_restart_s = []    # kill -9 of the daemon to its successor's pid
+        self.gpud_not_restarted = 0
         self.notes = []
 
     def open(self, kind):
@@ -153,16 +155,18 @@ def gpud_pid(datadir):
 class Injector(threading.Thread):
     """Runs the fault rotation during a soak phase."""
 
-    def __init__(self, ctx, stop, interval, crash_interval, kinds):
+    def __init__(self, ctx, stop, interval, crash_interval, kinds, salt=1):
         super().__init__(name="faults", daemon=True)
         self.ctx, self.stop, self.interval = ctx, stop, interval
         self.crash_interval = crash_interval
         self.kinds = list(kinds)
-        self.rnd = random.Random(ctx.seed * 7 + 1)
+        self.rnd = random.Random(ctx.seed * 7 + salt)
         self.last_crash = time.time() - crash_interval / 2     # the first after half of it
 
     def run(self):
         rotation = []
+        if not self.kinds:      # --faults '': a run for the comparison alone
+            return
         while not self.stop.wait(self.rnd.uniform(0.5, 1.5) * self.interval):
             if not rotation:
                 rotation = list(self.kinds)
@@ -189,15 +193,18 @@ class Injector(threading.Thread):
             ctx.faults.notes.append("gpud_kill: no daemon running")
             return
         iv = ctx.faults.open("gpud_kill")
+        t_kill = time.time()
         os.kill(pid, signal.SIGKILL)
-        deadline = time.time() + 30
+        deadline = t_kill + 30
         while time.time() < deadline and not self.stop.is_set():
             p = gpud_pid(ctx.server.data)
             if p and p != pid:
+                ctx.faults.gpud_restart_s.append(time.time() - t_kill)
                 break
-            time.sleep(0.1)
+            time.sleep(0.05)
         else:
             if not self.stop.is_set() and not ctx.faults.crash_active():
+                ctx.faults.gpud_not_restarted += 1
                 ctx.stats.error("gpud", None, None,
                                 "pg_warp_gpud was not restarted within 30 s after kill -9")
         ctx.faults.close(iv)

@@ -76,6 +76,7 @@ class Monitor(threading.Thread):
         self.stop = threading.Event()
         self.samples = []           # (t, phase, pid, role, rss_kb, anon_kb, cmd)
         self.gpud_pids = []         # every distinct daemon pid seen, in order
+        self.loads = []             # (phase, 1-minute load average of the machine)
 
     def run(self):
         while not self.stop.is_set():
@@ -89,6 +90,7 @@ class Monitor(threading.Thread):
         g = gpud_pid(ctx.server.data) if ctx.server.preloaded else None
         if g and (not self.gpud_pids or self.gpud_pids[-1] != g):
             self.gpud_pids.append(g)
+        self.loads.append((ctx.phase, os.getloadavg()[0]))
         if not pm:
             return
         for pid in _descendants(pm):
@@ -121,6 +123,15 @@ class Monitor(threading.Thread):
             grown = late - early > limit_mb and late > 1.5 * early
             out.append((pid, role, round(pts[-1][0] - pts[0][0]), round(early, 1),
                         round(late, 1), grown))
+        return out
+
+    def load_summary(self):
+        """{'measure'|'soak': {mean, max}} of the machine's load average"""
+        out = {}
+        for kind in ("measure", "soak"):
+            v = [x for ph, x in self.loads if ph.startswith(kind)]
+            if v:
+                out[kind] = dict(mean=round(statistics.mean(v), 2), max=round(max(v), 2))
         return out
 
     def role_timeline(self):

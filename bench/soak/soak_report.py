@@ -36,28 +36,72 @@ def _mean(xs):
     return statistics.mean(xs) if xs else float("nan")
 
 
+# two-sided 95 % quantiles of Student's t, by degrees of freedom
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+        2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def t975(df):
+    return T975[df - 1] if df <= len(T975) else 1.96 + 2.4 / df
+
+
+def paired_ratio(windows, key, num="warp", den="plain"):
+    """warp/plain for `key` from paired windows: per pair the ratio of the
+    two windows run back to back, then the geometric mean of the pairs'
+    ratios with its 95 % confidence interval (Student's t on the log
+    ratios: a pair's ratio is what the noise of the machine, which moves
+    both windows of a pair alike, disturbs least)."""
+    by_pair = {}
+    for w in windows:
+        v = w.get(key)
+        if v is not None and not math.isnan(v) and v > 0:
+            by_pair.setdefault(w.get("pair", w["round"]), {})[w["cfg"]] = v
+    logs = [math.log(d[num] / d[den]) for _, d in sorted(by_pair.items())
+            if num in d and den in d]
+    out = dict(n=len(logs), per_pair=[round(math.exp(x), 3) for x in logs],
+               ratio=None, lo=None, hi=None)
+    if logs:
+        m = statistics.mean(logs)
+        out["ratio"] = math.exp(m)
+        if len(logs) > 1:
+            h = t975(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+            out["lo"], out["hi"] = math.exp(m - h), math.exp(m + h)
+    return out
+
+
+def verdict(pr, bound, higher_is_better):
+    """'met', 'missed' or 'not resolved' for a target on a paired ratio:
+    met only when the whole confidence interval is on the right side."""
+    if pr["lo"] is None:
+        return "not resolved (fewer than 2 pairs)"
+    if higher_is_better:
+        return "met" if pr["lo"] >= bound else "missed" if pr["hi"] < bound else \
+            "not resolved (the interval contains %.2f)" % bound
+    return "met" if pr["hi"] <= bound else "missed" if pr["lo"] > bound else \
+        "not resolved (the interval contains %.2f)" % bound
+
+
 def oltp_summary(windows):
     out = {}
-    for cfg in ("plain", "warp"):
+    for cfg in ("plain", "loaded", "warp"):
         w = [x for x in windows if x["cfg"] == cfg]
         out[cfg] = dict(n=len(w), tps=_mean([x["tps"] for x in w]),
                         p50=_mean([x["p50"] for x in w]), p99=_mean([x["p99"] for x in w]),
                         cpu=_mean([x.get("cpu_us_per_tx") for x in w]),
                         runs=[round(x["tps"], 1) for x in w])
-    p, q = out["plain"], out["warp"]
-    out["ratio"] = q["tps"] / p["tps"] if p["n"] and q["n"] and p["tps"] > 0 else None
-    out["p99_ratio"] = q["p99"] / p["p99"] if p["n"] and q["n"] and p["p99"] > 0 else None
-    out["cpu_ratio"] = q["cpu"] / p["cpu"] if p["n"] and q["n"] and p["cpu"] > 0 else None
-    tps = [(x["round"], x["cfg"], x["tps"]) for x in windows]
-    rounds = sorted({r for r, _, _ in tps})
-    per_round = []
-    for r in rounds:
-        d = {c: t for rr, c, t in tps if rr == r}
-        if d.get("plain") and d.get("warp"):
-            per_round.append(d["warp"] / d["plain"])
-    out["round_ratios"] = [round(x, 3) for x in per_round]
-    out["ratio_se"] = (statistics.stdev(per_round) / math.sqrt(len(per_round))
-                       if len(per_round) > 1 else None)
+    tps, p99, cpu = (paired_ratio(windows, k) for k in ("tps", "p99", "cpu_us_per_tx"))
+    out["tps_paired"], out["p99_paired"], out["cpu_paired"] = tps, p99, cpu
+    out["ratio"], out["p99_ratio"], out["cpu_ratio"] = tps["ratio"], p99["ratio"], cpu["ratio"]
+    if out["loaded"]["n"]:
+        # the hooks alone, and the analytic work through pg_warp alone
+        out["loaded_tps_paired"] = paired_ratio(windows, "tps", "loaded", "plain")
+        out["loaded_cpu_paired"] = paired_ratio(windows, "cpu_us_per_tx", "loaded", "plain")
+        out["warp_vs_loaded_tps_paired"] = paired_ratio(windows, "tps", "warp", "loaded")
+    out["tps_target"] = verdict(tps, 0.99, True)
+    out["p99_target"] = verdict(p99, 1.10, False)
+    loads = [x["load1"] for x in windows if x.get("load1") is not None]
+    out["load1"] = dict(mean=_mean(loads), max=max(loads) if loads else None)
     return out
 
 
@@ -79,6 +123,12 @@ def write_report(ctx, mon, out, argv, started, duration, windows, soak_oltp, log
     soak_tx = sum(r["tx"] for r in soak_oltp)
     soak_time = sum(r["t1"] - r["t0"] for r in soak_oltp)
     gpud_restarts = max(0, len(mon.gpud_pids) - 1) if mon else 0
+    rs = sorted(f.gpud_restart_s)
+    gpud = dict(kills=f.counts.get("gpud_kill", 0), restarted=len(rs),
+                not_restarted=f.gpud_not_restarted,
+                restart_s_median=round(statistics.median(rs), 2) if rs else None,
+                restart_s_max=round(rs[-1], 2) if rs else None,
+                pids_seen=len(mon.gpud_pids) if mon else 0)
     errors = sorted(([role, st, fault, n, s.examples[(role, st, fault)]]
                      for (role, st, fault), n in s.errors.items()), key=lambda e: (e[2] != "UNEXPECTED", e[2], -e[3]))
     summary = dict(final_line=final_line, pass_=ok, started_utc=started.isoformat() + "Z",
@@ -88,6 +138,7 @@ def write_report(ctx, mon, out, argv, started, duration, windows, soak_oltp, log
                    phantom_rows=ctx.phantom_rows, faults=dict(f.counts),
                    crash_restarts=f.crash_restarts,
                    recovery_s=[round(x, 2) for x in f.recovery_s], gpud_restarts=gpud_restarts,
+                   gpud=gpud, load1=mon.load_summary() if mon else None,
                    gpud_pids_seen=len(mon.gpud_pids) if mon else 0,
                    errors=errors, oltp=oltp, oltp_windows=windows,
                    soak_oltp_tps=soak_tx / soak_time if soak_time else None,
@@ -148,7 +199,11 @@ def _markdown(sm, ctx, mon):
                                            ", ".join("%.1f" % x for x in sm["recovery_s"]) or "-",
                                            s.c["recovery_checks"]),
           "pg_warp_gpud processes seen: %d (%d restarts: kill -9, gpud_fault=crash, crash restarts)."
-          % (sm["gpud_pids_seen"], sm["gpud_restarts"]), "",
+          % (sm["gpud_pids_seen"], sm["gpud_restarts"]),
+          "Daemon killed with kill -9: %d times; a new daemon came up %d times (median %s s, "
+          "max %s s after the kill), %d times not within 30 s."
+          % (sm["gpud"]["kills"], sm["gpud"]["restarted"], _fmt(sm["gpud"]["restart_s_median"], "%.2f"),
+             _fmt(sm["gpud"]["restart_s_max"], "%.2f"), sm["gpud"]["not_restarted"]), "",
           "## Errors by SQLSTATE", "", "| client | SQLSTATE | attributed to | count | example |",
           "|---|---|---|---|---|"]
     for role, st, fault, n, ex in sm["errors"]:
@@ -162,23 +217,45 @@ def _markdown(sm, ctx, mon):
           "Each window: %d pgbench clients (bench/pgbench mix, prepared) for %.0f s after a %.0f s "
           "warm-up, beside %d analytic clients running one query every %.1f s each and the "
           "dimension writers; `plain`: pg_warp not in shared_preload_libraries, the analytic "
-          "queries on the heap tables; `warp`: pg_warp preloaded, the analytic queries through "
-          "pg_warp. No faults in these windows."
+          "queries on the heap tables; `loaded` (when compared): pg_warp preloaded, the same "
+          "queries with pg_warp.enabled = off; `warp`: pg_warp preloaded, the analytic queries "
+          "through pg_warp. No faults in these windows."
           % (a.oltp_clients, a.measure_seconds, a.warmup_seconds, a.olap_clients, a.olap_period), "",
           "| configuration | windows | TPS (mean) | p50 ms | p99 ms | backend CPU µs per transaction | TPS per window |",
           "|---|---|---|---|---|---|---|"]
-    for cfg in ("plain", "warp"):
+    for cfg in ("plain", "loaded", "warp"):
         c = o[cfg]
+        if not c["n"]:
+            continue
         L.append("| %s | %d | %s | %s | %s | %s | %s |" % (cfg, c["n"], _fmt(c["tps"]), _fmt(c["p50"], "%.3f"),
                                                            _fmt(c["p99"], "%.3f"), _fmt(c["cpu"]),
                                                            ", ".join(map(str, c["runs"]))))
-    L += ["", "TPS ratio warp/plain: %s (per round: %s; standard error %s); p99 ratio: %s; "
-          "CPU per transaction ratio: %s (the OLTP backends' own CPU time, which other load on "
-          "the machine disturbs less than TPS). OLTP TPS during the soak windows (faults, "
-          "checked analytics, writers; crash restarts included): %s."
-          % (_fmt(o["ratio"], "%.3f"), ", ".join(map(str, o["round_ratios"])) or "-",
-             _fmt(o["ratio_se"], "%.3f"), _fmt(o["p99_ratio"], "%.3f"), _fmt(o["cpu_ratio"], "%.3f"),
-             _fmt(sm["soak_oltp_tps"])),
+    tp, pp, cp = o["tps_paired"], o["p99_paired"], o["cpu_paired"]
+
+    def ci(pr):
+        return "%s [%s, %s]" % (_fmt(pr["ratio"], "%.3f"), _fmt(pr["lo"], "%.3f"), _fmt(pr["hi"], "%.3f"))
+    L += ["", "Paired comparison: %d groups of windows run back to back (%s, the order "
+          "reversed every other group); per group the ratio of two configurations, then their "
+          "geometric mean with a 95 %% confidence interval (Student's t on the log ratios). "
+          "Machine load (1-minute load average at the end of each window, every tenant of the "
+          "machine counted): mean %s, max %s on %d CPUs."
+          % (tp["n"], "-".join(a.configs), _fmt(o["load1"]["mean"], "%.1f"),
+             _fmt(o["load1"]["max"], "%.1f"), os.cpu_count() or 0), "",
+          "| measure | warp/plain [95 % CI] | per pair | target | verdict |", "|---|---|---|---|---|",
+          "| TPS | %s | %s | >= 0.99 | %s |" % (ci(tp), ", ".join(map(str, tp["per_pair"])),
+                                                o["tps_target"]),
+          "| p99 latency | %s | %s | <= 1.10 | %s |" % (ci(pp), ", ".join(map(str, pp["per_pair"])),
+                                                       o["p99_target"]),
+          "| backend CPU per transaction | %s | %s | | |" % (ci(cp), ", ".join(map(str, cp["per_pair"])))]
+    for key, label in (("loaded_tps_paired", "TPS, loaded/plain (the hooks alone)"),
+                       ("loaded_cpu_paired", "CPU per transaction, loaded/plain"),
+                       ("warp_vs_loaded_tps_paired", "TPS, warp/loaded (the analytics through pg_warp)")):
+        if key in o:
+            L.append("| %s | %s | %s | | |" % (label, ci(o[key]), ", ".join(map(str, o[key]["per_pair"]))))
+    L += ["", "A target is met only when the whole interval is on its side; on a machine "
+          "shared with other work the interval is wide, and 'not resolved' says that this run "
+          "cannot tell. OLTP TPS during the soak windows (faults, checked analytics, writers; "
+          "crash restarts included): %s." % _fmt(sm["soak_oltp_tps"]),
           "", "## Memory (RssAnon, private memory)", ""]
     if mon:
         tl = mon.role_timeline()
@@ -187,9 +264,19 @@ def _markdown(sm, ctx, mon):
             L.append("| %s | %.1f | %.1f | %.1f |" % (role, pts[0][1], max(p[1] for p in pts), pts[-1][1]))
         g = sm["memory_growth"]
         grown = [x for x in g if x[5]]
-        L += ["", "Growth check over %d processes that lived at least %.0f s of soak: %s."
-              % (len(g), a.mem_min_life, "none grew" if not grown else
+        kinds = {}
+        for x in g:
+            kinds[x[1]] = kinds.get(x[1], 0) + 1
+        L += ["", "Samples every %.1f s of every process under the postmaster (%d samples). "
+              "Growth check over %d processes that lived at least %.0f s of soak (%s): %s."
+              % (a.mem_interval, len(mon.samples), len(g), a.mem_min_life,
+                 ", ".join("%s %d" % kv for kv in sorted(kinds.items())) or "none",
+                 "none grew" if not grown else
                  "; ".join("pid %d (%s) %.1f -> %.1f MB" % (x[0], x[1], x[3], x[4]) for x in grown))]
+        ld = sm.get("load1") or {}
+        L += ["", "Machine load (1-minute load average, every tenant counted) on %d CPUs: %s."
+              % (os.cpu_count() or 0, "; ".join("%s windows mean %.1f, max %.1f" % (k, v["mean"], v["max"])
+                                                for k, v in sorted(ld.items())) or "n/a")]
     if sm["notes"]:
         L += ["", "## Notes", ""] + ["- " + n for n in sm["notes"][:20]]
     return "\n".join(L) + "\n"

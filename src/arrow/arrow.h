@@ -308,6 +308,11 @@ int			arrow_schema_copy(ArrowArena *arena, ArrowSchema *dst,
  * (bit-packed) and for variable-width or nested types. */
 int			arrow_type_byte_width(const ArrowType *type);
 
+/* Whether s[0..len) is well-formed UTF-8 (no overlong forms, surrogates or
+ * code points past U+10FFFF).  Field names must be: they become column
+ * names in a database's catalog. */
+bool		arrow_utf8_valid(const char *s, size_t len);
+
 /* ----------------------------------------------------------------- source */
 
 typedef struct ArrowSource

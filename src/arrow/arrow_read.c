@@ -431,7 +431,7 @@ decode_record_batch(const ArrowSource *src, const FbrTable *rb,
 		if (off < 0 || len < 0 || off > meta->body_len ||
 			len > meta->body_len - off)
 			return arrow_error(err, ARROW_ERR_CORRUPT,
-							   meta->body_offset + (off > 0 ? off : 0),
+							   meta->body_offset + (off > 0 && off <= meta->body_len ? off : 0),
 							   "%s: %s: buffer %" PRIu32 " (offset %" PRId64 ", length %" PRId64 ") extends past the message body (%" PRId64 " bytes at offset %" PRId64 ")",
 							   name, label, i, off, len, meta->body_len,
 							   meta->body_offset);
@@ -605,6 +605,7 @@ arrow_read_batch_meta(ArrowFile *file, int batch, ArrowArena *arena,
 					  ArrowBatchMeta *meta, ArrowError *err)
 {
 	char		label[64];
+	int			c;
 
 	if (batch < 0 || batch >= file->n_batches)
 		return arrow_error(err, ARROW_ERR_INVALID, -1,
@@ -618,6 +619,29 @@ arrow_read_batch_meta(ArrowFile *file, int batch, ArrowArena *arena,
 								file->schema.n_nodes, file->schema.n_buffers,
 								arena, meta, label, err) < 0)
 		return arrow_error_named(err, src_name(&file->src));
+
+	/*
+	 * Every top-level column has the batch's length.  Loading a column checks
+	 * it too, but a scan that loads no column (count(*)) takes the batch's
+	 * length as its row count: a length no column has must not get that far.
+	 */
+	/* with no column nothing bounds the length: a scan would loop over it */
+	if (file->schema.n_fields == 0 && meta->length > INT32_MAX)
+		return arrow_error(err, ARROW_ERR_CORRUPT, file->batches[batch].offset,
+						   "%s: record batch %d (message at offset %" PRId64 "): %" PRId64 " rows "
+						   "of no column (more than %d)", src_name(&file->src), batch,
+						   file->batches[batch].offset, meta->length, INT32_MAX);
+	for (c = 0; c < file->schema.n_fields; c++)
+	{
+		const ArrowField *f = &file->schema.fields[c];
+
+		if (f->node_index >= 0 && f->node_index < meta->n_nodes &&
+			meta->nodes[f->node_index].length != meta->length)
+			return arrow_error(err, ARROW_ERR_CORRUPT, file->batches[batch].offset,
+							   "%s: record batch %d (message at offset %" PRId64 "): column \"%s\" has %" PRId64 " rows, the batch %" PRId64,
+							   src_name(&file->src), batch, file->batches[batch].offset,
+							   f->name, meta->nodes[f->node_index].length, meta->length);
+	}
 	return 0;
 }
 

@@ -49,6 +49,48 @@ arena_strndup(ArrowArena *arena, const char *s, size_t len, ArrowError *err)
 	return p;
 }
 
+bool
+arrow_utf8_valid(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *) str;
+	size_t		i = 0;
+
+	while (i < len)
+	{
+		unsigned char c = s[i];
+		uint32_t	cp;
+		int			n,
+					k;
+
+		if (c < 0x80)
+		{
+			i++;
+			continue;
+		}
+		if (c >= 0xC2 && c <= 0xDF)
+			n = 1, cp = c & 0x1F;
+		else if (c >= 0xE0 && c <= 0xEF)
+			n = 2, cp = c & 0x0F;
+		else if (c >= 0xF0 && c <= 0xF4)
+			n = 3, cp = c & 0x07;
+		else
+			return false;
+		if (len - i <= (size_t) n)
+			return false;
+		for (k = 1; k <= n; k++)
+		{
+			if ((s[i + k] & 0xC0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + k] & 0x3F);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+			(cp >= 0xD800 && cp <= 0xDFFF))
+			return false;
+		i += n + 1;
+	}
+	return true;
+}
+
 /* A string field copied into the arena; "" when absent. */
 static int
 get_string_copy(const FbrTable *t, int id, ArrowArena *arena, char **out,
@@ -226,6 +268,10 @@ decode_field(const FbrTable *ft, int depth, const char *parent,
 		fbr_get_u8(ft, FIELD_TYPE_TYPE, 0, &tt) < 0 ||
 		decode_type(ft, tt, arena, &f->type, err) < 0)
 		return -1;
+	if (!arrow_utf8_valid(f->name, strlen(f->name)))
+		return arrow_error(err, ARROW_ERR_CORRUPT, fbr_table_offset(ft),
+						   "%s: a field name is not valid UTF-8 (field table at offset %" PRId64 ")",
+						   ft->r->name, (int64_t) fbr_table_offset(ft));
 	/* dotted column name for messages */
 	if (parent)
 		snprintf(path, sizeof(path), "%s.%s", parent, f->name);

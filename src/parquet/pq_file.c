@@ -49,6 +49,18 @@ check_row_group(ArrowFile *file, PqFile *pf, int rg, ArrowError *err)
 		if (c->type != leaf->type)
 			return pq_corrupt(err, name, -1, "row group %d, column \"%s\": physical type %d, "
 							  "the schema says %d", rg, leaf->path, c->type, leaf->type);
+		/*
+		 * A chunk has a value (or a null, or an empty list) per row: none
+		 * for rows is a row count no column has, which a scan that loads
+		 * no column (count(*)) would take as its row count.
+		 */
+		if (c->num_values == 0 && g->num_rows != 0)
+			return pq_corrupt(err, name, pf->data_end, "row group %d, column \"%s\" has no "
+							  "values for %" PRId64 " rows", rg, leaf->path, g->num_rows);
+		if (leaf->max_rep > 0 && c->num_values < g->num_rows)
+			return pq_corrupt(err, name, pf->data_end, "row group %d, column \"%s\" has %"
+							  PRId64 " values for %" PRId64 " rows", rg, leaf->path,
+							  c->num_values, g->num_rows);
 		if (c->num_values == 0)
 		{
 			/* an empty chunk (empty row group): nothing is read from it */
@@ -59,8 +71,8 @@ check_row_group(ArrowFile *file, PqFile *pf, int rg, ArrowError *err)
 		if (c->num_values < 0 || c->total_compressed < 0 || c->data_page_offset < PARQUET_MAGIC_LEN)
 			return pq_corrupt(err, name, -1, "row group %d, column \"%s\": bad chunk metadata",
 							  rg, leaf->path);
-		if (leaf->max_rep == 0 && c->num_values != g->num_rows && c->num_values != 0)
-			return pq_corrupt(err, name, -1, "row group %d, column \"%s\" has %" PRId64
+		if (leaf->max_rep == 0 && c->num_values != g->num_rows)
+			return pq_corrupt(err, name, pf->data_end, "row group %d, column \"%s\" has %" PRId64
 							  " values for %" PRId64 " rows", rg, leaf->path, c->num_values,
 							  g->num_rows);
 		c->start = c->data_page_offset;
@@ -309,7 +321,21 @@ parquet_load_column(ArrowFile *file, int batch, int col, ArrowArena *arena, Arro
 done:
 	arrow_arena_free_all(&scratch);
 	if (rc < 0)
+	{
 		memset(out, 0, sizeof(*out));
+		/* allocation errors come from the arena, which knows no file */
+		if (err != NULL && strstr(err->msg, file->src.name) == NULL)
+		{
+			char		msg[sizeof(err->msg)];
+			int64_t		at = pf->footer.row_groups[batch].chunks[first].start;
+
+			memcpy(msg, err->msg, sizeof(msg));
+			msg[sizeof(msg) - 1] = '\0';
+			arrow_error(err, err->code, at, "%s: row group %d, column \"%s\" (chunk at offset %"
+						PRId64 "): %s", file->src.name, batch, file->schema.fields[col].name,
+						at, msg);
+		}
+	}
 	return rc;
 }
 

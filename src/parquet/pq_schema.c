@@ -586,6 +586,11 @@ pq_build_schema(PqFile *pf, ArrowArena *arena, ArrowSchema *schema, const char *
 	const PqSchemaElem *root = &ft->elems[0];
 	int			i;
 
+	for (i = 0; i < ft->n_elems; i++)
+		if (ft->elems[i].name && !arrow_utf8_valid(ft->elems[i].name, strlen(ft->elems[i].name)))
+			return arrow_error(err, ARROW_ERR_CORRUPT, pf->data_end,
+							   "%s: Parquet schema element %d: the name is not valid UTF-8 "
+							   "(footer at offset %" PRId64 ")", name, i, pf->data_end);
 	memset(&cx, 0, sizeof(cx));
 	memset(schema, 0, sizeof(*schema));
 	cx.pf = pf;

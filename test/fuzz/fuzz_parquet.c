@@ -15,10 +15,14 @@
 #define FUZZ_ENTRY fuzz_reader_one_input
 #include "fuzz_reader.c"
 
-int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* replay.c links every target into one program under other names */
+#ifndef FUZZ_PARQUET_ENTRY
+#define FUZZ_PARQUET_ENTRY LLVMFuzzerTestOneInput
+#endif
+int			FUZZ_PARQUET_ENTRY(const uint8_t *data, size_t size);
 
 int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+FUZZ_PARQUET_ENTRY(const uint8_t *data, size_t size)
 {
 	if (size < 4 || memcmp(data, "PAR1", 4) != 0)
 		return 0;

@@ -11,6 +11,9 @@
  *   build/fuzz/fuzz_reader -max_total_time=600 -rss_limit_mb=2048 \
  *       test/fuzz/work test/fuzz/corpus
  */
+#ifndef FUZZ_READER_C			/* included by the other targets and replay.c */
+#define FUZZ_READER_C
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +189,103 @@ touch_array(const ArrowArray *a)
 	}
 }
 
+/* Field names become column names in a catalog: they must be UTF-8. */
+static void
+check_names(const ArrowField *f, int depth)
+{
+	int			i;
+
+	if (depth > ARROW_MAX_NESTING + 2 || !arrow_utf8_valid(f->name, strlen(f->name)))
+		abort();
+	for (i = 0; i < f->n_children; i++)
+		check_names(&f->children[i], depth + 1);
+}
+
+/* An error must name the source (the FDW reports it to the user as is). */
+static void
+check_err(const ArrowError *err, const char *what)
+{
+	if (strstr(err->msg, "fuzz.arrow") == NULL)
+	{
+		fprintf(stderr, "%s: error without the source name: %s\n", what, err->msg);
+		abort();
+	}
+}
+
+/*
+ * What a parallel scan does with a batch: the IS [NOT] NULL shortcut, the
+ * split into parts, and range loads of the parts' rows (and of a few small
+ * ranges at multiples of 8), each checked against the batch's row count.
+ */
+static void
+touch_parts(ArrowFile *file, int b, const ArrowBatchMeta *meta)
+{
+	int			fields[64];
+	int			nf = file->schema.n_fields < 64 ? file->schema.n_fields : 64;
+	int			c,
+				part;
+
+	for (c = 0; c < file->schema.n_fields; c++)
+	{
+		const ArrowField *f = &file->schema.fields[c];
+
+		/* a scan that loads no column takes the batch's length as its row
+		 * count: metadata read without an error must agree with the columns */
+		if (f->node_index < 0 || f->node_index >= meta->n_nodes ||
+			meta->nodes[f->node_index].length != meta->length)
+			abort();
+	}
+	for (c = 0; c < nf; c++)
+	{
+		fields[c] = c;
+		sink += arrow_batch_excludes_nulltest(file, meta, c, true);
+		sink += arrow_batch_excludes_nulltest(file, meta, c, false);
+	}
+	for (part = 0; part < 3; part++)
+	{
+		int64_t		first,
+					nrows;
+		bool		split;
+
+		sink += arrow_part_may_have_rows(file, b, part);
+		if (!arrow_batch_part(file, b, meta, fields, nf, part, 3, &first, &nrows, &split))
+			continue;
+		if (first < 0 || nrows < 0 || first + nrows > meta->length)
+			abort();
+	}
+	for (c = 0; c < nf; c++)
+	{
+		static const int64_t offs[][2] = {{0, -1}, {8, 9}, {0, 1}, {16, -1}};
+		int			k;
+
+		if (!arrow_column_range_loadable(file, meta, c))
+			continue;
+		for (k = 0; k < 4; k++)
+		{
+			ArrowArena	arena;
+			ArrowArray	arr;
+			ArrowError	err;
+			int64_t		off = offs[k][0],
+						len = offs[k][1];
+
+			if (off > meta->length)
+				continue;
+			if (len < 0 || len > meta->length - off)
+				len = meta->length - off;
+			arrow_arena_init(&arena, &fuzz_allocator);
+			if (arrow_load_column_range(file, b, meta, c, off, len, &arena, &arr, &err) == 0)
+			{
+				if (arr.length != len)
+					abort();
+				touch_array(&arr);
+			}
+			else
+				check_err(&err, "arrow_load_column_range");
+			arrow_arena_free_all(&arena);
+		}
+	}
+}
+
 static void
 read_all(const uint8_t *data, size_t size, bool mapped, bool recover)
 {
@@ -204,8 +304,13 @@ read_all(const uint8_t *data, size_t size, bool mapped, bool recover)
 	if (!mapped)
 		src.map = NULL;
 	if (arrow_open(&file, &src, &opts, &err) < 0)
+	{
+		check_err(&err, "arrow_open");
 		return;
+	}
 
+	for (c = 0; c < file.schema.n_fields; c++)
+		check_names(&file.schema.fields[c], 1);
 	for (c = 0; c < file.schema.n_fields; c++)
 	{
 		char		buf[512];
@@ -236,8 +341,11 @@ read_all(const uint8_t *data, size_t size, bool mapped, bool recover)
 		ArrowBatchMeta meta;
 
 		arrow_arena_init(&arena, &fuzz_allocator);
-		if (arrow_read_batch_meta(&file, b, &arena, &meta, &err) == 0)
+		if (arrow_read_batch_meta(&file, b, &arena, &meta, &err) < 0)
+			check_err(&err, "arrow_read_batch_meta");
+		else
 		{
+			touch_parts(&file, b, &meta);
 			for (c = 0; c < file.schema.n_fields; c++)
 			{
 				ArrowArena	carena;
@@ -245,12 +353,13 @@ read_all(const uint8_t *data, size_t size, bool mapped, bool recover)
 
 				arrow_arena_init(&carena, &fuzz_allocator);
 				if (arrow_load_column(&file, b, &meta, c, &carena, &arr, &err) == 0)
-					touch_array(&arr);
-				else if (strstr(err.msg, "fuzz.arrow") == NULL)
 				{
-					fprintf(stderr, "error without the source name: %s\n", err.msg);
-					abort();
+					if (arr.length != meta.length)
+						abort();
+					touch_array(&arr);
 				}
+				else
+					check_err(&err, "arrow_load_column");
 				arrow_arena_free_all(&carena);
 				/* Bloom filters (Parquet) */
 				if (arrow_batch_may_contain_int(&file, b, c, b * 3, &err) < 0 ||
@@ -295,3 +404,5 @@ FUZZ_ENTRY(const uint8_t *data, size_t size)
 	}
 	return 0;
 }
+
+#endif							/* FUZZ_READER_C */

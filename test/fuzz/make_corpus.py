@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
-"""Write the seed corpus of the reader fuzzer (test/fuzz/corpus/).
+"""Write the seed corpora of the Arrow fuzzers: files (".arrow") into
+test/fuzz/corpus/fuzz_reader/, streams (".arrows") into
+test/fuzz/corpus/fuzz_stream/.
 
 Small Arrow files made by pyarrow: file and stream format, every supported
-type, dictionaries (with deltas and replacement), nesting, list views, LZ4 and ZSTD
-compression, the legacy stream format, sliced batches, tail garbage.  Kept
-small (a few KB each) so that the fuzzer mutates metadata, not bulk data.
+type (view and list view types included) and a few the reader refuses (unions,
+run-end encoded, Decimal256/32: their error paths), dictionaries (with
+deltas and replacement), nesting of every kind, LZ4 and ZSTD compression,
+the legacy stream format, many batches, sliced batches, empty batches, tail
+garbage.  Kept small (a few KB each) so that the fuzzer mutates metadata,
+not bulk data.  The corpora in the repository are these seeds merged with
+what the fuzzers found (libFuzzer -merge=1, see docs/fuzzing.md).
 
     python3 test/fuzz/make_corpus.py
 """
@@ -17,7 +23,7 @@ import struct
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 
 
 def to_bytes(batches, stream=False, schema=None, **opts):
@@ -32,7 +38,8 @@ def to_bytes(batches, stream=False, schema=None, **opts):
 
 
 def put(name, data):
-    with open(os.path.join(OUT, name), "wb") as f:
+    target = "fuzz_stream" if name.endswith(".arrows") else "fuzz_reader"
+    with open(os.path.join(CORPUS, target, name), "wb") as f:
         f.write(data)
 
 
@@ -53,7 +60,8 @@ def list_views():
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
+    for target in ("fuzz_reader", "fuzz_stream"):
+        os.makedirs(os.path.join(CORPUS, target), exist_ok=True)
     list_views()
     utc = datetime.timezone.utc
 
@@ -132,6 +140,92 @@ def main():
     sb = pa.record_batch([pa.array([1, 3], pa.int32()),
                           pa.array([1.5, None], pa.float32())], schema=sschema)
     put("stats.arrow", to_bytes([sb, sb.slice(0, 0)]))
+    more(rb, utc)
+
+
+def more(rb, utc):
+    """Types and shapes added for the long runs: views, unsupported types,
+    deep nesting, many and empty batches, every codec on every shape."""
+    views = rb(sv=pa.array(["short", None, "a string longer than twelve"], pa.string_view()),
+               bv=pa.array([b"", None, b"0123456789abcdef"], pa.binary_view()),
+               st=pa.array([{"v": "x" * 20}, None, {"v": None}],
+                           pa.struct([("v", pa.string_view())])))
+    for name, b in [("views", views)]:
+        put(name + ".arrow", to_bytes([b, b.slice(1, 2)]))
+        put(name + ".arrows", to_bytes([b], stream=True))
+        put(name + "_lz4.arrow", to_bytes([b], compression="lz4"))
+    # types the reader refuses: the error must be clean
+    odd = []
+    try:
+        dense = pa.UnionArray.from_dense(pa.array([0, 1, 0], pa.int8()),
+                                         pa.array([0, 0, 1], pa.int32()),
+                                         [pa.array([1, 2]), pa.array(["a"])])
+        ree = pa.RunEndEncodedArray.from_arrays(pa.array([2, 3], pa.int32()),
+                                                pa.array(["a", None]))
+        lv = pa.ListViewArray.from_arrays(pa.array([0, 1, 0], pa.int32()),
+                                          pa.array([1, 2, 0], pa.int32()),
+                                          pa.array([1, 2, 3], pa.int16()))
+        d256 = pa.array([decimal.Decimal("1.25"), None, decimal.Decimal("-3")],
+                        pa.decimal256(40, 2))
+        odd = [("union", dense), ("ree", ree), ("listview", lv), ("dec256", d256)]
+    except Exception:
+        pass
+    for name, a in odd:
+        b = pa.record_batch([a, pa.array([1, 2, 3][:len(a)], pa.int64())], names=["x", "y"])
+        put("odd_" + name + ".arrow", to_bytes([b]))
+        put("odd_" + name + ".arrows", to_bytes([b], stream=True))
+    # deep nesting: list<struct<list<map>>>, struct of struct, fixed lists of lists
+    inner = pa.map_(pa.utf8(), pa.list_(pa.int64()))
+    deep_t = pa.list_(pa.struct([("a", pa.list_(inner)), ("b", pa.struct([("c", pa.float32())]))]))
+    deep = rb(deep=pa.array([[{"a": [[("k", [1, None])]], "b": {"c": 1.0}}], None,
+                             [{"a": None, "b": None}, {"a": [], "b": {"c": None}}]], deep_t),
+              fl=pa.array([[[1], [2, 3]], None, [[], None]], pa.list_(pa.list_(pa.int8()), 2)),
+              ll=pa.array([[["a", None]], [], None], pa.large_list(pa.large_list(pa.utf8()))),
+              dn=pa.ListArray.from_arrays(pa.array([0, 3, 3, 4], pa.int32()),
+                                          pa.array(["x", "y", "x", "y"]).dictionary_encode()))
+    put("deep.arrow", to_bytes([deep, deep.slice(2)]))
+    put("deep.arrows", to_bytes([deep, deep.slice(1)], stream=True))
+    put("deep_zstd.arrows", to_bytes([deep], stream=True, compression="zstd"))
+    # more temporal units and integer widths
+    units = rb(t32s=pa.array([1, None, 86399], pa.time32("s")),
+               t64n=pa.array([1, None, 2], pa.time64("ns")),
+               tss=pa.array([0, None, -1], pa.timestamp("s")),
+               tsms=pa.array([0, 1, None], pa.timestamp("ms", tz="UTC")),
+               tsus=pa.array([None, 1, 2], pa.timestamp("us", tz="+05:30")),
+               durn=pa.array([1, None, -2], pa.duration("ns")),
+               dt=pa.array([1, None, 2], pa.day_time_interval()) if hasattr(pa, "day_time_interval")
+               else pa.array([1, None, 2], pa.int16()),
+               u8=pa.array([255, 0, None], pa.uint8()),
+               u32=pa.array([2**32 - 1, None, 0], pa.uint32()),
+               i16=pa.array([-32768, None, 1], pa.int16()),
+               dec38=pa.array([decimal.Decimal("1" * 38), None, decimal.Decimal(0)],
+                              pa.decimal128(38, 0)))
+    put("units.arrow", to_bytes([units]))
+    put("units.arrows", to_bytes([units], stream=True))
+    # many batches of varying sizes, empty ones, nulls-only columns
+    n = rb(i=pa.array(list(range(40)), pa.int32()),
+           s=pa.array(["v%d" % (i % 5) if i % 3 else None for i in range(40)]),
+           d=pa.array(["k%d" % (i % 4) for i in range(40)]).dictionary_encode(),
+           z=pa.nulls(40, pa.int64()))
+    parts = [n.slice(0, 0), n.slice(0, 17), n.slice(17, 1), n.slice(18, 0), n.slice(18, 22)]
+    put("many.arrow", to_bytes(parts))
+    put("many.arrows", to_bytes(parts, stream=True))
+    put("many_lz4.arrow", to_bytes(parts, compression="lz4"))
+    put("many_zstd.arrows", to_bytes(parts, stream=True, compression="zstd"))
+    # a batch big enough for range loads past the first bytes (64 rows)
+    r = rb(i=pa.array(list(range(64)), pa.int64()),
+           b=pa.array([i % 3 == 0 for i in range(64)]),
+           s=pa.array(["r%d" % i for i in range(64)], pa.large_utf8()),
+           d=pa.DictionaryArray.from_arrays(pa.array([i % 3 for i in range(64)], pa.int8()),
+                                            pa.array(["p", "q", "r"])))
+    put("range.arrow", to_bytes([r, r]))
+    put("range.arrows", to_bytes([r], stream=True))
+    # an empty file and stream (schema only)
+    put("empty.arrow", to_bytes([], schema=n.schema))
+    put("empty.arrows", to_bytes([], stream=True, schema=n.schema))
+    # a stream cut in the middle of a message
+    s = to_bytes([n, n], stream=True)
+    put("cut.arrows", s[: len(s) * 2 // 3])
 
 
 if __name__ == "__main__":

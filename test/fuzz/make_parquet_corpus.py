@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the seed corpus of the Parquet fuzzer (test/fuzz/corpus_parquet/).
+"""Write the seed corpus of the Parquet fuzzer (test/fuzz/corpus/fuzz_parquet/).
 
 Small Parquet files made by pyarrow (and DuckDB when installed): every
 codec, data pages v1 and v2, dictionary, DELTA_* and BYTE_STREAM_SPLIT
@@ -17,7 +17,7 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus_parquet")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "fuzz_parquet")
 
 
 def table(n=40):
@@ -80,6 +80,7 @@ def main():
     write("int96", t.select(["ts"]), use_deprecated_int96_timestamps=True)
     write("small_pages", t, data_page_size=64, row_group_size=10)
     page_index(t)
+    more()
     try:
         import duckdb
     except ImportError:
@@ -90,6 +91,52 @@ def main():
         con.execute("COPY (SELECT i, 'n' || (i %% 5) AS s, [i, i] AS l, i / 3.0 AS f "
                     "FROM range(30) t(i)) TO '%s' (FORMAT parquet, PARQUET_VERSION %s)"
                     % (p, ver))
+
+
+def more():
+    """Shapes added for the long runs: deep nesting, many row groups,
+    statistics and page indexes, dictionary fallback to plain in one chunk,
+    all-null and empty columns, more physical and logical types."""
+    n = 30
+    deep_t = pa.list_(pa.struct([("a", pa.list_(pa.map_(pa.string(), pa.list_(pa.int64())))),
+                                 ("b", pa.struct([("c", pa.float32())]))]))
+    deep = pa.table({
+        "deep": pa.array([[{"a": [[("k", [i, None])]], "b": {"c": float(i)}}] if i % 3 else
+                          (None if i % 2 else [{"a": None, "b": None}]) for i in range(n)], deep_t),
+        "ll": pa.array([[["a", None], []] if i % 4 else None for i in range(n)],
+                       pa.list_(pa.list_(pa.string()))),
+        "fl": pa.array([[i, i + 1] for i in range(n)], pa.list_(pa.int16(), 2)),
+    })
+    write("deep", deep)
+    write("deep_v2", deep, data_page_version="2.0", compression="zstd")
+    types = pa.table({
+        "u16": pa.array([i * 1000 % 65536 for i in range(n)], pa.uint16()),
+        "u32": pa.array([2**32 - 1 - i for i in range(n)], pa.uint32()),
+        "u64": pa.array([2**64 - 1 - i for i in range(n)], pa.uint64()),
+        "i8": pa.array([i - 15 for i in range(n)], pa.int8()),
+        "f32": pa.array([i / 7 for i in range(n)], pa.float32()),
+        "t32": pa.array([i * 1000 for i in range(n)], pa.time32("ms")),
+        "t64": pa.array([i for i in range(n)], pa.time64("us")),
+        "tsms": pa.array([i for i in range(n)], pa.timestamp("ms")),
+        "d64": pa.array([i * 86400000 for i in range(n)], pa.date64()),
+        "dec9": pa.array([decimal.Decimal(i) for i in range(n)], pa.decimal128(9, 0)),
+        "dec18": pa.array([decimal.Decimal(i).scaleb(-3) for i in range(n)], pa.decimal128(18, 3)),
+        "bin": pa.array([bytes(range(i % 9)) for i in range(n)], pa.binary()),
+        "lstr": pa.array(["x" * (i % 5) for i in range(n)], pa.large_string()),
+        "nul": pa.nulls(n, pa.int32()),
+        "allnull": pa.array([None] * n, pa.string()),
+    })
+    write("types", types)
+    write("types_stats", types, write_statistics=True, write_page_index=True,
+          row_group_size=7, compression="snappy")
+    write("many_groups", types.select(["u32", "lstr", "nul"]), row_group_size=3)
+    # a dictionary page limit so small that the writer falls back to plain
+    big = pa.table({"s": pa.array(["value-%d" % i for i in range(200)])})
+    write("dict_fallback", big, dictionary_pagesize_limit=64, data_page_size=128)
+    write("empty", types.slice(0, 0))
+    write("bool_v2", pa.table({"b": pa.array([None if i % 5 == 0 else i % 3 == 0
+                                              for i in range(n)])}),
+          data_page_version="2.0", use_dictionary=False)
 
 
 if __name__ == "__main__":
